@@ -46,6 +46,7 @@
 
 #include "conv_shape.hpp"
 #include "conv_tiles.hpp"
+#include "dense_rules.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -87,6 +88,8 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
   if (convolution::pointwise<T>()) {
     convolution::declare_pointwise<T>("batch * length", c_in, {kernel_size, stride, group_count},
                                       {padding});
+  } else if (convolution::image_path<T>()) {
+    convolution::declare_image("1", ol, c_in, {stride, group_count});
   } else {
     convolution::declare_tiles("batch * " + ol, "c_out / group_count", "group_count");
   }
@@ -103,11 +106,9 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
 IRON_GEOMETRY(iron_conv2d) { return convolution::dense_conv2d_geometry(q); }
 IRON_GEOMETRY(iron_conv1d) { return convolution::conv1d_geometry(q); }
 IRON_TUNING(iron_conv2d) {
-  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+  return convolution::dense_tuning(&convolution::prefer_dense_2d);
 }
-IRON_TUNING(iron_conv1d) {
-  return convolution::pointwise_tuning(&convolution::prefer_pointwise_1d);
-}
+IRON_TUNING(iron_conv1d) { return convolution::dense_tuning(&convolution::prefer_dense_1d); }
 
 }  // namespace iron::kernels
 
@@ -217,6 +218,18 @@ IRON_TEST(iron_conv2d, tuned_persistent_bn64_1x9x9x64_to_300, F16, BF16) {
 IRON_TEST(iron_conv2d, tuned_pointwise_bn64_1x9x9x64_to_300, F16, BF16) {
   return conv_setup(square(1, 9, 64, 300, 1, 1, 0), false, dt, rng, {{"pointwise", 1}, {"bn", 64}});
 }
+// The image path (knob `image`, the box's width: kernels/convolution/image_product.hpp): a 3×3
+// over 9 × 9 pixels in boxes of 8 rows of 16 (two tiles of rows, a partial one; columns past
+// the image) and 72 channels past a 64-column tile; a non-square image, dilation 2 and padding
+// 2, two 64-channel steps a tap, 40 channels in 64-column tiles on the deepest ring; a box of 8
+// pixels a row over rows of 10 (two tiles across, the second mostly outside).
+IRON_TEST(iron_conv2d, tuned_image_3x3_2x9x9x64_to_72, F16, BF16) {
+  return conv_setup(square(2, 9, 64, 72, 3, 1, 1), false, dt, rng, {{"image", 16}, {"bn", 64}});
+}
+IRON_TEST(iron_conv2d, tuned_image_dilated_1x6x10x128_to_40, F16, BF16) {
+  return conv_setup({1, 6, 10, 128, 40, 3, 3, 1, 1, 2, 2, 2, 2, 1}, false, dt, rng,
+                    {{"image", 8}, {"bn", 64}, {"stages", 16}});
+}
 // Five steps of k (the ring wraps, each thread's taps move across kernel rows) over 200 pixels.
 IRON_TEST(iron_conv2d, resnet_3x3_steps_2x10x10x32_to_24, F32, F16, BF16) {
   return conv_setup(square(2, 10, 32, 24, 3, 1, 1), false, dt, rng);
@@ -278,6 +291,12 @@ IRON_TEST(iron_conv1d, narrow_groups4_1x130x32_to_16, F32, F16, BF16) {
 // A kernel of one tap: the dense path, over 150 positions.
 IRON_TEST(iron_conv1d, pointwise_2x75x16_to_24, F32, F16, BF16) {
   return conv_setup(line(2, 75, 16, 24, 1, 1, 0), true, dt, rng);
+}
+
+// The image path over sequences: 150 positions in boxes of 128 (a partial second tile), a
+// 3-tap kernel with padding 1 over 64 channels.
+IRON_TEST(iron_conv1d, tuned_image_taps3_2x150x64_to_24, F16, BF16) {
+  return conv_setup(line(2, 150, 64, 24, 3, 1, 1), true, dt, rng, {{"image", 128}, {"bn", 64}});
 }
 
 IRON_TEST(iron_conv1d, tuned_pointwise_2x75x16_to_24, F16, BF16) {

@@ -22,6 +22,7 @@
 #include "../primitives/activation.hpp"
 #include "conv_shape.hpp"
 #include "conv_tiles.hpp"
+#include "dense_rules.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
@@ -72,13 +73,13 @@ IRON_GEOMETRY(iron_conv2d_fused_bias) { return convolution::dense_conv2d_geometr
 IRON_GEOMETRY(iron_conv2d_fused_bias_relu) { return convolution::dense_conv2d_geometry(q); }
 IRON_GEOMETRY(iron_conv2d_fused_bias_silu) { return convolution::dense_conv2d_geometry(q); }
 IRON_TUNING(iron_conv2d_fused_bias) {
-  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+  return convolution::dense_tuning(&convolution::prefer_dense_2d);
 }
 IRON_TUNING(iron_conv2d_fused_bias_relu) {
-  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+  return convolution::dense_tuning(&convolution::prefer_dense_2d);
 }
 IRON_TUNING(iron_conv2d_fused_bias_silu) {
-  return convolution::pointwise_tuning(&convolution::prefer_pointwise_2d);
+  return convolution::dense_tuning(&convolution::prefer_dense_2d);
 }
 
 }  // namespace iron::kernels

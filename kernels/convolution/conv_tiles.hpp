@@ -11,6 +11,7 @@
 #include "../gemm/gemm_tiles.hpp"
 #include "conv_shape.hpp"
 #include "im2col_a.hpp"
+#include "image_product.hpp"
 #include "narrow_groups.hpp"
 #include "pointwise.hpp"
 
@@ -28,7 +29,8 @@ inline void declare_tiles(const std::string& pixels, const std::string& channels
 }
 
 /// Declares a dense conv2d form's dispatch and grid over its constexprs: the pointwise path's
-/// (requiring a plain 1×1 of every launch) where this trace takes it, else declare_tiles'.
+/// (requiring a plain 1×1 of every launch) or the image path's (requiring stride 1 and one
+/// group) where this trace takes it, else declare_tiles'.
 template <class T>
 void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& c_in, const dsl::Constexpr<dsl::u32>& kh,
                           const dsl::Constexpr<dsl::u32>& kw,
@@ -40,6 +42,8 @@ void declare_dense_conv2d(const dsl::Constexpr<dsl::u32>& c_in, const dsl::Const
   if (pointwise<T>()) {
     declare_pointwise<T>("batch * h * w", c_in, {kh, kw, stride_h, stride_w, group_count},
                          {pad_h, pad_w});
+  } else if (image_path<T>()) {
+    declare_image(kOutHeight, kOutWidth, c_in, {stride_h, stride_w, group_count});
   } else {
     declare_tiles("batch * " + std::string(kOutHeight) + " * " + kOutWidth, "c_out / group_count",
                   "group_count");
@@ -72,11 +76,16 @@ inline dsl::Geometry conv2d_geometry(const dsl::GeometryQuery& q, bool grouped =
   return tile_geometry(q.constant("batch") * oh * ow, q.constant("c_out") / groups, groups);
 }
 
-/// The launch of a dense conv2d form: the pointwise path's where the knob is on, else
+/// The launch of a dense conv2d form: the pointwise or image path's where its knob is on, else
 /// conv2d_geometry's.
 inline dsl::Geometry dense_conv2d_geometry(const dsl::GeometryQuery& q) {
   const auto pixels = q.constant("batch") * q.constant("h") * q.constant("w");
-  return pointwise_geometry(q, pixels).value_or(conv2d_geometry(q));
+  if (auto pointwise = pointwise_geometry(q, pixels)) return *pointwise;
+  const auto oh = out_span(q.constant("h"), q.constant("pad_h"), q.constant("dil_h"),
+                           q.constant("kh"), q.constant("stride_h"));
+  const auto ow = out_span(q.constant("w"), q.constant("pad_w"), q.constant("dil_w"),
+                           q.constant("kw"), q.constant("stride_w"));
+  return image_geometry(q, oh, ow).value_or(conv2d_geometry(q));
 }
 
 /// The launch of iron_conv1d: a sequence is an image one row high; the pointwise path's where
@@ -87,6 +96,7 @@ inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
   }
   const auto ol = out_span(q.constant("length"), q.constant("padding"), q.constant("dilation"),
                            q.constant("kernel_size"), q.constant("stride"));
+  if (auto image = image_geometry(q, 1, ol)) return *image;
   const auto groups = q.constant("group_count");
   return tile_geometry(q.constant("batch") * ol, q.constant("c_out") / groups, groups);
 }
@@ -118,13 +128,18 @@ void conv_product(const dsl::Tensor<T>& x, const dsl::Out<T>& out, const Shape& 
 
 /// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]
 /// DenseB; narrow groups (narrow_groups.hpp) on their own body, a launch's module holding one;
-/// a trace for the pointwise path (pointwise.hpp) the warpgroup product.
+/// a trace for the pointwise or image path (pointwise.hpp, image_product.hpp) the warpgroup
+/// product.
 template <class T, class Value>
 void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const dsl::Out<T>& out,
                    const Shape& s, Value&& value) {
   using namespace iron::dsl;
   if (pointwise<T>()) {
     pointwise_product(x, weight, out, s.batch * s.h * s.w, s, value);
+    return;
+  }
+  if (image_path<T>()) {
+    image_product(x, weight, out, s, value);
     return;
   }
   // The tiled body is the usual side (specializations bind true as usual).

@@ -258,6 +258,24 @@ void copy_b(const dsl::Shared<R>& tile, const B& b, const dsl::Expr<dsl::u32>& n
   }
 }
 
+/// Whether A is an a source of its own (a type with Element, start, copy, whole, and the rows
+/// of out its tile's rows are: whole_rows, inside, at; kernels/convolution/image_product.hpp)
+/// rather than a tensor a [m, k] whose rows row0 … the tile's rows are.
+template <class A>
+inline constexpr bool kSourceA = true;
+template <class T, ir::ParamKind K>
+inline constexpr bool kSourceA<dsl::TensorParam<T, K>> = false;
+template <class A>
+struct ElementOfA {
+  using type = typename A::Element;
+};
+template <class T, ir::ParamKind K>
+struct ElementOfA<dsl::TensorParam<T, K>> {
+  using type = T;
+};
+template <class A>
+using element_of_a = typename ElementOfA<A>::type;
+
 /// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the BM×BN tile at (row0,
 /// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
 /// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
@@ -310,6 +328,71 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
       }
     }
     sync();
+  }
+}
+
+/// staged_epilogue for the tile of an a source (kSourceA): its rows are local (0 … BM - 1), and
+/// `rows` says which are inside out (rows.inside) and which row of out each is (rows.at); a tile
+/// whose rows are all inside (rows.whole_rows) hands its runs on unchecked, as staged_epilogue.
+template <std::uint32_t BM, std::uint32_t BN, class Rows, class Epilogue>
+void staged_source_epilogue(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
+                            const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& col0,
+                            Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
+  constexpr std::uint32_t kPitch = BN + 4;
+  auto staged = shared<f32>(kStagedRows * kPitch);
+  constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
+  auto consumer = simdgroup_id() < kConsumerThreads / 32u;
+  auto whole = rows.template whole_rows<BM>() && col0 + BN <= n && n % kRun == 0u;
+  const auto mapped = [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+    epilogue(rows.at(r), c, sum);
+  };
+  const auto checked = [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+    IRON_IF(rows.inside(r)) { epilogue(rows.at(r), c, sum); }
+  };
+  for (auto round : range(0u, BM / kStagedRows)) {
+    IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
+      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
+    }
+    barrier();
+    IRON_IF(consumer) {
+      auto first_row = round * kStagedRows;
+      IRON_IF(whole) {
+        hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, mapped);
+      }
+      IRON_ELSE {
+        hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(
+            staged, first_row, col0, Expr<u32>(BM), n, checked);
+      }
+    }
+    barrier();
+  }
+}
+
+/// Starts copying the step at k offset p0 of product's a operand to ring[at …]: BM rows of STEP
+/// of a tensor a [m, k] from row0, or an a source's own.
+template <std::uint32_t BM, std::uint32_t STEP, class T, class A>
+void copy_a_async(const dsl::Shared<T>& ring, const dsl::Expr<dsl::u32>& at, const A& a,
+                  const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k,
+                  const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& p0) {
+  if constexpr (kSourceA<A>) {
+    a.template start<BM, STEP>(ring, at, p0);
+  } else {
+    dsl::copy_tile_async<BM, STEP>(ring, at, a, dsl::Expr<dsl::u32>(0u), m, k, row0, p0);
+  }
+}
+
+/// copy_a_async's step element by element (the path for any width) to tile[0 …], each element
+/// converted to the tile's R.
+template <std::uint32_t BM, std::uint32_t STEP, class R, class A>
+void copy_a(const dsl::Shared<R>& tile, const A& a, const dsl::Expr<dsl::u32>& m,
+            const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& row0,
+            const dsl::Expr<dsl::u32>& p0) {
+  if constexpr (kSourceA<A>) {
+    a.template copy<BM, STEP>(tile, p0);
+  } else {
+    copy_tile(Matrix{a, dsl::Expr<dsl::u32>(0u), m, k}, tile, STEP, row0, p0, BM, STEP);
   }
 }
 
@@ -404,10 +487,10 @@ struct StepProducts {
 /// blocks.column_scale(col0, kb) · Σ_{p in block kb} a[r, p] · b[c, p]: each block's
 /// products accumulate apart and are folded in, scaled, once the block's last step is
 /// multiplied (so lag is 0).
-template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class B,
+template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class A, class B,
           class R, bool RING, class Epilogue, class Blocks = NoBlockScales>
 void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t stages,
-             std::uint32_t lag, const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
+             std::uint32_t lag, const A& a, const B& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
              const Blocks& blocks = {}) {
@@ -419,7 +502,7 @@ void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t s
   const Shared<R>& tile_a = rings.a;
   const Shared<R>& tile_b = rings.b;
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
-  const Matrix<T> ma{a, Expr<u32>(0u), m, k};
+  using T = element_of_a<A>;
 
   StepProducts<BM, BN, R, RING, Blocks, B> steps(rings, blocks, m, k);
   FragAcc<16, BN>& acc = steps.acc;
@@ -429,7 +512,7 @@ void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t s
   };
   const auto step_by_step = [&] {
     for (auto p0 : range(0u, k, kStep)) {
-      copy_tile(ma, tile_a, kStep, row0, p0, BM, kStep);
+      copy_a<BM, kStep>(tile_a, a, m, k, row0, p0);
       copy_b<BN, kStep>(tile_b, b, n, k, col0, p0);
       fence_async_proxy();
       barrier();
@@ -439,11 +522,13 @@ void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t s
   };
   if constexpr (RING) {
     static_assert(std::is_same_v<T, R>, "a ring fills by copies, which convert nothing");
-    IRON_IF(specialized(rows_whole<T, B>(n, k))) {
+    auto whole_rows = rows_whole<T, B>(n, k);
+    if constexpr (kSourceA<A>) whole_rows = whole_rows && a.whole();
+    IRON_IF(specialized(whole_rows)) {
       pipelined(
           0u, k, kStep, stages,
           [&](const Expr<u32>& p0, const Expr<u32>& slot) {
-            copy_tile_async<BM, kStep>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
+            copy_a_async<BM, kStep>(tile_a, slot * kStageA, a, m, k, row0, p0);
             copy_b_async<BN, kStep>(tile_b, slot * kStageB, b, n, k, col0, p0);
           },
           [&](const Expr<u32>& p0, const Expr<u32>& slot) {
@@ -456,14 +541,20 @@ void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t s
   } else {
     step_by_step();
   }
-  if constexpr (STAGED) {
+  if constexpr (STAGED && kSourceA<A>) {
+    staged_source_epilogue<BM, BN>(acc, a, n, col0, epilogue);
+  } else if constexpr (STAGED) {
     staged_epilogue<BM, BN, WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
   } else {
     auto rows = row0 + steps.group * 64u + simdgroup_id() % 4u * 16u;
     for (std::uint32_t slot = 0; slot < FragAcc<16, BN>::elements; ++slot) {
       auto r = rows + acc.row(slot);
       auto c = col0 + acc.col(slot);
-      IRON_IF(consumer && r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+      if constexpr (kSourceA<A>) {  // rows local to the tile, mapped onto out by the source
+        IRON_IF(consumer && a.inside(r) && c < n) { epilogue(a.at(r), c, acc.get(slot)); }
+      } else {
+        IRON_IF(consumer && r < m && c < n) { epilogue(r, c, acc.get(slot)); }
+      }
     }
   }
 }
@@ -504,13 +595,14 @@ void with_tile(const Shape& shape, Run&& run) {
 /// The BM×BN tile at (row0, col0) on a target without warpgroup products: pieces of at most 128
 /// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at); a
 /// [k, n] b lands there in plain rows (RowsB without panels).
-template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class B, class Epilogue,
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class A, class B, class Epilogue,
           class Blocks>
-void pieces_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
+void pieces_product(const A& a, const B& b, const dsl::Expr<dsl::u32>& m,
                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                     Epilogue&& epilogue, const Blocks& blocks) {
   constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
+  using T = element_of_a<A>;
   using R = fallback_ring_t<T>;
   const auto piece_b = [&]() {
     if constexpr (kRowsB<B>) {
@@ -535,16 +627,18 @@ void pieces_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u3
 /// 128×128), which Metal's threadgroup memory holds. Both sum every element in the same k order,
 /// so both paths give the same bits. 8-bit floats multiply as such on sm_90a (128 of k a step);
 /// elsewhere they are converted to f16 on their way to shared memory (fallback_ring_t), step by
-/// step. WHOLE_TILES as staged_epilogue; `blocks` as product's.
-template <bool WHOLE_TILES = true, class T, class B, class Epilogue, class Blocks = NoBlockScales>
-void tile_product_at(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
+/// step. WHOLE_TILES as staged_epilogue; `blocks` as product's. `a` is a tensor [m, k] or an a
+/// source (kSourceA: its tile's rows its own, row0 0 and m its rows, each handed to the epilogue
+/// as the row of out the source maps it to).
+template <bool WHOLE_TILES = true, class A, class B, class Epilogue, class Blocks = NoBlockScales>
+void tile_product_at(const A& a, const B& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                      Epilogue&& epilogue, const Shape& shape = {}, const Blocks& blocks = {}) {
   using namespace iron::dsl;
   with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
     IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
-      const Rings<T, BM, BN> rings;
+      const Rings<element_of_a<A>, BM, BN> rings;
       product<BM, BN, true, WHOLE_TILES>(rings, shape.stages, shape.lag, a, b, m, n, k, row0, col0,
                                          epilogue, blocks);
     }

@@ -48,13 +48,76 @@ TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
   EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d), kPointwise);
 }
 
-TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
-  const std::map<std::string, LaunchConstants> others{
+// A 16-bit launch of stride 1, one group and c_in a multiple of 64 that is not a plain 1×1: the
+// image path, its box as wide as an output row, its tile as narrow as holds c_out and fills the
+// device (96 tiles), on the deepest ring where narrowed.
+TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
+  const std::map<std::string, LaunchConstants> wide{
       {"3x3", {{"kh", 3}, {"kw", 3}, {"pad_h", 1}, {"pad_w", 1}}},
       {"1x3", {{"kw", 3}}},
+      {"padded 1x1", {{"pad_w", 1}}}};
+  for (const auto& [what, changed] : wide) {
+    EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(changed)),
+              (TuningConfig{{"image", 64}}))
+        << what << ": rows of 54 to 58 pixels, 56 tiles of pixels by 4 of 256 channels";
+  }
+  const auto resnet = [](double size, double channels) {
+    return conv2d_1x1({{"batch", 32},
+                       {"h", size},
+                       {"w", size},
+                       {"c_in", channels},
+                       {"c_out", channels},
+                       {"kh", 3},
+                       {"kw", 3},
+                       {"pad_h", 1},
+                       {"pad_w", 1}});
+  };
+  for (DType dt : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(chosen("iron_conv2d", dt, resnet(56, 64)),
+              (TuningConfig{{"image", 64}, {"bn", 64}, {"stages", 16}}));
+    EXPECT_EQ(chosen("iron_conv2d_fused_bias_relu", dt, resnet(28, 128)),
+              (TuningConfig{{"image", 32}, {"bn", 128}, {"stages", 16}}));
+    EXPECT_EQ(chosen("iron_conv2d", dt, resnet(14, 256)),
+              (TuningConfig{{"image", 16}, {"bn", 128}, {"stages", 16}}))
+        << "64 tiles of 256 channels, 128 of 128";
+  }
+  EXPECT_EQ(chosen("iron_conv2d", DType::F32, resnet(28, 128)), TuningConfig{});
+  const LaunchConstants conv1d{{"batch", 8},   {"length", 4096},   {"c_in", 512},
+                               {"c_out", 512}, {"kernel_size", 3}, {"stride", 1},
+                               {"padding", 1}, {"dilation", 1},    {"group_count", 1}};
+  EXPECT_EQ(chosen("iron_conv1d", DType::BF16, conv1d), (TuningConfig{{"image", 128}}));
+}
+
+TEST(TuningRule, TheImageContractRefusesStridesGroupsAndPartialSteps) {
+  std::map<std::string, std::int64_t> plain;
+  // One tile: 2 rows of 56 pixels (a box 64 wide), 64 channels.
+  const LaunchConstants one_tile = conv2d_1x1(
+      {{"batch", 1}, {"h", 2}, {"c_out", 64}, {"kh", 3}, {"kw", 3}, {"pad_h", 1}, {"pad_w", 1}});
+  for (const auto& [name, value] : one_tile) {
+    plain[name] = static_cast<std::int64_t>(value);
+  }
+  const auto refusal = [&](const std::map<std::string, std::int64_t>& changed) {
+    auto values = plain;
+    for (const auto& [name, value] : changed) values[name] = value;
+    return iron::test_support::guard_refusal("iron_conv2d", {values, {}, 384, {{"image", 64}}});
+  };
+  EXPECT_NE(refusal({}).find("x holds 0 elements"), std::string::npos) << refusal({});
+  EXPECT_NE(refusal({{"stride_h", 2}}).find("constexpr stride_h (2) must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"group_count", 2}}).find("constexpr group_count (2) must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"c_in", 96}}).find("constexpr c_in (96) must be a multiple of 64"),
+            std::string::npos)
+      << refusal({{"c_in", 96}});
+}
+
+TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
+  const std::map<std::string, LaunchConstants> others{
       {"stride 2", {{"stride_h", 2}, {"stride_w", 2}}},
-      {"padded", {{"pad_w", 1}}},
+      {"3x3 stride 2", {{"kh", 3}, {"kw", 3}, {"stride_h", 2}, {"stride_w", 2}}},
       {"grouped", {{"group_count", 2}}},
+      {"grouped 3x3", {{"kh", 3}, {"kw", 3}, {"group_count", 2}}},
+      {"3x3, c_in 96 (not whole 64-channel steps)", {{"kh", 3}, {"kw", 3}, {"c_in", 96}}},
       {"c_in 12 (rows not whole 16-byte pieces)", {{"c_in", 12}}},
       {"c_in 24 (less than one 64-column step of k)", {{"c_in", 24}}},
       {"c_in 76 (rows not whole 16-byte pieces)", {{"c_in", 76}}}};

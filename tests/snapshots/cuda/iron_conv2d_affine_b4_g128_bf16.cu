@@ -315,8 +315,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:114
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -334,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v46 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
@@ -353,11 +353,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
-  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:126
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:122
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -1943,30 +1943,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v1940 = v1930 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1941 = v1940 + v1933;
         const float v1944 = shm2[v1941];  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_bf16 v1948 = iron_f32_to_bf16(v1944);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1948 = iron_f32_to_bf16(v1944);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1949 = v1931 * v4;
         const unsigned int v1950 = v1949 + v68;
         const unsigned int v1953 = v1941 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1954 = shm2[v1953];
-        const iron_bf16 v1958 = iron_f32_to_bf16(v1954);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1958 = iron_f32_to_bf16(v1954);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1963 = v1941 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1964 = shm2[v1963];
-        const iron_bf16 v1968 = iron_f32_to_bf16(v1964);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1968 = iron_f32_to_bf16(v1964);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1973 = v1941 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1974 = shm2[v1973];
-        const iron_bf16 v1978 = iron_f32_to_bf16(v1974);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1978 = iron_f32_to_bf16(v1974);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1983 = v1941 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1984 = shm2[v1983];
-        const iron_bf16 v1988 = iron_f32_to_bf16(v1984);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1988 = iron_f32_to_bf16(v1984);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1993 = v1941 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1994 = shm2[v1993];
-        const iron_bf16 v1998 = iron_f32_to_bf16(v1994);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v1998 = iron_f32_to_bf16(v1994);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2003 = v1941 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2004 = shm2[v2003];
-        const iron_bf16 v2008 = iron_f32_to_bf16(v2004);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2008 = iron_f32_to_bf16(v2004);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2013 = v1941 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2014 = shm2[v2013];
-        const iron_bf16 v2018 = iron_f32_to_bf16(v2014);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2018 = iron_f32_to_bf16(v2014);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v5245 = v1934 + v1950;
         *reinterpret_cast<iron_bf16x8*>(out + v5245) = iron_bf16x8{{v1948, v1958, v1968, v1978, v1988, v1998, v2008, v2018}};
       }
@@ -1984,7 +1984,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
           const unsigned int v2040 = v2027 * 68u;
           const unsigned int v2041 = v2040 + v2030;
           const float v2042 = shm2[v2041];
-          const iron_bf16 v2044 = iron_f32_to_bf16(v2042);  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16 v2044 = iron_f32_to_bf16(v2042);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v2045 = v2028 * v4;
           const unsigned int v2046 = v2045 + v68;
           const unsigned int v2047 = v2046 + v2031;

@@ -313,8 +313,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v10 = pad_w;
   const unsigned int v11 = dil_h;
   const unsigned int v12 = dil_w;
-  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:101
-  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
+  const unsigned int v14 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
+  const unsigned int v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:114
   const unsigned int v18 = v17 * v3;
   const unsigned int v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const unsigned int v23 = v12 * v22;
@@ -332,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v40 = v39 - 1u;
   const unsigned int v41 = v40 / v7;
   const unsigned int v42 = v41 + 1u;
-  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
+  const unsigned int v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:115
   const unsigned int v44 = v43 * v30;
   const unsigned int v45 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
   const unsigned int v46 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
@@ -351,11 +351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const unsigned int v63 = v62 << 7u;
   const unsigned int v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
-  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
+  const unsigned int v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:120
+  const unsigned int v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:126
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
+  const unsigned int v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:122
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2565,30 +2565,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v2508 = v2498 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v2509 = v2508 + v2501;
         const float v2512 = shm2[v2509];  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_bf16 v2516 = iron_f32_to_bf16(v2512);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2516 = iron_f32_to_bf16(v2512);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2517 = v2499 * v4;
         const unsigned int v2518 = v2517 + v68;
         const unsigned int v2521 = v2509 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2522 = shm2[v2521];
-        const iron_bf16 v2526 = iron_f32_to_bf16(v2522);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2526 = iron_f32_to_bf16(v2522);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2531 = v2509 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2532 = shm2[v2531];
-        const iron_bf16 v2536 = iron_f32_to_bf16(v2532);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2536 = iron_f32_to_bf16(v2532);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2541 = v2509 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2542 = shm2[v2541];
-        const iron_bf16 v2546 = iron_f32_to_bf16(v2542);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2546 = iron_f32_to_bf16(v2542);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2551 = v2509 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2552 = shm2[v2551];
-        const iron_bf16 v2556 = iron_f32_to_bf16(v2552);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2556 = iron_f32_to_bf16(v2552);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2561 = v2509 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2562 = shm2[v2561];
-        const iron_bf16 v2566 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2566 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2571 = v2509 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2572 = shm2[v2571];
-        const iron_bf16 v2576 = iron_f32_to_bf16(v2572);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2576 = iron_f32_to_bf16(v2572);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2581 = v2509 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2582 = shm2[v2581];
-        const iron_bf16 v2586 = iron_f32_to_bf16(v2582);  // kernels/convolution/conv_tiles.hpp:114
+        const iron_bf16 v2586 = iron_f32_to_bf16(v2582);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v6381 = v2502 + v2518;
         *reinterpret_cast<iron_bf16x8*>(out + v6381) = iron_bf16x8{{v2516, v2526, v2536, v2546, v2556, v2566, v2576, v2586}};
       }
@@ -2606,7 +2606,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
           const unsigned int v2608 = v2595 * 68u;
           const unsigned int v2609 = v2608 + v2598;
           const float v2610 = shm2[v2609];
-          const iron_bf16 v2612 = iron_f32_to_bf16(v2610);  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16 v2612 = iron_f32_to_bf16(v2610);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v2613 = v2596 * v4;
           const unsigned int v2614 = v2613 + v68;
           const unsigned int v2615 = v2614 + v2599;

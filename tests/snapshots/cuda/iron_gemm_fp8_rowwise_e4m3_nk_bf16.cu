@@ -350,26 +350,26 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
+  const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:504
   const bool v310 = v309 < 8u;
-  const unsigned int v314 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag<float, 2, 16, 128> v316;
-  iron_frag_fill(v316, 0.0f);
+  const unsigned int v313 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag<float, 2, 16, 128> v315;
+  iron_frag_fill(v315, 0.0f);
   const unsigned int v320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v321 = threadIdx.x;
 
-  for (unsigned int v319 = 0u; v319 < v2; v319 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+  for (unsigned int v318 = 0u; v318 < v2; v318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
     for (unsigned int v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v328 = v21 + v325;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v329 = v328 < v0;
-      const unsigned int v330 = v319 + v327;
+      const unsigned int v330 = v318 + v327;
       const bool v331 = v330 < v2;
       const bool v332 = v329 && v331;
       if (v332) {
         const unsigned int v334 = v328 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v336 = v334 + v319;
+        const unsigned int v336 = v334 + v318;
         const unsigned int v337 = v336 + v327;
         const iron_f8e4m3 v338 = a[v337];
         const iron_f16 v339 = iron_f32_to_f16(iron_to_f32(v338));  // kernels/gemm/gemm_tiles.hpp:112
@@ -388,12 +388,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       const unsigned int v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v357 = v356 < v1;
-      const unsigned int v358 = v319 + v355;
+      const unsigned int v358 = v318 + v355;
       const bool v359 = v358 < v2;
       const bool v360 = v357 && v359;
       if (v360) {
         const unsigned int v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v364 = v362 + v319;
+        const unsigned int v364 = v362 + v318;
         const unsigned int v365 = v364 + v355;
         const iron_f8e4m3 v366 = b[v365];
         const iron_f16 v367 = iron_f32_to_f16(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:112
@@ -406,9 +406,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:436
-      const unsigned int v381 = v314 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      const unsigned int v381 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
       const unsigned int v382 = v381 << 6u;
       const unsigned int v2530 = v309 & 3u;
       const unsigned int v2532 = v2530 << 4u;
@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2545;
       iron_frag_fill(v2545, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2545, shm4, 0u, 64u);
-      iron_frag_mma_sync(v316, v2543, v2545);
+      iron_frag_mma_sync(v315, v2543, v2545);
       const unsigned int v2547 = v2536 + 16u;
       iron_frag<iron_f16, 0, 16, 16> v2552;
       iron_frag_fill(v2552, iron_f32_to_f16(0.0f));
@@ -428,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2554;
       iron_frag_fill(v2554, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2554, shm4, 16u, 64u);
-      iron_frag_mma_sync(v316, v2552, v2554);
+      iron_frag_mma_sync(v315, v2552, v2554);
       const unsigned int v2556 = v2536 + 32u;
       iron_frag<iron_f16, 0, 16, 16> v2561;
       iron_frag_fill(v2561, iron_f32_to_f16(0.0f));
@@ -436,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2563;
       iron_frag_fill(v2563, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2563, shm4, 32u, 64u);
-      iron_frag_mma_sync(v316, v2561, v2563);
+      iron_frag_mma_sync(v315, v2561, v2563);
       const unsigned int v2565 = v2536 + 48u;
       iron_frag<iron_f16, 0, 16, 16> v2570;
       iron_frag_fill(v2570, iron_f32_to_f16(0.0f));
@@ -444,25 +444,25 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2572;
       iron_frag_fill(v2572, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2572, shm4, 48u, 64u);
-      iron_frag_mma_sync(v316, v2570, v2572);
+      iron_frag_mma_sync(v315, v2570, v2572);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
   }
-  const unsigned int v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+  const unsigned int v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
   const unsigned int v388 = v387 << 4u;
-  const unsigned int v390 = v314 << 6u;
+  const unsigned int v390 = v313 << 6u;
   const unsigned int v391 = v21 + v390;
   const unsigned int v392 = v391 + v388;
-  const unsigned int v393 = static_cast<unsigned int>(v316.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v393 = static_cast<unsigned int>(v315.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v394 = v392 + v393;
-  const unsigned int v395 = static_cast<unsigned int>(v316.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v395 = static_cast<unsigned int>(v315.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v396 = v25 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v398 = v310 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
-    const float v401 = v316.x[0];
+    const float v401 = v315.x[0];
     const float v402 = scale_b[v396];  // kernels/gemm/gemm_fp8.cpp:74
     const float v403 = scale_a[v394];
     const float v404 = v401 * v403;
@@ -472,16 +472,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v408 = v407 + v396;
     out[v408] = v406;
   }
-  const unsigned int v409 = static_cast<unsigned int>(v316.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v409 = static_cast<unsigned int>(v315.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v410 = v392 + v409;
-  const unsigned int v411 = static_cast<unsigned int>(v316.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v411 = static_cast<unsigned int>(v315.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v412 = v25 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v414 = v310 && v413;
   const bool v415 = v412 < v1;
   const bool v416 = v414 && v415;
   if (v416) {
-    const float v417 = v316.x[1];
+    const float v417 = v315.x[1];
     const float v418 = scale_b[v412];  // kernels/gemm/gemm_fp8.cpp:74
     const float v419 = scale_a[v410];
     const float v420 = v417 * v419;
@@ -491,16 +491,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v424 = v423 + v412;
     out[v424] = v422;
   }
-  const unsigned int v425 = static_cast<unsigned int>(v316.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v425 = static_cast<unsigned int>(v315.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v426 = v392 + v425;
-  const unsigned int v427 = static_cast<unsigned int>(v316.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v427 = static_cast<unsigned int>(v315.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v428 = v25 + v427;
-  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v430 = v310 && v429;
   const bool v431 = v428 < v1;
   const bool v432 = v430 && v431;
   if (v432) {
-    const float v433 = v316.x[2];
+    const float v433 = v315.x[2];
     const float v434 = scale_b[v428];  // kernels/gemm/gemm_fp8.cpp:74
     const float v435 = scale_a[v426];
     const float v436 = v433 * v435;
@@ -510,16 +510,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v440 = v439 + v428;
     out[v440] = v438;
   }
-  const unsigned int v441 = static_cast<unsigned int>(v316.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v441 = static_cast<unsigned int>(v315.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v442 = v392 + v441;
-  const unsigned int v443 = static_cast<unsigned int>(v316.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v443 = static_cast<unsigned int>(v315.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v444 = v25 + v443;
-  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v446 = v310 && v445;
   const bool v447 = v444 < v1;
   const bool v448 = v446 && v447;
   if (v448) {
-    const float v449 = v316.x[3];
+    const float v449 = v315.x[3];
     const float v450 = scale_b[v444];  // kernels/gemm/gemm_fp8.cpp:74
     const float v451 = scale_a[v442];
     const float v452 = v449 * v451;
@@ -529,16 +529,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v456 = v455 + v444;
     out[v456] = v454;
   }
-  const unsigned int v457 = static_cast<unsigned int>(v316.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v457 = static_cast<unsigned int>(v315.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v458 = v392 + v457;
-  const unsigned int v459 = static_cast<unsigned int>(v316.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v459 = static_cast<unsigned int>(v315.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v460 = v25 + v459;
-  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v462 = v310 && v461;
   const bool v463 = v460 < v1;
   const bool v464 = v462 && v463;
   if (v464) {
-    const float v465 = v316.x[4];
+    const float v465 = v315.x[4];
     const float v466 = scale_b[v460];  // kernels/gemm/gemm_fp8.cpp:74
     const float v467 = scale_a[v458];
     const float v468 = v465 * v467;
@@ -548,16 +548,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v472 = v471 + v460;
     out[v472] = v470;
   }
-  const unsigned int v473 = static_cast<unsigned int>(v316.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v473 = static_cast<unsigned int>(v315.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v474 = v392 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v316.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v475 = static_cast<unsigned int>(v315.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v476 = v25 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v478 = v310 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
   if (v480) {
-    const float v481 = v316.x[5];
+    const float v481 = v315.x[5];
     const float v482 = scale_b[v476];  // kernels/gemm/gemm_fp8.cpp:74
     const float v483 = scale_a[v474];
     const float v484 = v481 * v483;
@@ -567,16 +567,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v488 = v487 + v476;
     out[v488] = v486;
   }
-  const unsigned int v489 = static_cast<unsigned int>(v316.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v489 = static_cast<unsigned int>(v315.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v490 = v392 + v489;
-  const unsigned int v491 = static_cast<unsigned int>(v316.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v491 = static_cast<unsigned int>(v315.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v492 = v25 + v491;
-  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v494 = v310 && v493;
   const bool v495 = v492 < v1;
   const bool v496 = v494 && v495;
   if (v496) {
-    const float v497 = v316.x[6];
+    const float v497 = v315.x[6];
     const float v498 = scale_b[v492];  // kernels/gemm/gemm_fp8.cpp:74
     const float v499 = scale_a[v490];
     const float v500 = v497 * v499;
@@ -586,16 +586,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v504 = v503 + v492;
     out[v504] = v502;
   }
-  const unsigned int v505 = static_cast<unsigned int>(v316.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v505 = static_cast<unsigned int>(v315.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v506 = v392 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v316.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v507 = static_cast<unsigned int>(v315.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v510 = v310 && v509;
   const bool v511 = v508 < v1;
   const bool v512 = v510 && v511;
   if (v512) {
-    const float v513 = v316.x[7];
+    const float v513 = v315.x[7];
     const float v514 = scale_b[v508];  // kernels/gemm/gemm_fp8.cpp:74
     const float v515 = scale_a[v506];
     const float v516 = v513 * v515;
@@ -605,16 +605,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v520 = v519 + v508;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v316.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v521 = static_cast<unsigned int>(v315.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v522 = v392 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v316.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v523 = static_cast<unsigned int>(v315.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v526 = v310 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
   if (v528) {
-    const float v529 = v316.x[8];
+    const float v529 = v315.x[8];
     const float v530 = scale_b[v524];  // kernels/gemm/gemm_fp8.cpp:74
     const float v531 = scale_a[v522];
     const float v532 = v529 * v531;
@@ -624,16 +624,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v536 = v535 + v524;
     out[v536] = v534;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v316.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v537 = static_cast<unsigned int>(v315.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v538 = v392 + v537;
-  const unsigned int v539 = static_cast<unsigned int>(v316.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v539 = static_cast<unsigned int>(v315.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v542 = v310 && v541;
   const bool v543 = v540 < v1;
   const bool v544 = v542 && v543;
   if (v544) {
-    const float v545 = v316.x[9];
+    const float v545 = v315.x[9];
     const float v546 = scale_b[v540];  // kernels/gemm/gemm_fp8.cpp:74
     const float v547 = scale_a[v538];
     const float v548 = v545 * v547;
@@ -643,16 +643,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v552 = v551 + v540;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v316.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v553 = static_cast<unsigned int>(v315.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v554 = v392 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v316.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v555 = static_cast<unsigned int>(v315.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v558 = v310 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
   if (v560) {
-    const float v561 = v316.x[10];
+    const float v561 = v315.x[10];
     const float v562 = scale_b[v556];  // kernels/gemm/gemm_fp8.cpp:74
     const float v563 = scale_a[v554];
     const float v564 = v561 * v563;
@@ -662,16 +662,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v568 = v567 + v556;
     out[v568] = v566;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v316.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v569 = static_cast<unsigned int>(v315.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v570 = v392 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v316.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v571 = static_cast<unsigned int>(v315.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v574 = v310 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
   if (v576) {
-    const float v577 = v316.x[11];
+    const float v577 = v315.x[11];
     const float v578 = scale_b[v572];  // kernels/gemm/gemm_fp8.cpp:74
     const float v579 = scale_a[v570];
     const float v580 = v577 * v579;
@@ -681,16 +681,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v584 = v583 + v572;
     out[v584] = v582;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v316.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v585 = static_cast<unsigned int>(v315.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v586 = v392 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v316.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v587 = static_cast<unsigned int>(v315.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v590 = v310 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
   if (v592) {
-    const float v593 = v316.x[12];
+    const float v593 = v315.x[12];
     const float v594 = scale_b[v588];  // kernels/gemm/gemm_fp8.cpp:74
     const float v595 = scale_a[v586];
     const float v596 = v593 * v595;
@@ -700,16 +700,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v600 = v599 + v588;
     out[v600] = v598;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v316.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v601 = static_cast<unsigned int>(v315.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v602 = v392 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v316.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v603 = static_cast<unsigned int>(v315.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v606 = v310 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
   if (v608) {
-    const float v609 = v316.x[13];
+    const float v609 = v315.x[13];
     const float v610 = scale_b[v604];  // kernels/gemm/gemm_fp8.cpp:74
     const float v611 = scale_a[v602];
     const float v612 = v609 * v611;
@@ -719,16 +719,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v616 = v615 + v604;
     out[v616] = v614;
   }
-  const unsigned int v617 = static_cast<unsigned int>(v316.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v617 = static_cast<unsigned int>(v315.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v618 = v392 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v316.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v619 = static_cast<unsigned int>(v315.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v622 = v310 && v621;
   const bool v623 = v620 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
-    const float v625 = v316.x[14];
+    const float v625 = v315.x[14];
     const float v626 = scale_b[v620];  // kernels/gemm/gemm_fp8.cpp:74
     const float v627 = scale_a[v618];
     const float v628 = v625 * v627;
@@ -738,16 +738,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v632 = v631 + v620;
     out[v632] = v630;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v316.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v633 = static_cast<unsigned int>(v315.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v634 = v392 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v316.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v635 = static_cast<unsigned int>(v315.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v638 = v310 && v637;
   const bool v639 = v636 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
-    const float v641 = v316.x[15];
+    const float v641 = v315.x[15];
     const float v642 = scale_b[v636];  // kernels/gemm/gemm_fp8.cpp:74
     const float v643 = scale_a[v634];
     const float v644 = v641 * v643;
@@ -757,16 +757,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v648 = v647 + v636;
     out[v648] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v316.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v649 = static_cast<unsigned int>(v315.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v650 = v392 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v316.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v651 = static_cast<unsigned int>(v315.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v654 = v310 && v653;
   const bool v655 = v652 < v1;
   const bool v656 = v654 && v655;
   if (v656) {
-    const float v657 = v316.x[16];
+    const float v657 = v315.x[16];
     const float v658 = scale_b[v652];  // kernels/gemm/gemm_fp8.cpp:74
     const float v659 = scale_a[v650];
     const float v660 = v657 * v659;
@@ -776,16 +776,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v664 = v663 + v652;
     out[v664] = v662;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v316.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v665 = static_cast<unsigned int>(v315.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v666 = v392 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v316.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v667 = static_cast<unsigned int>(v315.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v670 = v310 && v669;
   const bool v671 = v668 < v1;
   const bool v672 = v670 && v671;
   if (v672) {
-    const float v673 = v316.x[17];
+    const float v673 = v315.x[17];
     const float v674 = scale_b[v668];  // kernels/gemm/gemm_fp8.cpp:74
     const float v675 = scale_a[v666];
     const float v676 = v673 * v675;
@@ -795,16 +795,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v680 = v679 + v668;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v316.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v681 = static_cast<unsigned int>(v315.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v682 = v392 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v316.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v683 = static_cast<unsigned int>(v315.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v686 = v310 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
   if (v688) {
-    const float v689 = v316.x[18];
+    const float v689 = v315.x[18];
     const float v690 = scale_b[v684];  // kernels/gemm/gemm_fp8.cpp:74
     const float v691 = scale_a[v682];
     const float v692 = v689 * v691;
@@ -814,16 +814,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v696 = v695 + v684;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v316.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v697 = static_cast<unsigned int>(v315.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v698 = v392 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v316.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v699 = static_cast<unsigned int>(v315.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v702 = v310 && v701;
   const bool v703 = v700 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
-    const float v705 = v316.x[19];
+    const float v705 = v315.x[19];
     const float v706 = scale_b[v700];  // kernels/gemm/gemm_fp8.cpp:74
     const float v707 = scale_a[v698];
     const float v708 = v705 * v707;
@@ -833,16 +833,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v712 = v711 + v700;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v316.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v713 = static_cast<unsigned int>(v315.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v714 = v392 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v316.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v715 = static_cast<unsigned int>(v315.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v718 = v310 && v717;
   const bool v719 = v716 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
-    const float v721 = v316.x[20];
+    const float v721 = v315.x[20];
     const float v722 = scale_b[v716];  // kernels/gemm/gemm_fp8.cpp:74
     const float v723 = scale_a[v714];
     const float v724 = v721 * v723;
@@ -852,16 +852,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v728 = v727 + v716;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v316.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v729 = static_cast<unsigned int>(v315.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v730 = v392 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v316.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v731 = static_cast<unsigned int>(v315.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v734 = v310 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
   if (v736) {
-    const float v737 = v316.x[21];
+    const float v737 = v315.x[21];
     const float v738 = scale_b[v732];  // kernels/gemm/gemm_fp8.cpp:74
     const float v739 = scale_a[v730];
     const float v740 = v737 * v739;
@@ -871,16 +871,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v744 = v743 + v732;
     out[v744] = v742;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v316.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v745 = static_cast<unsigned int>(v315.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v746 = v392 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v316.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v747 = static_cast<unsigned int>(v315.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v750 = v310 && v749;
   const bool v751 = v748 < v1;
   const bool v752 = v750 && v751;
   if (v752) {
-    const float v753 = v316.x[22];
+    const float v753 = v315.x[22];
     const float v754 = scale_b[v748];  // kernels/gemm/gemm_fp8.cpp:74
     const float v755 = scale_a[v746];
     const float v756 = v753 * v755;
@@ -890,16 +890,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v760 = v759 + v748;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v316.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v761 = static_cast<unsigned int>(v315.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v762 = v392 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v316.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v763 = static_cast<unsigned int>(v315.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v766 = v310 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
   if (v768) {
-    const float v769 = v316.x[23];
+    const float v769 = v315.x[23];
     const float v770 = scale_b[v764];  // kernels/gemm/gemm_fp8.cpp:74
     const float v771 = scale_a[v762];
     const float v772 = v769 * v771;
@@ -909,16 +909,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v776 = v775 + v764;
     out[v776] = v774;
   }
-  const unsigned int v777 = static_cast<unsigned int>(v316.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v777 = static_cast<unsigned int>(v315.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v778 = v392 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v316.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v779 = static_cast<unsigned int>(v315.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v782 = v310 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
-    const float v785 = v316.x[24];
+    const float v785 = v315.x[24];
     const float v786 = scale_b[v780];  // kernels/gemm/gemm_fp8.cpp:74
     const float v787 = scale_a[v778];
     const float v788 = v785 * v787;
@@ -928,16 +928,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v792 = v791 + v780;
     out[v792] = v790;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v316.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v793 = static_cast<unsigned int>(v315.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v794 = v392 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v316.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v795 = static_cast<unsigned int>(v315.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v798 = v310 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
   if (v800) {
-    const float v801 = v316.x[25];
+    const float v801 = v315.x[25];
     const float v802 = scale_b[v796];  // kernels/gemm/gemm_fp8.cpp:74
     const float v803 = scale_a[v794];
     const float v804 = v801 * v803;
@@ -947,16 +947,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v808 = v807 + v796;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v316.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v809 = static_cast<unsigned int>(v315.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v810 = v392 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v316.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v811 = static_cast<unsigned int>(v315.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v814 = v310 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
-    const float v817 = v316.x[26];
+    const float v817 = v315.x[26];
     const float v818 = scale_b[v812];  // kernels/gemm/gemm_fp8.cpp:74
     const float v819 = scale_a[v810];
     const float v820 = v817 * v819;
@@ -966,16 +966,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v824 = v823 + v812;
     out[v824] = v822;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v316.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v825 = static_cast<unsigned int>(v315.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v826 = v392 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v316.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v827 = static_cast<unsigned int>(v315.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v830 = v310 && v829;
   const bool v831 = v828 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
-    const float v833 = v316.x[27];
+    const float v833 = v315.x[27];
     const float v834 = scale_b[v828];  // kernels/gemm/gemm_fp8.cpp:74
     const float v835 = scale_a[v826];
     const float v836 = v833 * v835;
@@ -985,16 +985,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v840 = v839 + v828;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v316.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v841 = static_cast<unsigned int>(v315.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v842 = v392 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v316.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v843 = static_cast<unsigned int>(v315.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v846 = v310 && v845;
   const bool v847 = v844 < v1;
   const bool v848 = v846 && v847;
   if (v848) {
-    const float v849 = v316.x[28];
+    const float v849 = v315.x[28];
     const float v850 = scale_b[v844];  // kernels/gemm/gemm_fp8.cpp:74
     const float v851 = scale_a[v842];
     const float v852 = v849 * v851;
@@ -1004,16 +1004,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v856 = v855 + v844;
     out[v856] = v854;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v316.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v857 = static_cast<unsigned int>(v315.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v858 = v392 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v316.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v859 = static_cast<unsigned int>(v315.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v862 = v310 && v861;
   const bool v863 = v860 < v1;
   const bool v864 = v862 && v863;
   if (v864) {
-    const float v865 = v316.x[29];
+    const float v865 = v315.x[29];
     const float v866 = scale_b[v860];  // kernels/gemm/gemm_fp8.cpp:74
     const float v867 = scale_a[v858];
     const float v868 = v865 * v867;
@@ -1023,16 +1023,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v872 = v871 + v860;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v316.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v873 = static_cast<unsigned int>(v315.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v874 = v392 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v316.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v875 = static_cast<unsigned int>(v315.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v878 = v310 && v877;
   const bool v879 = v876 < v1;
   const bool v880 = v878 && v879;
   if (v880) {
-    const float v881 = v316.x[30];
+    const float v881 = v315.x[30];
     const float v882 = scale_b[v876];  // kernels/gemm/gemm_fp8.cpp:74
     const float v883 = scale_a[v874];
     const float v884 = v881 * v883;
@@ -1042,16 +1042,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v888 = v887 + v876;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v316.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v889 = static_cast<unsigned int>(v315.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v890 = v392 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v316.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v891 = static_cast<unsigned int>(v315.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v894 = v310 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
   if (v896) {
-    const float v897 = v316.x[31];
+    const float v897 = v315.x[31];
     const float v898 = scale_b[v892];  // kernels/gemm/gemm_fp8.cpp:74
     const float v899 = scale_a[v890];
     const float v900 = v897 * v899;
@@ -1061,16 +1061,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v904 = v903 + v892;
     out[v904] = v902;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v316.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v905 = static_cast<unsigned int>(v315.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v906 = v392 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v316.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v907 = static_cast<unsigned int>(v315.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v910 = v310 && v909;
   const bool v911 = v908 < v1;
   const bool v912 = v910 && v911;
   if (v912) {
-    const float v913 = v316.x[32];
+    const float v913 = v315.x[32];
     const float v914 = scale_b[v908];  // kernels/gemm/gemm_fp8.cpp:74
     const float v915 = scale_a[v906];
     const float v916 = v913 * v915;
@@ -1080,16 +1080,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v920 = v919 + v908;
     out[v920] = v918;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v316.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v921 = static_cast<unsigned int>(v315.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v922 = v392 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v316.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v923 = static_cast<unsigned int>(v315.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v926 = v310 && v925;
   const bool v927 = v924 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
-    const float v929 = v316.x[33];
+    const float v929 = v315.x[33];
     const float v930 = scale_b[v924];  // kernels/gemm/gemm_fp8.cpp:74
     const float v931 = scale_a[v922];
     const float v932 = v929 * v931;
@@ -1099,16 +1099,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v936 = v935 + v924;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v316.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v937 = static_cast<unsigned int>(v315.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v938 = v392 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v316.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v939 = static_cast<unsigned int>(v315.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v942 = v310 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
-    const float v945 = v316.x[34];
+    const float v945 = v315.x[34];
     const float v946 = scale_b[v940];  // kernels/gemm/gemm_fp8.cpp:74
     const float v947 = scale_a[v938];
     const float v948 = v945 * v947;
@@ -1118,16 +1118,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v952 = v951 + v940;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v316.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v953 = static_cast<unsigned int>(v315.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v954 = v392 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v316.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v955 = static_cast<unsigned int>(v315.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v958 = v310 && v957;
   const bool v959 = v956 < v1;
   const bool v960 = v958 && v959;
   if (v960) {
-    const float v961 = v316.x[35];
+    const float v961 = v315.x[35];
     const float v962 = scale_b[v956];  // kernels/gemm/gemm_fp8.cpp:74
     const float v963 = scale_a[v954];
     const float v964 = v961 * v963;
@@ -1137,16 +1137,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v968 = v967 + v956;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v316.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v969 = static_cast<unsigned int>(v315.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v970 = v392 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v316.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v971 = static_cast<unsigned int>(v315.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v974 = v310 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
   if (v976) {
-    const float v977 = v316.x[36];
+    const float v977 = v315.x[36];
     const float v978 = scale_b[v972];  // kernels/gemm/gemm_fp8.cpp:74
     const float v979 = scale_a[v970];
     const float v980 = v977 * v979;
@@ -1156,16 +1156,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v984 = v983 + v972;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v316.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v985 = static_cast<unsigned int>(v315.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v986 = v392 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v316.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v987 = static_cast<unsigned int>(v315.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v990 = v310 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
   if (v992) {
-    const float v993 = v316.x[37];
+    const float v993 = v315.x[37];
     const float v994 = scale_b[v988];  // kernels/gemm/gemm_fp8.cpp:74
     const float v995 = scale_a[v986];
     const float v996 = v993 * v995;
@@ -1175,16 +1175,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1000 = v999 + v988;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v316.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1001 = static_cast<unsigned int>(v315.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1002 = v392 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v316.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1003 = static_cast<unsigned int>(v315.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1006 = v310 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
   if (v1008) {
-    const float v1009 = v316.x[38];
+    const float v1009 = v315.x[38];
     const float v1010 = scale_b[v1004];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1011 = scale_a[v1002];
     const float v1012 = v1009 * v1011;
@@ -1194,16 +1194,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1016 = v1015 + v1004;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v316.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1017 = static_cast<unsigned int>(v315.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1018 = v392 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v316.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1019 = static_cast<unsigned int>(v315.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1022 = v310 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
   if (v1024) {
-    const float v1025 = v316.x[39];
+    const float v1025 = v315.x[39];
     const float v1026 = scale_b[v1020];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1027 = scale_a[v1018];
     const float v1028 = v1025 * v1027;
@@ -1213,16 +1213,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1032 = v1031 + v1020;
     out[v1032] = v1030;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v316.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1033 = static_cast<unsigned int>(v315.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1034 = v392 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v316.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1035 = static_cast<unsigned int>(v315.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1038 = v310 && v1037;
   const bool v1039 = v1036 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
-    const float v1041 = v316.x[40];
+    const float v1041 = v315.x[40];
     const float v1042 = scale_b[v1036];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1043 = scale_a[v1034];
     const float v1044 = v1041 * v1043;
@@ -1232,16 +1232,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1048 = v1047 + v1036;
     out[v1048] = v1046;
   }
-  const unsigned int v1049 = static_cast<unsigned int>(v316.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1049 = static_cast<unsigned int>(v315.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1050 = v392 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v316.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1051 = static_cast<unsigned int>(v315.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1054 = v310 && v1053;
   const bool v1055 = v1052 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
-    const float v1057 = v316.x[41];
+    const float v1057 = v315.x[41];
     const float v1058 = scale_b[v1052];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1059 = scale_a[v1050];
     const float v1060 = v1057 * v1059;
@@ -1251,16 +1251,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1064 = v1063 + v1052;
     out[v1064] = v1062;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v316.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1065 = static_cast<unsigned int>(v315.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1066 = v392 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v316.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1067 = static_cast<unsigned int>(v315.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1070 = v310 && v1069;
   const bool v1071 = v1068 < v1;
   const bool v1072 = v1070 && v1071;
   if (v1072) {
-    const float v1073 = v316.x[42];
+    const float v1073 = v315.x[42];
     const float v1074 = scale_b[v1068];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1075 = scale_a[v1066];
     const float v1076 = v1073 * v1075;
@@ -1270,16 +1270,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1080 = v1079 + v1068;
     out[v1080] = v1078;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v316.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1081 = static_cast<unsigned int>(v315.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1082 = v392 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v316.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1083 = static_cast<unsigned int>(v315.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1086 = v310 && v1085;
   const bool v1087 = v1084 < v1;
   const bool v1088 = v1086 && v1087;
   if (v1088) {
-    const float v1089 = v316.x[43];
+    const float v1089 = v315.x[43];
     const float v1090 = scale_b[v1084];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1091 = scale_a[v1082];
     const float v1092 = v1089 * v1091;
@@ -1289,16 +1289,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1096 = v1095 + v1084;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v316.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1097 = static_cast<unsigned int>(v315.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1098 = v392 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v316.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1099 = static_cast<unsigned int>(v315.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1102 = v310 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
   if (v1104) {
-    const float v1105 = v316.x[44];
+    const float v1105 = v315.x[44];
     const float v1106 = scale_b[v1100];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1107 = scale_a[v1098];
     const float v1108 = v1105 * v1107;
@@ -1308,16 +1308,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1112 = v1111 + v1100;
     out[v1112] = v1110;
   }
-  const unsigned int v1113 = static_cast<unsigned int>(v316.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1113 = static_cast<unsigned int>(v315.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1114 = v392 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v316.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1115 = static_cast<unsigned int>(v315.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1118 = v310 && v1117;
   const bool v1119 = v1116 < v1;
   const bool v1120 = v1118 && v1119;
   if (v1120) {
-    const float v1121 = v316.x[45];
+    const float v1121 = v315.x[45];
     const float v1122 = scale_b[v1116];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1123 = scale_a[v1114];
     const float v1124 = v1121 * v1123;
@@ -1327,16 +1327,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1128 = v1127 + v1116;
     out[v1128] = v1126;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v316.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1129 = static_cast<unsigned int>(v315.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1130 = v392 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v316.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1131 = static_cast<unsigned int>(v315.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1134 = v310 && v1133;
   const bool v1135 = v1132 < v1;
   const bool v1136 = v1134 && v1135;
   if (v1136) {
-    const float v1137 = v316.x[46];
+    const float v1137 = v315.x[46];
     const float v1138 = scale_b[v1132];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1139 = scale_a[v1130];
     const float v1140 = v1137 * v1139;
@@ -1346,16 +1346,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1144 = v1143 + v1132;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v316.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1145 = static_cast<unsigned int>(v315.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1146 = v392 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v316.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1147 = static_cast<unsigned int>(v315.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1150 = v310 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
-    const float v1153 = v316.x[47];
+    const float v1153 = v315.x[47];
     const float v1154 = scale_b[v1148];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1155 = scale_a[v1146];
     const float v1156 = v1153 * v1155;
@@ -1365,16 +1365,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1160 = v1159 + v1148;
     out[v1160] = v1158;
   }
-  const unsigned int v1161 = static_cast<unsigned int>(v316.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1161 = static_cast<unsigned int>(v315.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1162 = v392 + v1161;
-  const unsigned int v1163 = static_cast<unsigned int>(v316.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1163 = static_cast<unsigned int>(v315.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1166 = v310 && v1165;
   const bool v1167 = v1164 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
-    const float v1169 = v316.x[48];
+    const float v1169 = v315.x[48];
     const float v1170 = scale_b[v1164];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1171 = scale_a[v1162];
     const float v1172 = v1169 * v1171;
@@ -1384,16 +1384,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1176 = v1175 + v1164;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v316.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1177 = static_cast<unsigned int>(v315.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1178 = v392 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v316.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1179 = static_cast<unsigned int>(v315.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1182 = v310 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
-    const float v1185 = v316.x[49];
+    const float v1185 = v315.x[49];
     const float v1186 = scale_b[v1180];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1187 = scale_a[v1178];
     const float v1188 = v1185 * v1187;
@@ -1403,16 +1403,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1192 = v1191 + v1180;
     out[v1192] = v1190;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v316.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1193 = static_cast<unsigned int>(v315.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1194 = v392 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v316.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1195 = static_cast<unsigned int>(v315.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1198 = v310 && v1197;
   const bool v1199 = v1196 < v1;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
-    const float v1201 = v316.x[50];
+    const float v1201 = v315.x[50];
     const float v1202 = scale_b[v1196];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1203 = scale_a[v1194];
     const float v1204 = v1201 * v1203;
@@ -1422,16 +1422,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1208 = v1207 + v1196;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v316.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1209 = static_cast<unsigned int>(v315.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1210 = v392 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v316.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1211 = static_cast<unsigned int>(v315.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1214 = v310 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
-    const float v1217 = v316.x[51];
+    const float v1217 = v315.x[51];
     const float v1218 = scale_b[v1212];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1219 = scale_a[v1210];
     const float v1220 = v1217 * v1219;
@@ -1441,16 +1441,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1224 = v1223 + v1212;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v316.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1225 = static_cast<unsigned int>(v315.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1226 = v392 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v316.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1227 = static_cast<unsigned int>(v315.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1230 = v310 && v1229;
   const bool v1231 = v1228 < v1;
   const bool v1232 = v1230 && v1231;
   if (v1232) {
-    const float v1233 = v316.x[52];
+    const float v1233 = v315.x[52];
     const float v1234 = scale_b[v1228];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1235 = scale_a[v1226];
     const float v1236 = v1233 * v1235;
@@ -1460,16 +1460,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1240 = v1239 + v1228;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v316.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1241 = static_cast<unsigned int>(v315.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1242 = v392 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v316.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1243 = static_cast<unsigned int>(v315.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1246 = v310 && v1245;
   const bool v1247 = v1244 < v1;
   const bool v1248 = v1246 && v1247;
   if (v1248) {
-    const float v1249 = v316.x[53];
+    const float v1249 = v315.x[53];
     const float v1250 = scale_b[v1244];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1251 = scale_a[v1242];
     const float v1252 = v1249 * v1251;
@@ -1479,16 +1479,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1256 = v1255 + v1244;
     out[v1256] = v1254;
   }
-  const unsigned int v1257 = static_cast<unsigned int>(v316.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1257 = static_cast<unsigned int>(v315.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1258 = v392 + v1257;
-  const unsigned int v1259 = static_cast<unsigned int>(v316.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1259 = static_cast<unsigned int>(v315.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1262 = v310 && v1261;
   const bool v1263 = v1260 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
-    const float v1265 = v316.x[54];
+    const float v1265 = v315.x[54];
     const float v1266 = scale_b[v1260];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1267 = scale_a[v1258];
     const float v1268 = v1265 * v1267;
@@ -1498,16 +1498,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1272 = v1271 + v1260;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v316.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1273 = static_cast<unsigned int>(v315.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1274 = v392 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v316.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1275 = static_cast<unsigned int>(v315.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1278 = v310 && v1277;
   const bool v1279 = v1276 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
-    const float v1281 = v316.x[55];
+    const float v1281 = v315.x[55];
     const float v1282 = scale_b[v1276];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1283 = scale_a[v1274];
     const float v1284 = v1281 * v1283;
@@ -1517,16 +1517,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1288 = v1287 + v1276;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v316.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1289 = static_cast<unsigned int>(v315.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1290 = v392 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v316.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1291 = static_cast<unsigned int>(v315.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1294 = v310 && v1293;
   const bool v1295 = v1292 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
-    const float v1297 = v316.x[56];
+    const float v1297 = v315.x[56];
     const float v1298 = scale_b[v1292];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1299 = scale_a[v1290];
     const float v1300 = v1297 * v1299;
@@ -1536,16 +1536,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1304 = v1303 + v1292;
     out[v1304] = v1302;
   }
-  const unsigned int v1305 = static_cast<unsigned int>(v316.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1305 = static_cast<unsigned int>(v315.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1306 = v392 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v316.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1307 = static_cast<unsigned int>(v315.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1310 = v310 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
-    const float v1313 = v316.x[57];
+    const float v1313 = v315.x[57];
     const float v1314 = scale_b[v1308];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1315 = scale_a[v1306];
     const float v1316 = v1313 * v1315;
@@ -1555,16 +1555,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1320 = v1319 + v1308;
     out[v1320] = v1318;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v316.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1321 = static_cast<unsigned int>(v315.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1322 = v392 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v316.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1323 = static_cast<unsigned int>(v315.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1326 = v310 && v1325;
   const bool v1327 = v1324 < v1;
   const bool v1328 = v1326 && v1327;
   if (v1328) {
-    const float v1329 = v316.x[58];
+    const float v1329 = v315.x[58];
     const float v1330 = scale_b[v1324];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1331 = scale_a[v1322];
     const float v1332 = v1329 * v1331;
@@ -1574,16 +1574,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1336 = v1335 + v1324;
     out[v1336] = v1334;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v316.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1337 = static_cast<unsigned int>(v315.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1338 = v392 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v316.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1339 = static_cast<unsigned int>(v315.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1342 = v310 && v1341;
   const bool v1343 = v1340 < v1;
   const bool v1344 = v1342 && v1343;
   if (v1344) {
-    const float v1345 = v316.x[59];
+    const float v1345 = v315.x[59];
     const float v1346 = scale_b[v1340];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1347 = scale_a[v1338];
     const float v1348 = v1345 * v1347;
@@ -1593,16 +1593,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1352 = v1351 + v1340;
     out[v1352] = v1350;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v316.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1353 = static_cast<unsigned int>(v315.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1354 = v392 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v316.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1355 = static_cast<unsigned int>(v315.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1358 = v310 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
   if (v1360) {
-    const float v1361 = v316.x[60];
+    const float v1361 = v315.x[60];
     const float v1362 = scale_b[v1356];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1363 = scale_a[v1354];
     const float v1364 = v1361 * v1363;
@@ -1612,16 +1612,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1368 = v1367 + v1356;
     out[v1368] = v1366;
   }
-  const unsigned int v1369 = static_cast<unsigned int>(v316.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1369 = static_cast<unsigned int>(v315.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1370 = v392 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v316.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1371 = static_cast<unsigned int>(v315.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1374 = v310 && v1373;
   const bool v1375 = v1372 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
-    const float v1377 = v316.x[61];
+    const float v1377 = v315.x[61];
     const float v1378 = scale_b[v1372];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1379 = scale_a[v1370];
     const float v1380 = v1377 * v1379;
@@ -1631,16 +1631,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1384 = v1383 + v1372;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v316.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1385 = static_cast<unsigned int>(v315.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1386 = v392 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v316.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1387 = static_cast<unsigned int>(v315.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1390 = v310 && v1389;
   const bool v1391 = v1388 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
-    const float v1393 = v316.x[62];
+    const float v1393 = v315.x[62];
     const float v1394 = scale_b[v1388];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1395 = scale_a[v1386];
     const float v1396 = v1393 * v1395;
@@ -1650,16 +1650,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1400 = v1399 + v1388;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v316.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1401 = static_cast<unsigned int>(v315.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1402 = v392 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v316.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1403 = static_cast<unsigned int>(v315.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1406 = v310 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
   if (v1408) {
-    const float v1409 = v316.x[63];
+    const float v1409 = v315.x[63];
     const float v1410 = scale_b[v1404];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1411 = scale_a[v1402];
     const float v1412 = v1409 * v1411;
@@ -1669,22 +1669,22 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1416 = v1415 + v1404;
     out[v1416] = v1414;
   }
-  const unsigned int v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  iron_frag<float, 2, 16, 128> v1427;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag_fill(v1427, 0.0f);
+  const unsigned int v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  iron_frag<float, 2, 16, 128> v1426;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag_fill(v1426, 0.0f);
 
-  for (unsigned int v1430 = 0u; v1430 < v2; v1430 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+  for (unsigned int v1429 = 0u; v1429 < v2; v1429 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
     for (unsigned int v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v1439 = v21 + v1436;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1440 = v1439 < v0;
-      const unsigned int v1441 = v1430 + v1438;
+      const unsigned int v1441 = v1429 + v1438;
       const bool v1442 = v1441 < v2;
       const bool v1443 = v1440 && v1442;
       if (v1443) {
         const unsigned int v1445 = v1439 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v1447 = v1445 + v1430;
+        const unsigned int v1447 = v1445 + v1429;
         const unsigned int v1448 = v1447 + v1438;
         const iron_f8e4m3 v1449 = a[v1448];
         const iron_f16 v1450 = iron_f32_to_f16(iron_to_f32(v1449));  // kernels/gemm/gemm_tiles.hpp:112
@@ -1703,12 +1703,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       const unsigned int v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1468 = v1467 < v1;
-      const unsigned int v1469 = v1430 + v1466;
+      const unsigned int v1469 = v1429 + v1466;
       const bool v1470 = v1469 < v2;
       const bool v1471 = v1468 && v1470;
       if (v1471) {
         const unsigned int v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v1475 = v1473 + v1430;
+        const unsigned int v1475 = v1473 + v1429;
         const unsigned int v1476 = v1475 + v1466;
         const iron_f8e4m3 v1477 = b[v1476];
         const iron_f16 v1478 = iron_f32_to_f16(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:112
@@ -1721,9 +1721,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:436
-      const unsigned int v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      const unsigned int v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
       const unsigned int v2579 = v388 << 6u;
       const unsigned int v2581 = v1493 + v2579;
       iron_frag<iron_f16, 0, 16, 16> v2588;
@@ -1732,7 +1732,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2590;
       iron_frag_fill(v2590, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2590, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1427, v2588, v2590);
+      iron_frag_mma_sync(v1426, v2588, v2590);
       const unsigned int v2592 = v2581 + 16u;
       iron_frag<iron_f16, 0, 16, 16> v2597;
       iron_frag_fill(v2597, iron_f32_to_f16(0.0f));
@@ -1740,7 +1740,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2599;
       iron_frag_fill(v2599, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2599, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1427, v2597, v2599);
+      iron_frag_mma_sync(v1426, v2597, v2599);
       const unsigned int v2601 = v2581 + 32u;
       iron_frag<iron_f16, 0, 16, 16> v2606;
       iron_frag_fill(v2606, iron_f32_to_f16(0.0f));
@@ -1748,7 +1748,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2608;
       iron_frag_fill(v2608, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2608, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1427, v2606, v2608);
+      iron_frag_mma_sync(v1426, v2606, v2608);
       const unsigned int v2610 = v2581 + 48u;
       iron_frag<iron_f16, 0, 16, 16> v2615;
       iron_frag_fill(v2615, iron_f32_to_f16(0.0f));
@@ -1756,20 +1756,20 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag<iron_f16, 1, 16, 128> v2617;
       iron_frag_fill(v2617, iron_f32_to_f16(0.0f));
       iron_frag_load_shared<true, 6, 3>(v2617, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1427, v2615, v2617);
+      iron_frag_mma_sync(v1426, v2615, v2617);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v1427.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1504 = static_cast<unsigned int>(v1426.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1505 = v392 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v1427.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1506 = static_cast<unsigned int>(v1426.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1507 = v1418 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1509 = v310 && v1508;
   const bool v1510 = v1507 < v1;
   const bool v1511 = v1509 && v1510;
   if (v1511) {
-    const float v1512 = v1427.x[0];
+    const float v1512 = v1426.x[0];
     const float v1513 = scale_b[v1507];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1514 = scale_a[v1505];
     const float v1515 = v1512 * v1514;
@@ -1779,16 +1779,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1519 = v1518 + v1507;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v1427.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1520 = static_cast<unsigned int>(v1426.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1521 = v392 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v1427.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1522 = static_cast<unsigned int>(v1426.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1523 = v1418 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1525 = v310 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
   if (v1527) {
-    const float v1528 = v1427.x[1];
+    const float v1528 = v1426.x[1];
     const float v1529 = scale_b[v1523];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1530 = scale_a[v1521];
     const float v1531 = v1528 * v1530;
@@ -1798,16 +1798,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1535 = v1534 + v1523;
     out[v1535] = v1533;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v1427.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1536 = static_cast<unsigned int>(v1426.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1537 = v392 + v1536;
-  const unsigned int v1538 = static_cast<unsigned int>(v1427.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1538 = static_cast<unsigned int>(v1426.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1539 = v1418 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1541 = v310 && v1540;
   const bool v1542 = v1539 < v1;
   const bool v1543 = v1541 && v1542;
   if (v1543) {
-    const float v1544 = v1427.x[2];
+    const float v1544 = v1426.x[2];
     const float v1545 = scale_b[v1539];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1546 = scale_a[v1537];
     const float v1547 = v1544 * v1546;
@@ -1817,16 +1817,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1551 = v1550 + v1539;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v1427.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1552 = static_cast<unsigned int>(v1426.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1553 = v392 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v1427.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1554 = static_cast<unsigned int>(v1426.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1555 = v1418 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1557 = v310 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
-    const float v1560 = v1427.x[3];
+    const float v1560 = v1426.x[3];
     const float v1561 = scale_b[v1555];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1562 = scale_a[v1553];
     const float v1563 = v1560 * v1562;
@@ -1836,16 +1836,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1567 = v1566 + v1555;
     out[v1567] = v1565;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v1427.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1568 = static_cast<unsigned int>(v1426.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1569 = v392 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v1427.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1570 = static_cast<unsigned int>(v1426.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1571 = v1418 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1573 = v310 && v1572;
   const bool v1574 = v1571 < v1;
   const bool v1575 = v1573 && v1574;
   if (v1575) {
-    const float v1576 = v1427.x[4];
+    const float v1576 = v1426.x[4];
     const float v1577 = scale_b[v1571];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1578 = scale_a[v1569];
     const float v1579 = v1576 * v1578;
@@ -1855,16 +1855,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1583 = v1582 + v1571;
     out[v1583] = v1581;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v1427.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1584 = static_cast<unsigned int>(v1426.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1585 = v392 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v1427.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1586 = static_cast<unsigned int>(v1426.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1587 = v1418 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1589 = v310 && v1588;
   const bool v1590 = v1587 < v1;
   const bool v1591 = v1589 && v1590;
   if (v1591) {
-    const float v1592 = v1427.x[5];
+    const float v1592 = v1426.x[5];
     const float v1593 = scale_b[v1587];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1594 = scale_a[v1585];
     const float v1595 = v1592 * v1594;
@@ -1874,16 +1874,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1599 = v1598 + v1587;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v1427.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1600 = static_cast<unsigned int>(v1426.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1601 = v392 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1427.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1602 = static_cast<unsigned int>(v1426.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1603 = v1418 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1605 = v310 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
   if (v1607) {
-    const float v1608 = v1427.x[6];
+    const float v1608 = v1426.x[6];
     const float v1609 = scale_b[v1603];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1610 = scale_a[v1601];
     const float v1611 = v1608 * v1610;
@@ -1893,16 +1893,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1615 = v1614 + v1603;
     out[v1615] = v1613;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v1427.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1616 = static_cast<unsigned int>(v1426.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1617 = v392 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v1427.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1618 = static_cast<unsigned int>(v1426.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1619 = v1418 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1621 = v310 && v1620;
   const bool v1622 = v1619 < v1;
   const bool v1623 = v1621 && v1622;
   if (v1623) {
-    const float v1624 = v1427.x[7];
+    const float v1624 = v1426.x[7];
     const float v1625 = scale_b[v1619];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1626 = scale_a[v1617];
     const float v1627 = v1624 * v1626;
@@ -1912,16 +1912,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1631 = v1630 + v1619;
     out[v1631] = v1629;
   }
-  const unsigned int v1632 = static_cast<unsigned int>(v1427.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1632 = static_cast<unsigned int>(v1426.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1633 = v392 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v1427.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1634 = static_cast<unsigned int>(v1426.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1635 = v1418 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1637 = v310 && v1636;
   const bool v1638 = v1635 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
-    const float v1640 = v1427.x[8];
+    const float v1640 = v1426.x[8];
     const float v1641 = scale_b[v1635];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1642 = scale_a[v1633];
     const float v1643 = v1640 * v1642;
@@ -1931,16 +1931,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1647 = v1646 + v1635;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1427.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1648 = static_cast<unsigned int>(v1426.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1649 = v392 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1427.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1650 = static_cast<unsigned int>(v1426.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1651 = v1418 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1653 = v310 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
   if (v1655) {
-    const float v1656 = v1427.x[9];
+    const float v1656 = v1426.x[9];
     const float v1657 = scale_b[v1651];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1658 = scale_a[v1649];
     const float v1659 = v1656 * v1658;
@@ -1950,16 +1950,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1663 = v1662 + v1651;
     out[v1663] = v1661;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v1427.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1664 = static_cast<unsigned int>(v1426.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1665 = v392 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v1427.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1666 = static_cast<unsigned int>(v1426.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1667 = v1418 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1669 = v310 && v1668;
   const bool v1670 = v1667 < v1;
   const bool v1671 = v1669 && v1670;
   if (v1671) {
-    const float v1672 = v1427.x[10];
+    const float v1672 = v1426.x[10];
     const float v1673 = scale_b[v1667];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1674 = scale_a[v1665];
     const float v1675 = v1672 * v1674;
@@ -1969,16 +1969,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1679 = v1678 + v1667;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1427.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1680 = static_cast<unsigned int>(v1426.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1681 = v392 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1427.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1682 = static_cast<unsigned int>(v1426.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1683 = v1418 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1685 = v310 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
-    const float v1688 = v1427.x[11];
+    const float v1688 = v1426.x[11];
     const float v1689 = scale_b[v1683];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1690 = scale_a[v1681];
     const float v1691 = v1688 * v1690;
@@ -1988,16 +1988,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1695 = v1694 + v1683;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v1427.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1696 = static_cast<unsigned int>(v1426.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1697 = v392 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1427.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1698 = static_cast<unsigned int>(v1426.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1699 = v1418 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1701 = v310 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
-    const float v1704 = v1427.x[12];
+    const float v1704 = v1426.x[12];
     const float v1705 = scale_b[v1699];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1706 = scale_a[v1697];
     const float v1707 = v1704 * v1706;
@@ -2007,16 +2007,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1711 = v1710 + v1699;
     out[v1711] = v1709;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v1427.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1712 = static_cast<unsigned int>(v1426.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1713 = v392 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1427.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1714 = static_cast<unsigned int>(v1426.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1715 = v1418 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1717 = v310 && v1716;
   const bool v1718 = v1715 < v1;
   const bool v1719 = v1717 && v1718;
   if (v1719) {
-    const float v1720 = v1427.x[13];
+    const float v1720 = v1426.x[13];
     const float v1721 = scale_b[v1715];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1722 = scale_a[v1713];
     const float v1723 = v1720 * v1722;
@@ -2026,16 +2026,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1727 = v1726 + v1715;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1427.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1728 = static_cast<unsigned int>(v1426.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1729 = v392 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1427.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1730 = static_cast<unsigned int>(v1426.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1731 = v1418 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1733 = v310 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
-    const float v1736 = v1427.x[14];
+    const float v1736 = v1426.x[14];
     const float v1737 = scale_b[v1731];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1738 = scale_a[v1729];
     const float v1739 = v1736 * v1738;
@@ -2045,16 +2045,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1743 = v1742 + v1731;
     out[v1743] = v1741;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v1427.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1744 = static_cast<unsigned int>(v1426.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1745 = v392 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v1427.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1746 = static_cast<unsigned int>(v1426.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1747 = v1418 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1749 = v310 && v1748;
   const bool v1750 = v1747 < v1;
   const bool v1751 = v1749 && v1750;
   if (v1751) {
-    const float v1752 = v1427.x[15];
+    const float v1752 = v1426.x[15];
     const float v1753 = scale_b[v1747];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1754 = scale_a[v1745];
     const float v1755 = v1752 * v1754;
@@ -2064,16 +2064,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1759 = v1758 + v1747;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1427.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1760 = static_cast<unsigned int>(v1426.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1761 = v392 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1427.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1762 = static_cast<unsigned int>(v1426.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1763 = v1418 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1765 = v310 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
-    const float v1768 = v1427.x[16];
+    const float v1768 = v1426.x[16];
     const float v1769 = scale_b[v1763];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1770 = scale_a[v1761];
     const float v1771 = v1768 * v1770;
@@ -2083,16 +2083,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1775 = v1774 + v1763;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v1427.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1776 = static_cast<unsigned int>(v1426.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1777 = v392 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1427.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1778 = static_cast<unsigned int>(v1426.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1779 = v1418 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1781 = v310 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
-    const float v1784 = v1427.x[17];
+    const float v1784 = v1426.x[17];
     const float v1785 = scale_b[v1779];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1786 = scale_a[v1777];
     const float v1787 = v1784 * v1786;
@@ -2102,16 +2102,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1791 = v1790 + v1779;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v1427.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1792 = static_cast<unsigned int>(v1426.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1793 = v392 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v1427.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1794 = static_cast<unsigned int>(v1426.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1795 = v1418 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1797 = v310 && v1796;
   const bool v1798 = v1795 < v1;
   const bool v1799 = v1797 && v1798;
   if (v1799) {
-    const float v1800 = v1427.x[18];
+    const float v1800 = v1426.x[18];
     const float v1801 = scale_b[v1795];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1802 = scale_a[v1793];
     const float v1803 = v1800 * v1802;
@@ -2121,16 +2121,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1807 = v1806 + v1795;
     out[v1807] = v1805;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v1427.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1808 = static_cast<unsigned int>(v1426.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1809 = v392 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1427.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1810 = static_cast<unsigned int>(v1426.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1811 = v1418 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1813 = v310 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
   if (v1815) {
-    const float v1816 = v1427.x[19];
+    const float v1816 = v1426.x[19];
     const float v1817 = scale_b[v1811];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1818 = scale_a[v1809];
     const float v1819 = v1816 * v1818;
@@ -2140,16 +2140,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1823 = v1822 + v1811;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v1427.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1824 = static_cast<unsigned int>(v1426.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1825 = v392 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v1427.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1826 = static_cast<unsigned int>(v1426.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1827 = v1418 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1829 = v310 && v1828;
   const bool v1830 = v1827 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
-    const float v1832 = v1427.x[20];
+    const float v1832 = v1426.x[20];
     const float v1833 = scale_b[v1827];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1834 = scale_a[v1825];
     const float v1835 = v1832 * v1834;
@@ -2159,16 +2159,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1839 = v1838 + v1827;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v1427.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1840 = static_cast<unsigned int>(v1426.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1841 = v392 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v1427.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1842 = static_cast<unsigned int>(v1426.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1843 = v1418 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1845 = v310 && v1844;
   const bool v1846 = v1843 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
-    const float v1848 = v1427.x[21];
+    const float v1848 = v1426.x[21];
     const float v1849 = scale_b[v1843];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1850 = scale_a[v1841];
     const float v1851 = v1848 * v1850;
@@ -2178,16 +2178,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1855 = v1854 + v1843;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1427.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1856 = static_cast<unsigned int>(v1426.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1857 = v392 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1427.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1858 = static_cast<unsigned int>(v1426.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1859 = v1418 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1861 = v310 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
   if (v1863) {
-    const float v1864 = v1427.x[22];
+    const float v1864 = v1426.x[22];
     const float v1865 = scale_b[v1859];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1866 = scale_a[v1857];
     const float v1867 = v1864 * v1866;
@@ -2197,16 +2197,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1871 = v1870 + v1859;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v1427.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1872 = static_cast<unsigned int>(v1426.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1873 = v392 + v1872;
-  const unsigned int v1874 = static_cast<unsigned int>(v1427.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1874 = static_cast<unsigned int>(v1426.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1875 = v1418 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1877 = v310 && v1876;
   const bool v1878 = v1875 < v1;
   const bool v1879 = v1877 && v1878;
   if (v1879) {
-    const float v1880 = v1427.x[23];
+    const float v1880 = v1426.x[23];
     const float v1881 = scale_b[v1875];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1882 = scale_a[v1873];
     const float v1883 = v1880 * v1882;
@@ -2216,16 +2216,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1887 = v1886 + v1875;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1427.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1888 = static_cast<unsigned int>(v1426.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1889 = v392 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1427.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1890 = static_cast<unsigned int>(v1426.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1891 = v1418 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1893 = v310 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
   if (v1895) {
-    const float v1896 = v1427.x[24];
+    const float v1896 = v1426.x[24];
     const float v1897 = scale_b[v1891];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1898 = scale_a[v1889];
     const float v1899 = v1896 * v1898;
@@ -2235,16 +2235,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1903 = v1902 + v1891;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v1427.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1904 = static_cast<unsigned int>(v1426.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1905 = v392 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1427.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1906 = static_cast<unsigned int>(v1426.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1907 = v1418 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1909 = v310 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
   if (v1911) {
-    const float v1912 = v1427.x[25];
+    const float v1912 = v1426.x[25];
     const float v1913 = scale_b[v1907];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1914 = scale_a[v1905];
     const float v1915 = v1912 * v1914;
@@ -2254,16 +2254,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1919 = v1918 + v1907;
     out[v1919] = v1917;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v1427.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1920 = static_cast<unsigned int>(v1426.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1921 = v392 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1427.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1922 = static_cast<unsigned int>(v1426.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1923 = v1418 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1925 = v310 && v1924;
   const bool v1926 = v1923 < v1;
   const bool v1927 = v1925 && v1926;
   if (v1927) {
-    const float v1928 = v1427.x[26];
+    const float v1928 = v1426.x[26];
     const float v1929 = scale_b[v1923];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1930 = scale_a[v1921];
     const float v1931 = v1928 * v1930;
@@ -2273,16 +2273,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1935 = v1934 + v1923;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1427.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1936 = static_cast<unsigned int>(v1426.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1937 = v392 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1427.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1938 = static_cast<unsigned int>(v1426.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1939 = v1418 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1941 = v310 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
-    const float v1944 = v1427.x[27];
+    const float v1944 = v1426.x[27];
     const float v1945 = scale_b[v1939];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1946 = scale_a[v1937];
     const float v1947 = v1944 * v1946;
@@ -2292,16 +2292,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1951 = v1950 + v1939;
     out[v1951] = v1949;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v1427.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1952 = static_cast<unsigned int>(v1426.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1953 = v392 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1427.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1954 = static_cast<unsigned int>(v1426.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1955 = v1418 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1957 = v310 && v1956;
   const bool v1958 = v1955 < v1;
   const bool v1959 = v1957 && v1958;
   if (v1959) {
-    const float v1960 = v1427.x[28];
+    const float v1960 = v1426.x[28];
     const float v1961 = scale_b[v1955];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1962 = scale_a[v1953];
     const float v1963 = v1960 * v1962;
@@ -2311,16 +2311,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1967 = v1966 + v1955;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1427.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1968 = static_cast<unsigned int>(v1426.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1969 = v392 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1427.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1970 = static_cast<unsigned int>(v1426.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1971 = v1418 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1973 = v310 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
-    const float v1976 = v1427.x[29];
+    const float v1976 = v1426.x[29];
     const float v1977 = scale_b[v1971];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1978 = scale_a[v1969];
     const float v1979 = v1976 * v1978;
@@ -2330,16 +2330,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1983 = v1982 + v1971;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v1427.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1984 = static_cast<unsigned int>(v1426.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1985 = v392 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1427.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1986 = static_cast<unsigned int>(v1426.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1987 = v1418 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1989 = v310 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
   if (v1991) {
-    const float v1992 = v1427.x[30];
+    const float v1992 = v1426.x[30];
     const float v1993 = scale_b[v1987];  // kernels/gemm/gemm_fp8.cpp:74
     const float v1994 = scale_a[v1985];
     const float v1995 = v1992 * v1994;
@@ -2349,16 +2349,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1999 = v1998 + v1987;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v1427.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2000 = static_cast<unsigned int>(v1426.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2001 = v392 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1427.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2002 = static_cast<unsigned int>(v1426.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2003 = v1418 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2005 = v310 && v2004;
   const bool v2006 = v2003 < v1;
   const bool v2007 = v2005 && v2006;
   if (v2007) {
-    const float v2008 = v1427.x[31];
+    const float v2008 = v1426.x[31];
     const float v2009 = scale_b[v2003];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2010 = scale_a[v2001];
     const float v2011 = v2008 * v2010;
@@ -2368,16 +2368,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2015 = v2014 + v2003;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v1427.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2016 = static_cast<unsigned int>(v1426.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2017 = v392 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1427.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2018 = static_cast<unsigned int>(v1426.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2019 = v1418 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2021 = v310 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
   if (v2023) {
-    const float v2024 = v1427.x[32];
+    const float v2024 = v1426.x[32];
     const float v2025 = scale_b[v2019];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2026 = scale_a[v2017];
     const float v2027 = v2024 * v2026;
@@ -2387,16 +2387,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2031 = v2030 + v2019;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v1427.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2032 = static_cast<unsigned int>(v1426.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2033 = v392 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v1427.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2034 = static_cast<unsigned int>(v1426.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2035 = v1418 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2037 = v310 && v2036;
   const bool v2038 = v2035 < v1;
   const bool v2039 = v2037 && v2038;
   if (v2039) {
-    const float v2040 = v1427.x[33];
+    const float v2040 = v1426.x[33];
     const float v2041 = scale_b[v2035];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2042 = scale_a[v2033];
     const float v2043 = v2040 * v2042;
@@ -2406,16 +2406,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2047 = v2046 + v2035;
     out[v2047] = v2045;
   }
-  const unsigned int v2048 = static_cast<unsigned int>(v1427.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2048 = static_cast<unsigned int>(v1426.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2049 = v392 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1427.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2050 = static_cast<unsigned int>(v1426.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2051 = v1418 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2053 = v310 && v2052;
   const bool v2054 = v2051 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
-    const float v2056 = v1427.x[34];
+    const float v2056 = v1426.x[34];
     const float v2057 = scale_b[v2051];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2058 = scale_a[v2049];
     const float v2059 = v2056 * v2058;
@@ -2425,16 +2425,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2063 = v2062 + v2051;
     out[v2063] = v2061;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v1427.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2064 = static_cast<unsigned int>(v1426.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2065 = v392 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1427.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2066 = static_cast<unsigned int>(v1426.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2067 = v1418 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2069 = v310 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
-    const float v2072 = v1427.x[35];
+    const float v2072 = v1426.x[35];
     const float v2073 = scale_b[v2067];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2074 = scale_a[v2065];
     const float v2075 = v2072 * v2074;
@@ -2444,16 +2444,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2079 = v2078 + v2067;
     out[v2079] = v2077;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v1427.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2080 = static_cast<unsigned int>(v1426.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2081 = v392 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v1427.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2082 = static_cast<unsigned int>(v1426.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2083 = v1418 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2085 = v310 && v2084;
   const bool v2086 = v2083 < v1;
   const bool v2087 = v2085 && v2086;
   if (v2087) {
-    const float v2088 = v1427.x[36];
+    const float v2088 = v1426.x[36];
     const float v2089 = scale_b[v2083];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2090 = scale_a[v2081];
     const float v2091 = v2088 * v2090;
@@ -2463,16 +2463,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2095 = v2094 + v2083;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1427.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2096 = static_cast<unsigned int>(v1426.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2097 = v392 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1427.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2098 = static_cast<unsigned int>(v1426.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2099 = v1418 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2101 = v310 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
   if (v2103) {
-    const float v2104 = v1427.x[37];
+    const float v2104 = v1426.x[37];
     const float v2105 = scale_b[v2099];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2106 = scale_a[v2097];
     const float v2107 = v2104 * v2106;
@@ -2482,16 +2482,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2111 = v2110 + v2099;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v1427.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2112 = static_cast<unsigned int>(v1426.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2113 = v392 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v1427.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2114 = static_cast<unsigned int>(v1426.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2115 = v1418 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2117 = v310 && v2116;
   const bool v2118 = v2115 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
-    const float v2120 = v1427.x[38];
+    const float v2120 = v1426.x[38];
     const float v2121 = scale_b[v2115];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2122 = scale_a[v2113];
     const float v2123 = v2120 * v2122;
@@ -2501,16 +2501,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2127 = v2126 + v2115;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v1427.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2128 = static_cast<unsigned int>(v1426.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2129 = v392 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1427.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2130 = static_cast<unsigned int>(v1426.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2131 = v1418 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2133 = v310 && v2132;
   const bool v2134 = v2131 < v1;
   const bool v2135 = v2133 && v2134;
   if (v2135) {
-    const float v2136 = v1427.x[39];
+    const float v2136 = v1426.x[39];
     const float v2137 = scale_b[v2131];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2138 = scale_a[v2129];
     const float v2139 = v2136 * v2138;
@@ -2520,16 +2520,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2143 = v2142 + v2131;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1427.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2144 = static_cast<unsigned int>(v1426.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2145 = v392 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1427.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2146 = static_cast<unsigned int>(v1426.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2147 = v1418 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2149 = v310 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
-    const float v2152 = v1427.x[40];
+    const float v2152 = v1426.x[40];
     const float v2153 = scale_b[v2147];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2154 = scale_a[v2145];
     const float v2155 = v2152 * v2154;
@@ -2539,16 +2539,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2159 = v2158 + v2147;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v1427.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2160 = static_cast<unsigned int>(v1426.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2161 = v392 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v1427.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2162 = static_cast<unsigned int>(v1426.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2163 = v1418 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2165 = v310 && v2164;
   const bool v2166 = v2163 < v1;
   const bool v2167 = v2165 && v2166;
   if (v2167) {
-    const float v2168 = v1427.x[41];
+    const float v2168 = v1426.x[41];
     const float v2169 = scale_b[v2163];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2170 = scale_a[v2161];
     const float v2171 = v2168 * v2170;
@@ -2558,16 +2558,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2175 = v2174 + v2163;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1427.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2176 = static_cast<unsigned int>(v1426.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2177 = v392 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1427.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2178 = static_cast<unsigned int>(v1426.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2179 = v1418 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2181 = v310 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
-    const float v2184 = v1427.x[42];
+    const float v2184 = v1426.x[42];
     const float v2185 = scale_b[v2179];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2186 = scale_a[v2177];
     const float v2187 = v2184 * v2186;
@@ -2577,16 +2577,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2191 = v2190 + v2179;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v1427.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2192 = static_cast<unsigned int>(v1426.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2193 = v392 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1427.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2194 = static_cast<unsigned int>(v1426.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2195 = v1418 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2197 = v310 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
-    const float v2200 = v1427.x[43];
+    const float v2200 = v1426.x[43];
     const float v2201 = scale_b[v2195];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2202 = scale_a[v2193];
     const float v2203 = v2200 * v2202;
@@ -2596,16 +2596,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2207 = v2206 + v2195;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v1427.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2208 = static_cast<unsigned int>(v1426.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2209 = v392 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v1427.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2210 = static_cast<unsigned int>(v1426.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2211 = v1418 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2213 = v310 && v2212;
   const bool v2214 = v2211 < v1;
   const bool v2215 = v2213 && v2214;
   if (v2215) {
-    const float v2216 = v1427.x[44];
+    const float v2216 = v1426.x[44];
     const float v2217 = scale_b[v2211];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2218 = scale_a[v2209];
     const float v2219 = v2216 * v2218;
@@ -2615,16 +2615,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2223 = v2222 + v2211;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v1427.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2224 = static_cast<unsigned int>(v1426.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2225 = v392 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1427.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2226 = static_cast<unsigned int>(v1426.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2227 = v1418 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2229 = v310 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;
   if (v2231) {
-    const float v2232 = v1427.x[45];
+    const float v2232 = v1426.x[45];
     const float v2233 = scale_b[v2227];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2234 = scale_a[v2225];
     const float v2235 = v2232 * v2234;
@@ -2634,16 +2634,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2239 = v2238 + v2227;
     out[v2239] = v2237;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v1427.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2240 = static_cast<unsigned int>(v1426.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2241 = v392 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v1427.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2242 = static_cast<unsigned int>(v1426.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2243 = v1418 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2245 = v310 && v2244;
   const bool v2246 = v2243 < v1;
   const bool v2247 = v2245 && v2246;
   if (v2247) {
-    const float v2248 = v1427.x[46];
+    const float v2248 = v1426.x[46];
     const float v2249 = scale_b[v2243];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2250 = scale_a[v2241];
     const float v2251 = v2248 * v2250;
@@ -2653,16 +2653,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2255 = v2254 + v2243;
     out[v2255] = v2253;
   }
-  const unsigned int v2256 = static_cast<unsigned int>(v1427.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2256 = static_cast<unsigned int>(v1426.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2257 = v392 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v1427.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2258 = static_cast<unsigned int>(v1426.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2259 = v1418 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2261 = v310 && v2260;
   const bool v2262 = v2259 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
-    const float v2264 = v1427.x[47];
+    const float v2264 = v1426.x[47];
     const float v2265 = scale_b[v2259];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2266 = scale_a[v2257];
     const float v2267 = v2264 * v2266;
@@ -2672,16 +2672,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2271 = v2270 + v2259;
     out[v2271] = v2269;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v1427.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2272 = static_cast<unsigned int>(v1426.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2273 = v392 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v1427.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2274 = static_cast<unsigned int>(v1426.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2275 = v1418 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2277 = v310 && v2276;
   const bool v2278 = v2275 < v1;
   const bool v2279 = v2277 && v2278;
   if (v2279) {
-    const float v2280 = v1427.x[48];
+    const float v2280 = v1426.x[48];
     const float v2281 = scale_b[v2275];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2282 = scale_a[v2273];
     const float v2283 = v2280 * v2282;
@@ -2691,16 +2691,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2287 = v2286 + v2275;
     out[v2287] = v2285;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v1427.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2288 = static_cast<unsigned int>(v1426.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2289 = v392 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v1427.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2290 = static_cast<unsigned int>(v1426.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2291 = v1418 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2293 = v310 && v2292;
   const bool v2294 = v2291 < v1;
   const bool v2295 = v2293 && v2294;
   if (v2295) {
-    const float v2296 = v1427.x[49];
+    const float v2296 = v1426.x[49];
     const float v2297 = scale_b[v2291];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2298 = scale_a[v2289];
     const float v2299 = v2296 * v2298;
@@ -2710,16 +2710,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2303 = v2302 + v2291;
     out[v2303] = v2301;
   }
-  const unsigned int v2304 = static_cast<unsigned int>(v1427.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2304 = static_cast<unsigned int>(v1426.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2305 = v392 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v1427.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2306 = static_cast<unsigned int>(v1426.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2307 = v1418 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2309 = v310 && v2308;
   const bool v2310 = v2307 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
-    const float v2312 = v1427.x[50];
+    const float v2312 = v1426.x[50];
     const float v2313 = scale_b[v2307];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2314 = scale_a[v2305];
     const float v2315 = v2312 * v2314;
@@ -2729,16 +2729,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2319 = v2318 + v2307;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v1427.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2320 = static_cast<unsigned int>(v1426.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2321 = v392 + v2320;
-  const unsigned int v2322 = static_cast<unsigned int>(v1427.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2322 = static_cast<unsigned int>(v1426.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2323 = v1418 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2325 = v310 && v2324;
   const bool v2326 = v2323 < v1;
   const bool v2327 = v2325 && v2326;
   if (v2327) {
-    const float v2328 = v1427.x[51];
+    const float v2328 = v1426.x[51];
     const float v2329 = scale_b[v2323];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2330 = scale_a[v2321];
     const float v2331 = v2328 * v2330;
@@ -2748,16 +2748,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2335 = v2334 + v2323;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v1427.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2336 = static_cast<unsigned int>(v1426.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2337 = v392 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v1427.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2338 = static_cast<unsigned int>(v1426.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2339 = v1418 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2341 = v310 && v2340;
   const bool v2342 = v2339 < v1;
   const bool v2343 = v2341 && v2342;
   if (v2343) {
-    const float v2344 = v1427.x[52];
+    const float v2344 = v1426.x[52];
     const float v2345 = scale_b[v2339];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2346 = scale_a[v2337];
     const float v2347 = v2344 * v2346;
@@ -2767,16 +2767,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2351 = v2350 + v2339;
     out[v2351] = v2349;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v1427.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2352 = static_cast<unsigned int>(v1426.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2353 = v392 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v1427.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2354 = static_cast<unsigned int>(v1426.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2355 = v1418 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2357 = v310 && v2356;
   const bool v2358 = v2355 < v1;
   const bool v2359 = v2357 && v2358;
   if (v2359) {
-    const float v2360 = v1427.x[53];
+    const float v2360 = v1426.x[53];
     const float v2361 = scale_b[v2355];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2362 = scale_a[v2353];
     const float v2363 = v2360 * v2362;
@@ -2786,16 +2786,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2367 = v2366 + v2355;
     out[v2367] = v2365;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v1427.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2368 = static_cast<unsigned int>(v1426.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2369 = v392 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v1427.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2370 = static_cast<unsigned int>(v1426.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2371 = v1418 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2373 = v310 && v2372;
   const bool v2374 = v2371 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
-    const float v2376 = v1427.x[54];
+    const float v2376 = v1426.x[54];
     const float v2377 = scale_b[v2371];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2378 = scale_a[v2369];
     const float v2379 = v2376 * v2378;
@@ -2805,16 +2805,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2383 = v2382 + v2371;
     out[v2383] = v2381;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v1427.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2384 = static_cast<unsigned int>(v1426.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2385 = v392 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v1427.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2386 = static_cast<unsigned int>(v1426.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2387 = v1418 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2389 = v310 && v2388;
   const bool v2390 = v2387 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
-    const float v2392 = v1427.x[55];
+    const float v2392 = v1426.x[55];
     const float v2393 = scale_b[v2387];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2394 = scale_a[v2385];
     const float v2395 = v2392 * v2394;
@@ -2824,16 +2824,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2399 = v2398 + v2387;
     out[v2399] = v2397;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v1427.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2400 = static_cast<unsigned int>(v1426.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2401 = v392 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v1427.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2402 = static_cast<unsigned int>(v1426.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2403 = v1418 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2405 = v310 && v2404;
   const bool v2406 = v2403 < v1;
   const bool v2407 = v2405 && v2406;
   if (v2407) {
-    const float v2408 = v1427.x[56];
+    const float v2408 = v1426.x[56];
     const float v2409 = scale_b[v2403];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2410 = scale_a[v2401];
     const float v2411 = v2408 * v2410;
@@ -2843,16 +2843,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2415 = v2414 + v2403;
     out[v2415] = v2413;
   }
-  const unsigned int v2416 = static_cast<unsigned int>(v1427.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2416 = static_cast<unsigned int>(v1426.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2417 = v392 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v1427.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2418 = static_cast<unsigned int>(v1426.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2419 = v1418 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2421 = v310 && v2420;
   const bool v2422 = v2419 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
-    const float v2424 = v1427.x[57];
+    const float v2424 = v1426.x[57];
     const float v2425 = scale_b[v2419];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2426 = scale_a[v2417];
     const float v2427 = v2424 * v2426;
@@ -2862,16 +2862,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2431 = v2430 + v2419;
     out[v2431] = v2429;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v1427.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2432 = static_cast<unsigned int>(v1426.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2433 = v392 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v1427.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2434 = static_cast<unsigned int>(v1426.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2435 = v1418 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2437 = v310 && v2436;
   const bool v2438 = v2435 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
-    const float v2440 = v1427.x[58];
+    const float v2440 = v1426.x[58];
     const float v2441 = scale_b[v2435];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2442 = scale_a[v2433];
     const float v2443 = v2440 * v2442;
@@ -2881,16 +2881,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2447 = v2446 + v2435;
     out[v2447] = v2445;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v1427.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2448 = static_cast<unsigned int>(v1426.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2449 = v392 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v1427.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2450 = static_cast<unsigned int>(v1426.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2451 = v1418 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2453 = v310 && v2452;
   const bool v2454 = v2451 < v1;
   const bool v2455 = v2453 && v2454;
   if (v2455) {
-    const float v2456 = v1427.x[59];
+    const float v2456 = v1426.x[59];
     const float v2457 = scale_b[v2451];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2458 = scale_a[v2449];
     const float v2459 = v2456 * v2458;
@@ -2900,16 +2900,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2463 = v2462 + v2451;
     out[v2463] = v2461;
   }
-  const unsigned int v2464 = static_cast<unsigned int>(v1427.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2464 = static_cast<unsigned int>(v1426.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2465 = v392 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v1427.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2466 = static_cast<unsigned int>(v1426.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2467 = v1418 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2469 = v310 && v2468;
   const bool v2470 = v2467 < v1;
   const bool v2471 = v2469 && v2470;
   if (v2471) {
-    const float v2472 = v1427.x[60];
+    const float v2472 = v1426.x[60];
     const float v2473 = scale_b[v2467];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2474 = scale_a[v2465];
     const float v2475 = v2472 * v2474;
@@ -2919,16 +2919,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2479 = v2478 + v2467;
     out[v2479] = v2477;
   }
-  const unsigned int v2480 = static_cast<unsigned int>(v1427.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2480 = static_cast<unsigned int>(v1426.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2481 = v392 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v1427.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2482 = static_cast<unsigned int>(v1426.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2483 = v1418 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2485 = v310 && v2484;
   const bool v2486 = v2483 < v1;
   const bool v2487 = v2485 && v2486;
   if (v2487) {
-    const float v2488 = v1427.x[61];
+    const float v2488 = v1426.x[61];
     const float v2489 = scale_b[v2483];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2490 = scale_a[v2481];
     const float v2491 = v2488 * v2490;
@@ -2938,16 +2938,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2495 = v2494 + v2483;
     out[v2495] = v2493;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v1427.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2496 = static_cast<unsigned int>(v1426.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2497 = v392 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v1427.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2498 = static_cast<unsigned int>(v1426.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2499 = v1418 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2501 = v310 && v2500;
   const bool v2502 = v2499 < v1;
   const bool v2503 = v2501 && v2502;
   if (v2503) {
-    const float v2504 = v1427.x[62];
+    const float v2504 = v1426.x[62];
     const float v2505 = scale_b[v2499];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2506 = scale_a[v2497];
     const float v2507 = v2504 * v2506;
@@ -2957,16 +2957,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2511 = v2510 + v2499;
     out[v2511] = v2509;
   }
-  const unsigned int v2512 = static_cast<unsigned int>(v1427.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2512 = static_cast<unsigned int>(v1426.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2513 = v392 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v1427.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2514 = static_cast<unsigned int>(v1426.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2515 = v1418 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2517 = v310 && v2516;
   const bool v2518 = v2515 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
-    const float v2520 = v1427.x[63];
+    const float v2520 = v1426.x[63];
     const float v2521 = scale_b[v2515];  // kernels/gemm/gemm_fp8.cpp:74
     const float v2522 = scale_a[v2513];
     const float v2523 = v2520 * v2522;

@@ -276,21 +276,21 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
-  unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
+  unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:504
   const bool v312 = v311 < 8u;
-  const unsigned int v316 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag<float, 2, 16, 128> v318;
-  iron_frag_fill(v318, 0.0f);
-  const unsigned int v321 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:208
-  const bool v322 = v321 == v308;
-  const unsigned int v325 = v1 & 7u;
-  const bool v326 = v325 == v308;
-  const bool v327 = v322 && v326;
-  if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const bool v3518 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:443
+  const unsigned int v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag<float, 2, 16, 128> v317;
+  iron_frag_fill(v317, 0.0f);
+  const unsigned int v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:208
+  const bool v321 = v320 == v308;
+  const unsigned int v324 = v1 & 7u;
+  const bool v325 = v324 == v308;
+  const bool v326 = v321 && v325;
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const bool v3518 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:528
     if (v3518) {
-      const unsigned int v3522 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3522 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3525 = v311 << 5u;
       const unsigned int v3526 = v3525 + v3522;
       const unsigned int v3527 = v3526 >> 3u;
@@ -379,10 +379,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3618, b + v3615, v3612);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     const bool v3621 = 64u < v2;
     if (v3621) {
-      const unsigned int v3625 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3625 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3628 = v311 << 5u;
       const unsigned int v3629 = v3628 + v3625;
       const unsigned int v3630 = v3629 >> 3u;
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3721, b + v3718, v3715);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
     for (unsigned int v2635 = v308; v2635 < v2; v2635 += 64u) {
       const unsigned int v2637 = v2635 >> 6u;
@@ -491,8 +491,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v312) {
-        const unsigned int v2641 = v2639 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const unsigned int v2648 = v316 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:376
+        const unsigned int v2641 = v2639 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+        const unsigned int v2648 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:459
         const unsigned int v2649 = v2648 << 6u;
         const unsigned int v2650 = v2641 + v2649;
         const unsigned int v3136 = v311 & 3u;
@@ -505,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3153;
         iron_frag_fill(v3153, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3153, shm4, v2641, 128u);
-        iron_frag_mma_sync(v318, v3151, v3153);
+        iron_frag_mma_sync(v317, v3151, v3153);
         const unsigned int v3155 = v3142 + 16u;
         const unsigned int v3160 = v2641 + 2048u;
         iron_frag<iron_bf16, 0, 16, 16> v3162;
@@ -514,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3164;
         iron_frag_fill(v3164, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3164, shm4, v3160, 128u);
-        iron_frag_mma_sync(v318, v3162, v3164);
+        iron_frag_mma_sync(v317, v3162, v3164);
         const unsigned int v3166 = v3142 + 32u;
         const unsigned int v3171 = v2641 + 4096u;
         iron_frag<iron_bf16, 0, 16, 16> v3173;
@@ -523,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3175;
         iron_frag_fill(v3175, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3175, shm4, v3171, 128u);
-        iron_frag_mma_sync(v318, v3173, v3175);
+        iron_frag_mma_sync(v317, v3173, v3175);
         const unsigned int v3177 = v3142 + 48u;
         const unsigned int v3182 = v2641 + 6144u;
         iron_frag<iron_bf16, 0, 16, 16> v3184;
@@ -532,15 +532,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3186;
         iron_frag_fill(v3186, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3186, shm4, v3182, 128u);
-        iron_frag_mma_sync(v318, v3184, v3186);
+        iron_frag_mma_sync(v317, v3184, v3186);
       }
-      const unsigned int v2657 = v2635 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+      const unsigned int v2657 = v2635 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
       const unsigned int v2659 = v2637 + 2u;
       const unsigned int v2660 = v2659 % 3u;
       const bool v2661 = v2657 < v2;
       if (v2661) {
-        const unsigned int v2664 = v2660 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const unsigned int v2666 = iron_linear_thread() & 31u;
+        const unsigned int v2663 = v2660 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v2666 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v2668 = v311 << 5u;
         const unsigned int v2669 = v2668 + v2666;
         const unsigned int v2673 = v2669 >> 3u;
@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v2685 = v2683 + v2679;
         const unsigned int v2686 = v2682 ? v2685 : v308;
         const unsigned int v2688 = v2673 << 6u;
-        const unsigned int v2689 = v2664 + v2688;
+        const unsigned int v2689 = v2663 + v2688;
         const unsigned int v2690 = v2689 + v2677;
         iron_copy_async<16>(shm3 + (v2690 ^ (((v2690 >> 6u) & 7u) << 3u)), a + v2686, v2682);
         const unsigned int v2692 = v2669 + 384u;
@@ -571,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v2706 = v2704 + v2700;
         const unsigned int v2707 = v2703 ? v2706 : v308;
         const unsigned int v2709 = v2694 << 6u;
-        const unsigned int v2710 = v2664 + v2709;
+        const unsigned int v2710 = v2663 + v2709;
         const unsigned int v2711 = v2710 + v2698;
         iron_copy_async<16>(shm3 + (v2711 ^ (((v2711 >> 6u) & 7u) << 3u)), a + v2707, v2703);
         const unsigned int v2713 = v2669 + 768u;
@@ -589,7 +589,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v2729 = v2727 + v2723;
           const unsigned int v2730 = v2726 ? v2729 : v308;
           const unsigned int v2732 = v2717 << 6u;
-          const unsigned int v2733 = v2664 + v2732;
+          const unsigned int v2733 = v2663 + v2732;
           const unsigned int v2734 = v2733 + v2721;
           iron_copy_async<16>(shm3 + (v2734 ^ (((v2734 >> 6u) & 7u) << 3u)), a + v2730, v2726);
         }
@@ -605,7 +605,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v2758 = v2756 + v2752;
         const unsigned int v2759 = v2755 ? v2758 : v308;
         const unsigned int v2761 = v2746 << 7u;
-        const unsigned int v2762 = v2664 + v2761;
+        const unsigned int v2762 = v2663 + v2761;
         const unsigned int v2763 = v2762 + v2750;
         iron_copy_async<16>(shm4 + v2763, b + v2759, v2755);
         const unsigned int v2767 = v2692 >> 4u;
@@ -620,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v2779 = v2777 + v2773;
         const unsigned int v2780 = v2776 ? v2779 : v308;
         const unsigned int v2782 = v2767 << 7u;
-        const unsigned int v2783 = v2664 + v2782;
+        const unsigned int v2783 = v2663 + v2782;
         const unsigned int v2784 = v2783 + v2771;
         iron_copy_async<16>(shm4 + v2784, b + v2780, v2776);
         if (v2715) {
@@ -636,30 +636,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v2802 = v2800 + v2796;
           const unsigned int v2803 = v2799 ? v2802 : v308;
           const unsigned int v2805 = v2790 << 7u;
-          const unsigned int v2806 = v2664 + v2805;
+          const unsigned int v2806 = v2663 + v2805;
           const unsigned int v2807 = v2806 + v2794;
           iron_copy_async<16>(shm4 + v2807, b + v2803, v2799);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     }
     __syncthreads();
   } else {
     const unsigned int v356 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v357 = threadIdx.x;
 
-    for (unsigned int v355 = v308; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (unsigned int v354 = v308; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (unsigned int v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v365 = v364 < v0;
-        const unsigned int v366 = v355 + v363;
+        const unsigned int v366 = v354 + v363;
         const bool v367 = v366 < v2;
         const bool v368 = v365 && v367;
         if (v368) {
           const unsigned int v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v372 = v370 + v355;
+          const unsigned int v372 = v370 + v354;
           const unsigned int v373 = v372 + v363;
           const iron_bf16 v374 = a[v373];
           const unsigned int v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -677,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:249
         const unsigned int v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:250
         const unsigned int v392 = v391 + v389;
-        const unsigned int v393 = v355 + v387;  // kernels/gemm/gemm_warpgroup.hpp:251
+        const unsigned int v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:251
         const bool v394 = v393 < v2;
         const unsigned int v395 = v26 + v389;
         const bool v396 = v395 < v1;
@@ -692,9 +692,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           shm4[v392] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:254
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const unsigned int v410 = v316 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:376
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const unsigned int v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:459
         const unsigned int v411 = v410 << 6u;
         const unsigned int v3189 = v311 & 3u;
         const unsigned int v3191 = v3189 << 4u;
@@ -706,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3206;
         iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3206, shm4, v308, 128u);
-        iron_frag_mma_sync(v318, v3204, v3206);
+        iron_frag_mma_sync(v317, v3204, v3206);
         const unsigned int v3208 = v3195 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3215;
         iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
@@ -714,7 +714,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3217;
         iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3217, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v318, v3215, v3217);
+        iron_frag_mma_sync(v317, v3215, v3217);
         const unsigned int v3219 = v3195 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3226;
         iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
@@ -722,7 +722,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3228;
         iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3228, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v318, v3226, v3228);
+        iron_frag_mma_sync(v317, v3226, v3228);
         const unsigned int v3230 = v3195 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3237;
         iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
@@ -730,1047 +730,1047 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3239;
         iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3239, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v318, v3237, v3239);
+        iron_frag_mma_sync(v317, v3237, v3239);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const unsigned int v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+  const unsigned int v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
   const unsigned int v418 = v417 << 4u;
-  const unsigned int v420 = v316 << 6u;
+  const unsigned int v420 = v315 << 6u;
   const unsigned int v421 = v22 + v420;
   const unsigned int v422 = v421 + v418;
-  const unsigned int v423 = static_cast<unsigned int>(v318.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v423 = static_cast<unsigned int>(v317.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v424 = v422 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v318.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v425 = static_cast<unsigned int>(v317.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v428 = v312 && v427;
   const bool v429 = v426 < v1;
   const bool v430 = v428 && v429;
   if (v430) {
-    const float v431 = v318.x[0];
+    const float v431 = v317.x[0];
     const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v433 = iron_f32_to_bf16(v432);
     const unsigned int v434 = v424 * v1;
     const unsigned int v435 = v434 + v426;
     out[v435] = v433;
   }
-  const unsigned int v436 = static_cast<unsigned int>(v318.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v436 = static_cast<unsigned int>(v317.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v437 = v422 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v318.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v438 = static_cast<unsigned int>(v317.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v441 = v312 && v440;
   const bool v442 = v439 < v1;
   const bool v443 = v441 && v442;
   if (v443) {
-    const float v444 = v318.x[1];
+    const float v444 = v317.x[1];
     const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v446 = iron_f32_to_bf16(v445);
     const unsigned int v447 = v437 * v1;
     const unsigned int v448 = v447 + v439;
     out[v448] = v446;
   }
-  const unsigned int v449 = static_cast<unsigned int>(v318.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v449 = static_cast<unsigned int>(v317.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v450 = v422 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v318.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v451 = static_cast<unsigned int>(v317.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v454 = v312 && v453;
   const bool v455 = v452 < v1;
   const bool v456 = v454 && v455;
   if (v456) {
-    const float v457 = v318.x[2];
+    const float v457 = v317.x[2];
     const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v459 = iron_f32_to_bf16(v458);
     const unsigned int v460 = v450 * v1;
     const unsigned int v461 = v460 + v452;
     out[v461] = v459;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v318.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v462 = static_cast<unsigned int>(v317.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v463 = v422 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v318.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v464 = static_cast<unsigned int>(v317.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v467 = v312 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
   if (v469) {
-    const float v470 = v318.x[3];
+    const float v470 = v317.x[3];
     const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v472 = iron_f32_to_bf16(v471);
     const unsigned int v473 = v463 * v1;
     const unsigned int v474 = v473 + v465;
     out[v474] = v472;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v318.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v475 = static_cast<unsigned int>(v317.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v476 = v422 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v318.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v477 = static_cast<unsigned int>(v317.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v480 = v312 && v479;
   const bool v481 = v478 < v1;
   const bool v482 = v480 && v481;
   if (v482) {
-    const float v483 = v318.x[4];
+    const float v483 = v317.x[4];
     const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v485 = iron_f32_to_bf16(v484);
     const unsigned int v486 = v476 * v1;
     const unsigned int v487 = v486 + v478;
     out[v487] = v485;
   }
-  const unsigned int v488 = static_cast<unsigned int>(v318.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v488 = static_cast<unsigned int>(v317.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v489 = v422 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v318.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v490 = static_cast<unsigned int>(v317.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v493 = v312 && v492;
   const bool v494 = v491 < v1;
   const bool v495 = v493 && v494;
   if (v495) {
-    const float v496 = v318.x[5];
+    const float v496 = v317.x[5];
     const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v498 = iron_f32_to_bf16(v497);
     const unsigned int v499 = v489 * v1;
     const unsigned int v500 = v499 + v491;
     out[v500] = v498;
   }
-  const unsigned int v501 = static_cast<unsigned int>(v318.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v501 = static_cast<unsigned int>(v317.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v502 = v422 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v318.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v503 = static_cast<unsigned int>(v317.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v506 = v312 && v505;
   const bool v507 = v504 < v1;
   const bool v508 = v506 && v507;
   if (v508) {
-    const float v509 = v318.x[6];
+    const float v509 = v317.x[6];
     const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v511 = iron_f32_to_bf16(v510);
     const unsigned int v512 = v502 * v1;
     const unsigned int v513 = v512 + v504;
     out[v513] = v511;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v318.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v514 = static_cast<unsigned int>(v317.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v515 = v422 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v318.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v516 = static_cast<unsigned int>(v317.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v519 = v312 && v518;
   const bool v520 = v517 < v1;
   const bool v521 = v519 && v520;
   if (v521) {
-    const float v522 = v318.x[7];
+    const float v522 = v317.x[7];
     const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v524 = iron_f32_to_bf16(v523);
     const unsigned int v525 = v515 * v1;
     const unsigned int v526 = v525 + v517;
     out[v526] = v524;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v318.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v527 = static_cast<unsigned int>(v317.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v528 = v422 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v318.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v529 = static_cast<unsigned int>(v317.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v532 = v312 && v531;
   const bool v533 = v530 < v1;
   const bool v534 = v532 && v533;
   if (v534) {
-    const float v535 = v318.x[8];
+    const float v535 = v317.x[8];
     const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v537 = iron_f32_to_bf16(v536);
     const unsigned int v538 = v528 * v1;
     const unsigned int v539 = v538 + v530;
     out[v539] = v537;
   }
-  const unsigned int v540 = static_cast<unsigned int>(v318.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v540 = static_cast<unsigned int>(v317.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v541 = v422 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v318.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v542 = static_cast<unsigned int>(v317.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v545 = v312 && v544;
   const bool v546 = v543 < v1;
   const bool v547 = v545 && v546;
   if (v547) {
-    const float v548 = v318.x[9];
+    const float v548 = v317.x[9];
     const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v550 = iron_f32_to_bf16(v549);
     const unsigned int v551 = v541 * v1;
     const unsigned int v552 = v551 + v543;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v318.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v553 = static_cast<unsigned int>(v317.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v554 = v422 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v318.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v555 = static_cast<unsigned int>(v317.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v558 = v312 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
   if (v560) {
-    const float v561 = v318.x[10];
+    const float v561 = v317.x[10];
     const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v563 = iron_f32_to_bf16(v562);
     const unsigned int v564 = v554 * v1;
     const unsigned int v565 = v564 + v556;
     out[v565] = v563;
   }
-  const unsigned int v566 = static_cast<unsigned int>(v318.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v566 = static_cast<unsigned int>(v317.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v567 = v422 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v318.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v568 = static_cast<unsigned int>(v317.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v571 = v312 && v570;
   const bool v572 = v569 < v1;
   const bool v573 = v571 && v572;
   if (v573) {
-    const float v574 = v318.x[11];
+    const float v574 = v317.x[11];
     const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v576 = iron_f32_to_bf16(v575);
     const unsigned int v577 = v567 * v1;
     const unsigned int v578 = v577 + v569;
     out[v578] = v576;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v318.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v579 = static_cast<unsigned int>(v317.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v580 = v422 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v318.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v581 = static_cast<unsigned int>(v317.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v584 = v312 && v583;
   const bool v585 = v582 < v1;
   const bool v586 = v584 && v585;
   if (v586) {
-    const float v587 = v318.x[12];
+    const float v587 = v317.x[12];
     const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v589 = iron_f32_to_bf16(v588);
     const unsigned int v590 = v580 * v1;
     const unsigned int v591 = v590 + v582;
     out[v591] = v589;
   }
-  const unsigned int v592 = static_cast<unsigned int>(v318.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v592 = static_cast<unsigned int>(v317.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v593 = v422 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v318.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v594 = static_cast<unsigned int>(v317.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v597 = v312 && v596;
   const bool v598 = v595 < v1;
   const bool v599 = v597 && v598;
   if (v599) {
-    const float v600 = v318.x[13];
+    const float v600 = v317.x[13];
     const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v602 = iron_f32_to_bf16(v601);
     const unsigned int v603 = v593 * v1;
     const unsigned int v604 = v603 + v595;
     out[v604] = v602;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v318.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v605 = static_cast<unsigned int>(v317.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v606 = v422 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v318.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v607 = static_cast<unsigned int>(v317.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v610 = v312 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
   if (v612) {
-    const float v613 = v318.x[14];
+    const float v613 = v317.x[14];
     const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v615 = iron_f32_to_bf16(v614);
     const unsigned int v616 = v606 * v1;
     const unsigned int v617 = v616 + v608;
     out[v617] = v615;
   }
-  const unsigned int v618 = static_cast<unsigned int>(v318.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v618 = static_cast<unsigned int>(v317.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v619 = v422 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v318.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v620 = static_cast<unsigned int>(v317.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v623 = v312 && v622;
   const bool v624 = v621 < v1;
   const bool v625 = v623 && v624;
   if (v625) {
-    const float v626 = v318.x[15];
+    const float v626 = v317.x[15];
     const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v628 = iron_f32_to_bf16(v627);
     const unsigned int v629 = v619 * v1;
     const unsigned int v630 = v629 + v621;
     out[v630] = v628;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v318.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v631 = static_cast<unsigned int>(v317.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v632 = v422 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v318.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v633 = static_cast<unsigned int>(v317.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v636 = v312 && v635;
   const bool v637 = v634 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
-    const float v639 = v318.x[16];
+    const float v639 = v317.x[16];
     const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v641 = iron_f32_to_bf16(v640);
     const unsigned int v642 = v632 * v1;
     const unsigned int v643 = v642 + v634;
     out[v643] = v641;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v318.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v644 = static_cast<unsigned int>(v317.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v645 = v422 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v318.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v646 = static_cast<unsigned int>(v317.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v649 = v312 && v648;
   const bool v650 = v647 < v1;
   const bool v651 = v649 && v650;
   if (v651) {
-    const float v652 = v318.x[17];
+    const float v652 = v317.x[17];
     const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v654 = iron_f32_to_bf16(v653);
     const unsigned int v655 = v645 * v1;
     const unsigned int v656 = v655 + v647;
     out[v656] = v654;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v318.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v657 = static_cast<unsigned int>(v317.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v658 = v422 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v318.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v659 = static_cast<unsigned int>(v317.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v662 = v312 && v661;
   const bool v663 = v660 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
-    const float v665 = v318.x[18];
+    const float v665 = v317.x[18];
     const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v667 = iron_f32_to_bf16(v666);
     const unsigned int v668 = v658 * v1;
     const unsigned int v669 = v668 + v660;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v318.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v670 = static_cast<unsigned int>(v317.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v671 = v422 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v318.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v672 = static_cast<unsigned int>(v317.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v675 = v312 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
   if (v677) {
-    const float v678 = v318.x[19];
+    const float v678 = v317.x[19];
     const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v680 = iron_f32_to_bf16(v679);
     const unsigned int v681 = v671 * v1;
     const unsigned int v682 = v681 + v673;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v318.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v683 = static_cast<unsigned int>(v317.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v684 = v422 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v318.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v685 = static_cast<unsigned int>(v317.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v688 = v312 && v687;
   const bool v689 = v686 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
-    const float v691 = v318.x[20];
+    const float v691 = v317.x[20];
     const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v693 = iron_f32_to_bf16(v692);
     const unsigned int v694 = v684 * v1;
     const unsigned int v695 = v694 + v686;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v318.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v696 = static_cast<unsigned int>(v317.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v697 = v422 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v318.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v698 = static_cast<unsigned int>(v317.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v701 = v312 && v700;
   const bool v702 = v699 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
-    const float v704 = v318.x[21];
+    const float v704 = v317.x[21];
     const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v706 = iron_f32_to_bf16(v705);
     const unsigned int v707 = v697 * v1;
     const unsigned int v708 = v707 + v699;
     out[v708] = v706;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v318.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v709 = static_cast<unsigned int>(v317.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v710 = v422 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v318.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v711 = static_cast<unsigned int>(v317.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v714 = v312 && v713;
   const bool v715 = v712 < v1;
   const bool v716 = v714 && v715;
   if (v716) {
-    const float v717 = v318.x[22];
+    const float v717 = v317.x[22];
     const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v719 = iron_f32_to_bf16(v718);
     const unsigned int v720 = v710 * v1;
     const unsigned int v721 = v720 + v712;
     out[v721] = v719;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v318.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v722 = static_cast<unsigned int>(v317.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v723 = v422 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v318.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v724 = static_cast<unsigned int>(v317.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v727 = v312 && v726;
   const bool v728 = v725 < v1;
   const bool v729 = v727 && v728;
   if (v729) {
-    const float v730 = v318.x[23];
+    const float v730 = v317.x[23];
     const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v732 = iron_f32_to_bf16(v731);
     const unsigned int v733 = v723 * v1;
     const unsigned int v734 = v733 + v725;
     out[v734] = v732;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v318.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v735 = static_cast<unsigned int>(v317.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v736 = v422 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v318.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v737 = static_cast<unsigned int>(v317.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v740 = v312 && v739;
   const bool v741 = v738 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
-    const float v743 = v318.x[24];
+    const float v743 = v317.x[24];
     const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v745 = iron_f32_to_bf16(v744);
     const unsigned int v746 = v736 * v1;
     const unsigned int v747 = v746 + v738;
     out[v747] = v745;
   }
-  const unsigned int v748 = static_cast<unsigned int>(v318.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v748 = static_cast<unsigned int>(v317.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v749 = v422 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v318.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v750 = static_cast<unsigned int>(v317.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v753 = v312 && v752;
   const bool v754 = v751 < v1;
   const bool v755 = v753 && v754;
   if (v755) {
-    const float v756 = v318.x[25];
+    const float v756 = v317.x[25];
     const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v758 = iron_f32_to_bf16(v757);
     const unsigned int v759 = v749 * v1;
     const unsigned int v760 = v759 + v751;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v318.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v761 = static_cast<unsigned int>(v317.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v762 = v422 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v318.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v763 = static_cast<unsigned int>(v317.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v766 = v312 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
   if (v768) {
-    const float v769 = v318.x[26];
+    const float v769 = v317.x[26];
     const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v771 = iron_f32_to_bf16(v770);
     const unsigned int v772 = v762 * v1;
     const unsigned int v773 = v772 + v764;
     out[v773] = v771;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v318.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v774 = static_cast<unsigned int>(v317.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v775 = v422 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v318.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v776 = static_cast<unsigned int>(v317.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v779 = v312 && v778;
   const bool v780 = v777 < v1;
   const bool v781 = v779 && v780;
   if (v781) {
-    const float v782 = v318.x[27];
+    const float v782 = v317.x[27];
     const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v784 = iron_f32_to_bf16(v783);
     const unsigned int v785 = v775 * v1;
     const unsigned int v786 = v785 + v777;
     out[v786] = v784;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v318.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v787 = static_cast<unsigned int>(v317.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v788 = v422 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v318.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v789 = static_cast<unsigned int>(v317.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v792 = v312 && v791;
   const bool v793 = v790 < v1;
   const bool v794 = v792 && v793;
   if (v794) {
-    const float v795 = v318.x[28];
+    const float v795 = v317.x[28];
     const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v797 = iron_f32_to_bf16(v796);
     const unsigned int v798 = v788 * v1;
     const unsigned int v799 = v798 + v790;
     out[v799] = v797;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v318.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v800 = static_cast<unsigned int>(v317.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v801 = v422 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v318.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v802 = static_cast<unsigned int>(v317.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v805 = v312 && v804;
   const bool v806 = v803 < v1;
   const bool v807 = v805 && v806;
   if (v807) {
-    const float v808 = v318.x[29];
+    const float v808 = v317.x[29];
     const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v810 = iron_f32_to_bf16(v809);
     const unsigned int v811 = v801 * v1;
     const unsigned int v812 = v811 + v803;
     out[v812] = v810;
   }
-  const unsigned int v813 = static_cast<unsigned int>(v318.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v813 = static_cast<unsigned int>(v317.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v814 = v422 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v318.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v815 = static_cast<unsigned int>(v317.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v818 = v312 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
   if (v820) {
-    const float v821 = v318.x[30];
+    const float v821 = v317.x[30];
     const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v823 = iron_f32_to_bf16(v822);
     const unsigned int v824 = v814 * v1;
     const unsigned int v825 = v824 + v816;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v318.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v826 = static_cast<unsigned int>(v317.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v827 = v422 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v318.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v828 = static_cast<unsigned int>(v317.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v831 = v312 && v830;
   const bool v832 = v829 < v1;
   const bool v833 = v831 && v832;
   if (v833) {
-    const float v834 = v318.x[31];
+    const float v834 = v317.x[31];
     const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v836 = iron_f32_to_bf16(v835);
     const unsigned int v837 = v827 * v1;
     const unsigned int v838 = v837 + v829;
     out[v838] = v836;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v318.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v839 = static_cast<unsigned int>(v317.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v840 = v422 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v318.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v841 = static_cast<unsigned int>(v317.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v844 = v312 && v843;
   const bool v845 = v842 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
-    const float v847 = v318.x[32];
+    const float v847 = v317.x[32];
     const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v849 = iron_f32_to_bf16(v848);
     const unsigned int v850 = v840 * v1;
     const unsigned int v851 = v850 + v842;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v318.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v852 = static_cast<unsigned int>(v317.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v853 = v422 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v318.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v854 = static_cast<unsigned int>(v317.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v857 = v312 && v856;
   const bool v858 = v855 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
-    const float v860 = v318.x[33];
+    const float v860 = v317.x[33];
     const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v862 = iron_f32_to_bf16(v861);
     const unsigned int v863 = v853 * v1;
     const unsigned int v864 = v863 + v855;
     out[v864] = v862;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v318.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v865 = static_cast<unsigned int>(v317.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v866 = v422 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v318.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v867 = static_cast<unsigned int>(v317.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v870 = v312 && v869;
   const bool v871 = v868 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
-    const float v873 = v318.x[34];
+    const float v873 = v317.x[34];
     const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v875 = iron_f32_to_bf16(v874);
     const unsigned int v876 = v866 * v1;
     const unsigned int v877 = v876 + v868;
     out[v877] = v875;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v318.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v878 = static_cast<unsigned int>(v317.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v879 = v422 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v318.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v880 = static_cast<unsigned int>(v317.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v883 = v312 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
   if (v885) {
-    const float v886 = v318.x[35];
+    const float v886 = v317.x[35];
     const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v888 = iron_f32_to_bf16(v887);
     const unsigned int v889 = v879 * v1;
     const unsigned int v890 = v889 + v881;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v318.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v891 = static_cast<unsigned int>(v317.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v892 = v422 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v318.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v893 = static_cast<unsigned int>(v317.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v896 = v312 && v895;
   const bool v897 = v894 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
-    const float v899 = v318.x[36];
+    const float v899 = v317.x[36];
     const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v901 = iron_f32_to_bf16(v900);
     const unsigned int v902 = v892 * v1;
     const unsigned int v903 = v902 + v894;
     out[v903] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v318.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v904 = static_cast<unsigned int>(v317.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v905 = v422 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v318.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v906 = static_cast<unsigned int>(v317.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v909 = v312 && v908;
   const bool v910 = v907 < v1;
   const bool v911 = v909 && v910;
   if (v911) {
-    const float v912 = v318.x[37];
+    const float v912 = v317.x[37];
     const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v914 = iron_f32_to_bf16(v913);
     const unsigned int v915 = v905 * v1;
     const unsigned int v916 = v915 + v907;
     out[v916] = v914;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v318.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v917 = static_cast<unsigned int>(v317.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v918 = v422 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v318.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v919 = static_cast<unsigned int>(v317.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v922 = v312 && v921;
   const bool v923 = v920 < v1;
   const bool v924 = v922 && v923;
   if (v924) {
-    const float v925 = v318.x[38];
+    const float v925 = v317.x[38];
     const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v927 = iron_f32_to_bf16(v926);
     const unsigned int v928 = v918 * v1;
     const unsigned int v929 = v928 + v920;
     out[v929] = v927;
   }
-  const unsigned int v930 = static_cast<unsigned int>(v318.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v930 = static_cast<unsigned int>(v317.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v931 = v422 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v318.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v932 = static_cast<unsigned int>(v317.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v935 = v312 && v934;
   const bool v936 = v933 < v1;
   const bool v937 = v935 && v936;
   if (v937) {
-    const float v938 = v318.x[39];
+    const float v938 = v317.x[39];
     const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v940 = iron_f32_to_bf16(v939);
     const unsigned int v941 = v931 * v1;
     const unsigned int v942 = v941 + v933;
     out[v942] = v940;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v318.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v943 = static_cast<unsigned int>(v317.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v944 = v422 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v318.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v945 = static_cast<unsigned int>(v317.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v948 = v312 && v947;
   const bool v949 = v946 < v1;
   const bool v950 = v948 && v949;
   if (v950) {
-    const float v951 = v318.x[40];
+    const float v951 = v317.x[40];
     const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v953 = iron_f32_to_bf16(v952);
     const unsigned int v954 = v944 * v1;
     const unsigned int v955 = v954 + v946;
     out[v955] = v953;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v318.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v956 = static_cast<unsigned int>(v317.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v957 = v422 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v318.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v958 = static_cast<unsigned int>(v317.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v961 = v312 && v960;
   const bool v962 = v959 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
-    const float v964 = v318.x[41];
+    const float v964 = v317.x[41];
     const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v966 = iron_f32_to_bf16(v965);
     const unsigned int v967 = v957 * v1;
     const unsigned int v968 = v967 + v959;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v318.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v969 = static_cast<unsigned int>(v317.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v970 = v422 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v318.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v971 = static_cast<unsigned int>(v317.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v974 = v312 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
   if (v976) {
-    const float v977 = v318.x[42];
+    const float v977 = v317.x[42];
     const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v979 = iron_f32_to_bf16(v978);
     const unsigned int v980 = v970 * v1;
     const unsigned int v981 = v980 + v972;
     out[v981] = v979;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v318.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v982 = static_cast<unsigned int>(v317.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v983 = v422 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v318.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v984 = static_cast<unsigned int>(v317.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v987 = v312 && v986;
   const bool v988 = v985 < v1;
   const bool v989 = v987 && v988;
   if (v989) {
-    const float v990 = v318.x[43];
+    const float v990 = v317.x[43];
     const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v992 = iron_f32_to_bf16(v991);
     const unsigned int v993 = v983 * v1;
     const unsigned int v994 = v993 + v985;
     out[v994] = v992;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v318.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v995 = static_cast<unsigned int>(v317.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v996 = v422 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v318.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v997 = static_cast<unsigned int>(v317.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1000 = v312 && v999;
   const bool v1001 = v998 < v1;
   const bool v1002 = v1000 && v1001;
   if (v1002) {
-    const float v1003 = v318.x[44];
+    const float v1003 = v317.x[44];
     const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
     const unsigned int v1006 = v996 * v1;
     const unsigned int v1007 = v1006 + v998;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v318.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1008 = static_cast<unsigned int>(v317.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1009 = v422 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v318.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1010 = static_cast<unsigned int>(v317.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1013 = v312 && v1012;
   const bool v1014 = v1011 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
-    const float v1016 = v318.x[45];
+    const float v1016 = v317.x[45];
     const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
     const unsigned int v1019 = v1009 * v1;
     const unsigned int v1020 = v1019 + v1011;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v318.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1021 = static_cast<unsigned int>(v317.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1022 = v422 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v318.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1023 = static_cast<unsigned int>(v317.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1026 = v312 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
-    const float v1029 = v318.x[46];
+    const float v1029 = v317.x[46];
     const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
     const unsigned int v1032 = v1022 * v1;
     const unsigned int v1033 = v1032 + v1024;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v318.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1034 = static_cast<unsigned int>(v317.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1035 = v422 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v318.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1036 = static_cast<unsigned int>(v317.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1039 = v312 && v1038;
   const bool v1040 = v1037 < v1;
   const bool v1041 = v1039 && v1040;
   if (v1041) {
-    const float v1042 = v318.x[47];
+    const float v1042 = v317.x[47];
     const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1044 = iron_f32_to_bf16(v1043);
     const unsigned int v1045 = v1035 * v1;
     const unsigned int v1046 = v1045 + v1037;
     out[v1046] = v1044;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v318.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1047 = static_cast<unsigned int>(v317.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1048 = v422 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v318.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1049 = static_cast<unsigned int>(v317.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1052 = v312 && v1051;
   const bool v1053 = v1050 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
-    const float v1055 = v318.x[48];
+    const float v1055 = v317.x[48];
     const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
     const unsigned int v1058 = v1048 * v1;
     const unsigned int v1059 = v1058 + v1050;
     out[v1059] = v1057;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v318.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1060 = static_cast<unsigned int>(v317.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1061 = v422 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v318.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1062 = static_cast<unsigned int>(v317.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1065 = v312 && v1064;
   const bool v1066 = v1063 < v1;
   const bool v1067 = v1065 && v1066;
   if (v1067) {
-    const float v1068 = v318.x[49];
+    const float v1068 = v317.x[49];
     const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
     const unsigned int v1071 = v1061 * v1;
     const unsigned int v1072 = v1071 + v1063;
     out[v1072] = v1070;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v318.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1073 = static_cast<unsigned int>(v317.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1074 = v422 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v318.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1075 = static_cast<unsigned int>(v317.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1078 = v312 && v1077;
   const bool v1079 = v1076 < v1;
   const bool v1080 = v1078 && v1079;
   if (v1080) {
-    const float v1081 = v318.x[50];
+    const float v1081 = v317.x[50];
     const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
     const unsigned int v1084 = v1074 * v1;
     const unsigned int v1085 = v1084 + v1076;
     out[v1085] = v1083;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v318.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1086 = static_cast<unsigned int>(v317.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1087 = v422 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v318.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1088 = static_cast<unsigned int>(v317.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1091 = v312 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
   if (v1093) {
-    const float v1094 = v318.x[51];
+    const float v1094 = v317.x[51];
     const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
     const unsigned int v1097 = v1087 * v1;
     const unsigned int v1098 = v1097 + v1089;
     out[v1098] = v1096;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v318.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1099 = static_cast<unsigned int>(v317.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1100 = v422 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v318.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1101 = static_cast<unsigned int>(v317.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1104 = v312 && v1103;
   const bool v1105 = v1102 < v1;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
-    const float v1107 = v318.x[52];
+    const float v1107 = v317.x[52];
     const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
     const unsigned int v1110 = v1100 * v1;
     const unsigned int v1111 = v1110 + v1102;
     out[v1111] = v1109;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v318.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1112 = static_cast<unsigned int>(v317.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1113 = v422 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v318.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1114 = static_cast<unsigned int>(v317.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1117 = v312 && v1116;
   const bool v1118 = v1115 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
-    const float v1120 = v318.x[53];
+    const float v1120 = v317.x[53];
     const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1122 = iron_f32_to_bf16(v1121);
     const unsigned int v1123 = v1113 * v1;
     const unsigned int v1124 = v1123 + v1115;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v318.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1125 = static_cast<unsigned int>(v317.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1126 = v422 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v318.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1127 = static_cast<unsigned int>(v317.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1130 = v312 && v1129;
   const bool v1131 = v1128 < v1;
   const bool v1132 = v1130 && v1131;
   if (v1132) {
-    const float v1133 = v318.x[54];
+    const float v1133 = v317.x[54];
     const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
     const unsigned int v1136 = v1126 * v1;
     const unsigned int v1137 = v1136 + v1128;
     out[v1137] = v1135;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v318.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1138 = static_cast<unsigned int>(v317.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1139 = v422 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v318.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1140 = static_cast<unsigned int>(v317.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1143 = v312 && v1142;
   const bool v1144 = v1141 < v1;
   const bool v1145 = v1143 && v1144;
   if (v1145) {
-    const float v1146 = v318.x[55];
+    const float v1146 = v317.x[55];
     const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
     const unsigned int v1149 = v1139 * v1;
     const unsigned int v1150 = v1149 + v1141;
     out[v1150] = v1148;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v318.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1151 = static_cast<unsigned int>(v317.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1152 = v422 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v318.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1153 = static_cast<unsigned int>(v317.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1156 = v312 && v1155;
   const bool v1157 = v1154 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
-    const float v1159 = v318.x[56];
+    const float v1159 = v317.x[56];
     const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
     const unsigned int v1162 = v1152 * v1;
     const unsigned int v1163 = v1162 + v1154;
     out[v1163] = v1161;
   }
-  const unsigned int v1164 = static_cast<unsigned int>(v318.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1164 = static_cast<unsigned int>(v317.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1165 = v422 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v318.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1166 = static_cast<unsigned int>(v317.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1169 = v312 && v1168;
   const bool v1170 = v1167 < v1;
   const bool v1171 = v1169 && v1170;
   if (v1171) {
-    const float v1172 = v318.x[57];
+    const float v1172 = v317.x[57];
     const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
     const unsigned int v1175 = v1165 * v1;
     const unsigned int v1176 = v1175 + v1167;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v318.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1177 = static_cast<unsigned int>(v317.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1178 = v422 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v318.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1179 = static_cast<unsigned int>(v317.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1182 = v312 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
-    const float v1185 = v318.x[58];
+    const float v1185 = v317.x[58];
     const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
     const unsigned int v1188 = v1178 * v1;
     const unsigned int v1189 = v1188 + v1180;
     out[v1189] = v1187;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v318.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1190 = static_cast<unsigned int>(v317.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1191 = v422 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v318.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1192 = static_cast<unsigned int>(v317.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1195 = v312 && v1194;
   const bool v1196 = v1193 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
-    const float v1198 = v318.x[59];
+    const float v1198 = v317.x[59];
     const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
     const unsigned int v1201 = v1191 * v1;
     const unsigned int v1202 = v1201 + v1193;
     out[v1202] = v1200;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v318.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1203 = static_cast<unsigned int>(v317.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1204 = v422 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v318.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1205 = static_cast<unsigned int>(v317.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1208 = v312 && v1207;
   const bool v1209 = v1206 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
-    const float v1211 = v318.x[60];
+    const float v1211 = v317.x[60];
     const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
     const unsigned int v1214 = v1204 * v1;
     const unsigned int v1215 = v1214 + v1206;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v318.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1216 = static_cast<unsigned int>(v317.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1217 = v422 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v318.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1218 = static_cast<unsigned int>(v317.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1221 = v312 && v1220;
   const bool v1222 = v1219 < v1;
   const bool v1223 = v1221 && v1222;
   if (v1223) {
-    const float v1224 = v318.x[61];
+    const float v1224 = v317.x[61];
     const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
     const unsigned int v1227 = v1217 * v1;
     const unsigned int v1228 = v1227 + v1219;
     out[v1228] = v1226;
   }
-  const unsigned int v1229 = static_cast<unsigned int>(v318.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1229 = static_cast<unsigned int>(v317.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1230 = v422 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v318.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1231 = static_cast<unsigned int>(v317.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1234 = v312 && v1233;
   const bool v1235 = v1232 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
-    const float v1237 = v318.x[62];
+    const float v1237 = v317.x[62];
     const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
     const unsigned int v1240 = v1230 * v1;
     const unsigned int v1241 = v1240 + v1232;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v318.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1242 = static_cast<unsigned int>(v317.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1243 = v422 + v1242;
-  const unsigned int v1244 = static_cast<unsigned int>(v318.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1244 = static_cast<unsigned int>(v317.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1245 = v26 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1247 = v312 && v1246;
   const bool v1248 = v1245 < v1;
   const bool v1249 = v1247 && v1248;
   if (v1249) {
-    const float v1250 = v318.x[63];
+    const float v1250 = v317.x[63];
     const float v1251 = v1250 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1252 = iron_f32_to_bf16(v1251);
     const unsigned int v1253 = v1243 * v1;
     const unsigned int v1254 = v1253 + v1245;
     out[v1254] = v1252;
   }
-  const unsigned int v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  iron_frag<float, 2, 16, 128> v1265;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag_fill(v1265, 0.0f);
-  if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const bool v3724 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:443
+  const unsigned int v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  iron_frag<float, 2, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag_fill(v1264, 0.0f);
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const bool v3724 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:528
     if (v3724) {
-      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3731 = v311 << 5u;
       const unsigned int v3732 = v3731 + v3728;
       const unsigned int v3733 = v3732 >> 3u;
@@ -1859,10 +1859,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3823, b + v3820, v3817);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     const bool v3826 = 64u < v2;
     if (v3826) {
-      const unsigned int v3830 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3830 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3833 = v311 << 5u;
       const unsigned int v3834 = v3833 + v3830;
       const unsigned int v3835 = v3834 >> 3u;
@@ -1963,7 +1963,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3925, b + v3922, v3919);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
     for (unsigned int v2961 = v308; v2961 < v2; v2961 += 64u) {
       const unsigned int v2963 = v2961 >> 6u;
@@ -1971,8 +1971,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v312) {
-        const unsigned int v2967 = v2965 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const unsigned int v2975 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:376
+        const unsigned int v2967 = v2965 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+        const unsigned int v2975 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:459
         const unsigned int v2976 = v2967 + v2975;
         const unsigned int v3246 = v418 << 6u;
         const unsigned int v3248 = v2976 + v3246;
@@ -1982,7 +1982,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3259;
         iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3259, shm4, v2967, 128u);
-        iron_frag_mma_sync(v1265, v3257, v3259);
+        iron_frag_mma_sync(v1264, v3257, v3259);
         const unsigned int v3261 = v3248 + 16u;
         const unsigned int v3266 = v2967 + 2048u;
         iron_frag<iron_bf16, 0, 16, 16> v3268;
@@ -1991,7 +1991,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3270;
         iron_frag_fill(v3270, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3270, shm4, v3266, 128u);
-        iron_frag_mma_sync(v1265, v3268, v3270);
+        iron_frag_mma_sync(v1264, v3268, v3270);
         const unsigned int v3272 = v3248 + 32u;
         const unsigned int v3277 = v2967 + 4096u;
         iron_frag<iron_bf16, 0, 16, 16> v3279;
@@ -2000,7 +2000,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3281;
         iron_frag_fill(v3281, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3281, shm4, v3277, 128u);
-        iron_frag_mma_sync(v1265, v3279, v3281);
+        iron_frag_mma_sync(v1264, v3279, v3281);
         const unsigned int v3283 = v3248 + 48u;
         const unsigned int v3288 = v2967 + 6144u;
         iron_frag<iron_bf16, 0, 16, 16> v3290;
@@ -2009,15 +2009,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3292;
         iron_frag_fill(v3292, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3292, shm4, v3288, 128u);
-        iron_frag_mma_sync(v1265, v3290, v3292);
+        iron_frag_mma_sync(v1264, v3290, v3292);
       }
-      const unsigned int v2983 = v2961 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+      const unsigned int v2983 = v2961 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
       const unsigned int v2985 = v2963 + 2u;
       const unsigned int v2986 = v2985 % 3u;
       const bool v2987 = v2983 < v2;
       if (v2987) {
-        const unsigned int v2990 = v2986 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const unsigned int v2992 = iron_linear_thread() & 31u;
+        const unsigned int v2989 = v2986 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v2992 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v2994 = v311 << 5u;
         const unsigned int v2995 = v2994 + v2992;
         const unsigned int v2999 = v2995 >> 3u;
@@ -2032,7 +2032,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3011 = v3009 + v3005;
         const unsigned int v3012 = v3008 ? v3011 : v308;
         const unsigned int v3014 = v2999 << 6u;
-        const unsigned int v3015 = v2990 + v3014;
+        const unsigned int v3015 = v2989 + v3014;
         const unsigned int v3016 = v3015 + v3003;
         iron_copy_async<16>(shm3 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3008);
         const unsigned int v3018 = v2995 + 384u;
@@ -2048,7 +2048,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3032 = v3030 + v3026;
         const unsigned int v3033 = v3029 ? v3032 : v308;
         const unsigned int v3035 = v3020 << 6u;
-        const unsigned int v3036 = v2990 + v3035;
+        const unsigned int v3036 = v2989 + v3035;
         const unsigned int v3037 = v3036 + v3024;
         iron_copy_async<16>(shm3 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), a + v3033, v3029);
         const unsigned int v3039 = v2995 + 768u;
@@ -2066,7 +2066,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v3055 = v3053 + v3049;
           const unsigned int v3056 = v3052 ? v3055 : v308;
           const unsigned int v3058 = v3043 << 6u;
-          const unsigned int v3059 = v2990 + v3058;
+          const unsigned int v3059 = v2989 + v3058;
           const unsigned int v3060 = v3059 + v3047;
           iron_copy_async<16>(shm3 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3052);
         }
@@ -2082,7 +2082,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3084 = v3082 + v3078;
         const unsigned int v3085 = v3081 ? v3084 : v308;
         const unsigned int v3087 = v3072 << 7u;
-        const unsigned int v3088 = v2990 + v3087;
+        const unsigned int v3088 = v2989 + v3087;
         const unsigned int v3089 = v3088 + v3076;
         iron_copy_async<16>(shm4 + v3089, b + v3085, v3081);
         const unsigned int v3093 = v3018 >> 4u;
@@ -2097,7 +2097,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3105 = v3103 + v3099;
         const unsigned int v3106 = v3102 ? v3105 : v308;
         const unsigned int v3108 = v3093 << 7u;
-        const unsigned int v3109 = v2990 + v3108;
+        const unsigned int v3109 = v2989 + v3108;
         const unsigned int v3110 = v3109 + v3097;
         iron_copy_async<16>(shm4 + v3110, b + v3106, v3102);
         if (v3041) {
@@ -2113,30 +2113,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v3128 = v3126 + v3122;
           const unsigned int v3129 = v3125 ? v3128 : v308;
           const unsigned int v3131 = v3116 << 7u;
-          const unsigned int v3132 = v2990 + v3131;
+          const unsigned int v3132 = v2989 + v3131;
           const unsigned int v3133 = v3132 + v3120;
           iron_copy_async<16>(shm4 + v3133, b + v3129, v3125);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     }
     __syncthreads();
   } else {
     const unsigned int v1303 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1304 = threadIdx.x;
 
-    for (unsigned int v1302 = v308; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (unsigned int v1301 = v308; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (unsigned int v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1312 = v1311 < v0;
-        const unsigned int v1313 = v1302 + v1310;
+        const unsigned int v1313 = v1301 + v1310;
         const bool v1314 = v1313 < v2;
         const bool v1315 = v1312 && v1314;
         if (v1315) {
           const unsigned int v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1319 = v1317 + v1302;
+          const unsigned int v1319 = v1317 + v1301;
           const unsigned int v1320 = v1319 + v1310;
           const iron_bf16 v1321 = a[v1320];
           const unsigned int v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2154,7 +2154,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:249
         const unsigned int v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:250
         const unsigned int v1339 = v1338 + v1336;
-        const unsigned int v1340 = v1302 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:251
+        const unsigned int v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:251
         const bool v1341 = v1340 < v2;
         const unsigned int v1342 = v1256 + v1336;
         const bool v1343 = v1342 < v1;
@@ -2169,9 +2169,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           shm4[v1339] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:254
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const unsigned int v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:376
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const unsigned int v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:459
         const unsigned int v3299 = v418 << 6u;
         const unsigned int v3301 = v1358 + v3299;
         iron_frag<iron_bf16, 0, 16, 16> v3310;
@@ -2180,7 +2180,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3312;
         iron_frag_fill(v3312, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3312, shm4, v308, 128u);
-        iron_frag_mma_sync(v1265, v3310, v3312);
+        iron_frag_mma_sync(v1264, v3310, v3312);
         const unsigned int v3314 = v3301 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3321;
         iron_frag_fill(v3321, iron_f32_to_bf16(0.0f));
@@ -2188,7 +2188,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3323;
         iron_frag_fill(v3323, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3323, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v1265, v3321, v3323);
+        iron_frag_mma_sync(v1264, v3321, v3323);
         const unsigned int v3325 = v3301 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3332;
         iron_frag_fill(v3332, iron_f32_to_bf16(0.0f));
@@ -2196,7 +2196,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3334;
         iron_frag_fill(v3334, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3334, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v1265, v3332, v3334);
+        iron_frag_mma_sync(v1264, v3332, v3334);
         const unsigned int v3336 = v3301 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3343;
         iron_frag_fill(v3343, iron_f32_to_bf16(0.0f));
@@ -2204,1029 +2204,1029 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3345;
         iron_frag_fill(v3345, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v3345, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v1265, v3343, v3345);
+        iron_frag_mma_sync(v1264, v3343, v3345);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v1265.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1370 = static_cast<unsigned int>(v1264.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1371 = v422 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v1265.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1372 = static_cast<unsigned int>(v1264.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1373 = v1256 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1375 = v312 && v1374;
   const bool v1376 = v1373 < v1;
   const bool v1377 = v1375 && v1376;
   if (v1377) {
-    const float v1378 = v1265.x[0];
+    const float v1378 = v1264.x[0];
     const float v1379 = v1378 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
     const unsigned int v1381 = v1371 * v1;
     const unsigned int v1382 = v1381 + v1373;
     out[v1382] = v1380;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v1265.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1383 = static_cast<unsigned int>(v1264.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1384 = v422 + v1383;
-  const unsigned int v1385 = static_cast<unsigned int>(v1265.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1385 = static_cast<unsigned int>(v1264.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1386 = v1256 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1388 = v312 && v1387;
   const bool v1389 = v1386 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
-    const float v1391 = v1265.x[1];
+    const float v1391 = v1264.x[1];
     const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
     const unsigned int v1394 = v1384 * v1;
     const unsigned int v1395 = v1394 + v1386;
     out[v1395] = v1393;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v1265.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1396 = static_cast<unsigned int>(v1264.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1397 = v422 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v1265.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1398 = static_cast<unsigned int>(v1264.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1399 = v1256 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1401 = v312 && v1400;
   const bool v1402 = v1399 < v1;
   const bool v1403 = v1401 && v1402;
   if (v1403) {
-    const float v1404 = v1265.x[2];
+    const float v1404 = v1264.x[2];
     const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1406 = iron_f32_to_bf16(v1405);
     const unsigned int v1407 = v1397 * v1;
     const unsigned int v1408 = v1407 + v1399;
     out[v1408] = v1406;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v1265.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1409 = static_cast<unsigned int>(v1264.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1410 = v422 + v1409;
-  const unsigned int v1411 = static_cast<unsigned int>(v1265.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1411 = static_cast<unsigned int>(v1264.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1412 = v1256 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1414 = v312 && v1413;
   const bool v1415 = v1412 < v1;
   const bool v1416 = v1414 && v1415;
   if (v1416) {
-    const float v1417 = v1265.x[3];
+    const float v1417 = v1264.x[3];
     const float v1418 = v1417 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1419 = iron_f32_to_bf16(v1418);
     const unsigned int v1420 = v1410 * v1;
     const unsigned int v1421 = v1420 + v1412;
     out[v1421] = v1419;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v1265.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1422 = static_cast<unsigned int>(v1264.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1423 = v422 + v1422;
-  const unsigned int v1424 = static_cast<unsigned int>(v1265.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1424 = static_cast<unsigned int>(v1264.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1425 = v1256 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1427 = v312 && v1426;
   const bool v1428 = v1425 < v1;
   const bool v1429 = v1427 && v1428;
   if (v1429) {
-    const float v1430 = v1265.x[4];
+    const float v1430 = v1264.x[4];
     const float v1431 = v1430 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1432 = iron_f32_to_bf16(v1431);
     const unsigned int v1433 = v1423 * v1;
     const unsigned int v1434 = v1433 + v1425;
     out[v1434] = v1432;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v1265.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1435 = static_cast<unsigned int>(v1264.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1436 = v422 + v1435;
-  const unsigned int v1437 = static_cast<unsigned int>(v1265.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1437 = static_cast<unsigned int>(v1264.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1438 = v1256 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1440 = v312 && v1439;
   const bool v1441 = v1438 < v1;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
-    const float v1443 = v1265.x[5];
+    const float v1443 = v1264.x[5];
     const float v1444 = v1443 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1445 = iron_f32_to_bf16(v1444);
     const unsigned int v1446 = v1436 * v1;
     const unsigned int v1447 = v1446 + v1438;
     out[v1447] = v1445;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v1265.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1448 = static_cast<unsigned int>(v1264.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1449 = v422 + v1448;
-  const unsigned int v1450 = static_cast<unsigned int>(v1265.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1450 = static_cast<unsigned int>(v1264.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1451 = v1256 + v1450;
-  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1453 = v312 && v1452;
   const bool v1454 = v1451 < v1;
   const bool v1455 = v1453 && v1454;
   if (v1455) {
-    const float v1456 = v1265.x[6];
+    const float v1456 = v1264.x[6];
     const float v1457 = v1456 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1458 = iron_f32_to_bf16(v1457);
     const unsigned int v1459 = v1449 * v1;
     const unsigned int v1460 = v1459 + v1451;
     out[v1460] = v1458;
   }
-  const unsigned int v1461 = static_cast<unsigned int>(v1265.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1461 = static_cast<unsigned int>(v1264.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1462 = v422 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v1265.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1463 = static_cast<unsigned int>(v1264.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1464 = v1256 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1466 = v312 && v1465;
   const bool v1467 = v1464 < v1;
   const bool v1468 = v1466 && v1467;
   if (v1468) {
-    const float v1469 = v1265.x[7];
+    const float v1469 = v1264.x[7];
     const float v1470 = v1469 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
     const unsigned int v1472 = v1462 * v1;
     const unsigned int v1473 = v1472 + v1464;
     out[v1473] = v1471;
   }
-  const unsigned int v1474 = static_cast<unsigned int>(v1265.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1474 = static_cast<unsigned int>(v1264.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1475 = v422 + v1474;
-  const unsigned int v1476 = static_cast<unsigned int>(v1265.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1476 = static_cast<unsigned int>(v1264.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1477 = v1256 + v1476;
-  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1479 = v312 && v1478;
   const bool v1480 = v1477 < v1;
   const bool v1481 = v1479 && v1480;
   if (v1481) {
-    const float v1482 = v1265.x[8];
+    const float v1482 = v1264.x[8];
     const float v1483 = v1482 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
     const unsigned int v1485 = v1475 * v1;
     const unsigned int v1486 = v1485 + v1477;
     out[v1486] = v1484;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v1265.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1487 = static_cast<unsigned int>(v1264.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1488 = v422 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v1265.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1489 = static_cast<unsigned int>(v1264.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1490 = v1256 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1492 = v312 && v1491;
   const bool v1493 = v1490 < v1;
   const bool v1494 = v1492 && v1493;
   if (v1494) {
-    const float v1495 = v1265.x[9];
+    const float v1495 = v1264.x[9];
     const float v1496 = v1495 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
     const unsigned int v1498 = v1488 * v1;
     const unsigned int v1499 = v1498 + v1490;
     out[v1499] = v1497;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v1265.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1500 = static_cast<unsigned int>(v1264.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1501 = v422 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v1265.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1502 = static_cast<unsigned int>(v1264.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1503 = v1256 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1505 = v312 && v1504;
   const bool v1506 = v1503 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
-    const float v1508 = v1265.x[10];
+    const float v1508 = v1264.x[10];
     const float v1509 = v1508 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1510 = iron_f32_to_bf16(v1509);
     const unsigned int v1511 = v1501 * v1;
     const unsigned int v1512 = v1511 + v1503;
     out[v1512] = v1510;
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v1265.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1513 = static_cast<unsigned int>(v1264.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1514 = v422 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v1265.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1515 = static_cast<unsigned int>(v1264.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1516 = v1256 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1518 = v312 && v1517;
   const bool v1519 = v1516 < v1;
   const bool v1520 = v1518 && v1519;
   if (v1520) {
-    const float v1521 = v1265.x[11];
+    const float v1521 = v1264.x[11];
     const float v1522 = v1521 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1523 = iron_f32_to_bf16(v1522);
     const unsigned int v1524 = v1514 * v1;
     const unsigned int v1525 = v1524 + v1516;
     out[v1525] = v1523;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v1265.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1526 = static_cast<unsigned int>(v1264.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1527 = v422 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v1265.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1528 = static_cast<unsigned int>(v1264.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1529 = v1256 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1531 = v312 && v1530;
   const bool v1532 = v1529 < v1;
   const bool v1533 = v1531 && v1532;
   if (v1533) {
-    const float v1534 = v1265.x[12];
+    const float v1534 = v1264.x[12];
     const float v1535 = v1534 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
     const unsigned int v1537 = v1527 * v1;
     const unsigned int v1538 = v1537 + v1529;
     out[v1538] = v1536;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v1265.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1539 = static_cast<unsigned int>(v1264.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1540 = v422 + v1539;
-  const unsigned int v1541 = static_cast<unsigned int>(v1265.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1541 = static_cast<unsigned int>(v1264.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1542 = v1256 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1544 = v312 && v1543;
   const bool v1545 = v1542 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
-    const float v1547 = v1265.x[13];
+    const float v1547 = v1264.x[13];
     const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
     const unsigned int v1550 = v1540 * v1;
     const unsigned int v1551 = v1550 + v1542;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v1265.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1552 = static_cast<unsigned int>(v1264.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1553 = v422 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v1265.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1554 = static_cast<unsigned int>(v1264.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1555 = v1256 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1557 = v312 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
-    const float v1560 = v1265.x[14];
+    const float v1560 = v1264.x[14];
     const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
     const unsigned int v1563 = v1553 * v1;
     const unsigned int v1564 = v1563 + v1555;
     out[v1564] = v1562;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v1265.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1565 = static_cast<unsigned int>(v1264.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1566 = v422 + v1565;
-  const unsigned int v1567 = static_cast<unsigned int>(v1265.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1567 = static_cast<unsigned int>(v1264.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1568 = v1256 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1570 = v312 && v1569;
   const bool v1571 = v1568 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
-    const float v1573 = v1265.x[15];
+    const float v1573 = v1264.x[15];
     const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
     const unsigned int v1576 = v1566 * v1;
     const unsigned int v1577 = v1576 + v1568;
     out[v1577] = v1575;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v1265.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1578 = static_cast<unsigned int>(v1264.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1579 = v422 + v1578;
-  const unsigned int v1580 = static_cast<unsigned int>(v1265.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1580 = static_cast<unsigned int>(v1264.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1581 = v1256 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1583 = v312 && v1582;
   const bool v1584 = v1581 < v1;
   const bool v1585 = v1583 && v1584;
   if (v1585) {
-    const float v1586 = v1265.x[16];
+    const float v1586 = v1264.x[16];
     const float v1587 = v1586 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1588 = iron_f32_to_bf16(v1587);
     const unsigned int v1589 = v1579 * v1;
     const unsigned int v1590 = v1589 + v1581;
     out[v1590] = v1588;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v1265.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1591 = static_cast<unsigned int>(v1264.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1592 = v422 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v1265.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1593 = static_cast<unsigned int>(v1264.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1594 = v1256 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1596 = v312 && v1595;
   const bool v1597 = v1594 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
-    const float v1599 = v1265.x[17];
+    const float v1599 = v1264.x[17];
     const float v1600 = v1599 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
     const unsigned int v1602 = v1592 * v1;
     const unsigned int v1603 = v1602 + v1594;
     out[v1603] = v1601;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v1265.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1604 = static_cast<unsigned int>(v1264.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1605 = v422 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v1265.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1606 = static_cast<unsigned int>(v1264.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1607 = v1256 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1609 = v312 && v1608;
   const bool v1610 = v1607 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
-    const float v1612 = v1265.x[18];
+    const float v1612 = v1264.x[18];
     const float v1613 = v1612 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1614 = iron_f32_to_bf16(v1613);
     const unsigned int v1615 = v1605 * v1;
     const unsigned int v1616 = v1615 + v1607;
     out[v1616] = v1614;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v1265.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1617 = static_cast<unsigned int>(v1264.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1618 = v422 + v1617;
-  const unsigned int v1619 = static_cast<unsigned int>(v1265.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1619 = static_cast<unsigned int>(v1264.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1620 = v1256 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1622 = v312 && v1621;
   const bool v1623 = v1620 < v1;
   const bool v1624 = v1622 && v1623;
   if (v1624) {
-    const float v1625 = v1265.x[19];
+    const float v1625 = v1264.x[19];
     const float v1626 = v1625 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1627 = iron_f32_to_bf16(v1626);
     const unsigned int v1628 = v1618 * v1;
     const unsigned int v1629 = v1628 + v1620;
     out[v1629] = v1627;
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v1265.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1630 = static_cast<unsigned int>(v1264.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1631 = v422 + v1630;
-  const unsigned int v1632 = static_cast<unsigned int>(v1265.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1632 = static_cast<unsigned int>(v1264.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1633 = v1256 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1635 = v312 && v1634;
   const bool v1636 = v1633 < v1;
   const bool v1637 = v1635 && v1636;
   if (v1637) {
-    const float v1638 = v1265.x[20];
+    const float v1638 = v1264.x[20];
     const float v1639 = v1638 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1640 = iron_f32_to_bf16(v1639);
     const unsigned int v1641 = v1631 * v1;
     const unsigned int v1642 = v1641 + v1633;
     out[v1642] = v1640;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v1265.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1643 = static_cast<unsigned int>(v1264.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1644 = v422 + v1643;
-  const unsigned int v1645 = static_cast<unsigned int>(v1265.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1645 = static_cast<unsigned int>(v1264.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1646 = v1256 + v1645;
-  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1648 = v312 && v1647;
   const bool v1649 = v1646 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
-    const float v1651 = v1265.x[21];
+    const float v1651 = v1264.x[21];
     const float v1652 = v1651 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1653 = iron_f32_to_bf16(v1652);
     const unsigned int v1654 = v1644 * v1;
     const unsigned int v1655 = v1654 + v1646;
     out[v1655] = v1653;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v1265.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1656 = static_cast<unsigned int>(v1264.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1657 = v422 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v1265.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1658 = static_cast<unsigned int>(v1264.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1659 = v1256 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1661 = v312 && v1660;
   const bool v1662 = v1659 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
-    const float v1664 = v1265.x[22];
+    const float v1664 = v1264.x[22];
     const float v1665 = v1664 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
     const unsigned int v1667 = v1657 * v1;
     const unsigned int v1668 = v1667 + v1659;
     out[v1668] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v1265.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1669 = static_cast<unsigned int>(v1264.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1670 = v422 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v1265.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1671 = static_cast<unsigned int>(v1264.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1672 = v1256 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1674 = v312 && v1673;
   const bool v1675 = v1672 < v1;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
-    const float v1677 = v1265.x[23];
+    const float v1677 = v1264.x[23];
     const float v1678 = v1677 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
     const unsigned int v1680 = v1670 * v1;
     const unsigned int v1681 = v1680 + v1672;
     out[v1681] = v1679;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v1265.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1682 = static_cast<unsigned int>(v1264.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1683 = v422 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v1265.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1684 = static_cast<unsigned int>(v1264.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1685 = v1256 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1687 = v312 && v1686;
   const bool v1688 = v1685 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
-    const float v1690 = v1265.x[24];
+    const float v1690 = v1264.x[24];
     const float v1691 = v1690 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1692 = iron_f32_to_bf16(v1691);
     const unsigned int v1693 = v1683 * v1;
     const unsigned int v1694 = v1693 + v1685;
     out[v1694] = v1692;
   }
-  const unsigned int v1695 = static_cast<unsigned int>(v1265.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1695 = static_cast<unsigned int>(v1264.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1696 = v422 + v1695;
-  const unsigned int v1697 = static_cast<unsigned int>(v1265.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1697 = static_cast<unsigned int>(v1264.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1698 = v1256 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1700 = v312 && v1699;
   const bool v1701 = v1698 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
-    const float v1703 = v1265.x[25];
+    const float v1703 = v1264.x[25];
     const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
     const unsigned int v1706 = v1696 * v1;
     const unsigned int v1707 = v1706 + v1698;
     out[v1707] = v1705;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v1265.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1708 = static_cast<unsigned int>(v1264.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1709 = v422 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v1265.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1710 = static_cast<unsigned int>(v1264.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1711 = v1256 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1713 = v312 && v1712;
   const bool v1714 = v1711 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
-    const float v1716 = v1265.x[26];
+    const float v1716 = v1264.x[26];
     const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
     const unsigned int v1719 = v1709 * v1;
     const unsigned int v1720 = v1719 + v1711;
     out[v1720] = v1718;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v1265.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1721 = static_cast<unsigned int>(v1264.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1722 = v422 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v1265.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1723 = static_cast<unsigned int>(v1264.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1724 = v1256 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1726 = v312 && v1725;
   const bool v1727 = v1724 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
-    const float v1729 = v1265.x[27];
+    const float v1729 = v1264.x[27];
     const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1731 = iron_f32_to_bf16(v1730);
     const unsigned int v1732 = v1722 * v1;
     const unsigned int v1733 = v1732 + v1724;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v1265.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1734 = static_cast<unsigned int>(v1264.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1735 = v422 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v1265.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1736 = static_cast<unsigned int>(v1264.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1737 = v1256 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1739 = v312 && v1738;
   const bool v1740 = v1737 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
-    const float v1742 = v1265.x[28];
+    const float v1742 = v1264.x[28];
     const float v1743 = v1742 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
     const unsigned int v1745 = v1735 * v1;
     const unsigned int v1746 = v1745 + v1737;
     out[v1746] = v1744;
   }
-  const unsigned int v1747 = static_cast<unsigned int>(v1265.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1747 = static_cast<unsigned int>(v1264.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1748 = v422 + v1747;
-  const unsigned int v1749 = static_cast<unsigned int>(v1265.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1749 = static_cast<unsigned int>(v1264.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1750 = v1256 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1752 = v312 && v1751;
   const bool v1753 = v1750 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
-    const float v1755 = v1265.x[29];
+    const float v1755 = v1264.x[29];
     const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
     const unsigned int v1758 = v1748 * v1;
     const unsigned int v1759 = v1758 + v1750;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1265.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1760 = static_cast<unsigned int>(v1264.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1761 = v422 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1265.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1762 = static_cast<unsigned int>(v1264.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1763 = v1256 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1765 = v312 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
-    const float v1768 = v1265.x[30];
+    const float v1768 = v1264.x[30];
     const float v1769 = v1768 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
     const unsigned int v1771 = v1761 * v1;
     const unsigned int v1772 = v1771 + v1763;
     out[v1772] = v1770;
   }
-  const unsigned int v1773 = static_cast<unsigned int>(v1265.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1773 = static_cast<unsigned int>(v1264.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1774 = v422 + v1773;
-  const unsigned int v1775 = static_cast<unsigned int>(v1265.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1775 = static_cast<unsigned int>(v1264.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1776 = v1256 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1778 = v312 && v1777;
   const bool v1779 = v1776 < v1;
   const bool v1780 = v1778 && v1779;
   if (v1780) {
-    const float v1781 = v1265.x[31];
+    const float v1781 = v1264.x[31];
     const float v1782 = v1781 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1783 = iron_f32_to_bf16(v1782);
     const unsigned int v1784 = v1774 * v1;
     const unsigned int v1785 = v1784 + v1776;
     out[v1785] = v1783;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v1265.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1786 = static_cast<unsigned int>(v1264.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1787 = v422 + v1786;
-  const unsigned int v1788 = static_cast<unsigned int>(v1265.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1788 = static_cast<unsigned int>(v1264.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1789 = v1256 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1791 = v312 && v1790;
   const bool v1792 = v1789 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
-    const float v1794 = v1265.x[32];
+    const float v1794 = v1264.x[32];
     const float v1795 = v1794 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1796 = iron_f32_to_bf16(v1795);
     const unsigned int v1797 = v1787 * v1;
     const unsigned int v1798 = v1797 + v1789;
     out[v1798] = v1796;
   }
-  const unsigned int v1799 = static_cast<unsigned int>(v1265.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1799 = static_cast<unsigned int>(v1264.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1800 = v422 + v1799;
-  const unsigned int v1801 = static_cast<unsigned int>(v1265.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1801 = static_cast<unsigned int>(v1264.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1802 = v1256 + v1801;
-  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1804 = v312 && v1803;
   const bool v1805 = v1802 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
-    const float v1807 = v1265.x[33];
+    const float v1807 = v1264.x[33];
     const float v1808 = v1807 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1809 = iron_f32_to_bf16(v1808);
     const unsigned int v1810 = v1800 * v1;
     const unsigned int v1811 = v1810 + v1802;
     out[v1811] = v1809;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v1265.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1812 = static_cast<unsigned int>(v1264.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1813 = v422 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v1265.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1814 = static_cast<unsigned int>(v1264.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1815 = v1256 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1817 = v312 && v1816;
   const bool v1818 = v1815 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
-    const float v1820 = v1265.x[34];
+    const float v1820 = v1264.x[34];
     const float v1821 = v1820 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
     const unsigned int v1823 = v1813 * v1;
     const unsigned int v1824 = v1823 + v1815;
     out[v1824] = v1822;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v1265.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1825 = static_cast<unsigned int>(v1264.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1826 = v422 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v1265.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1827 = static_cast<unsigned int>(v1264.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1828 = v1256 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1830 = v312 && v1829;
   const bool v1831 = v1828 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
-    const float v1833 = v1265.x[35];
+    const float v1833 = v1264.x[35];
     const float v1834 = v1833 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1835 = iron_f32_to_bf16(v1834);
     const unsigned int v1836 = v1826 * v1;
     const unsigned int v1837 = v1836 + v1828;
     out[v1837] = v1835;
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v1265.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1838 = static_cast<unsigned int>(v1264.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1839 = v422 + v1838;
-  const unsigned int v1840 = static_cast<unsigned int>(v1265.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1840 = static_cast<unsigned int>(v1264.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1841 = v1256 + v1840;
-  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1843 = v312 && v1842;
   const bool v1844 = v1841 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
-    const float v1846 = v1265.x[36];
+    const float v1846 = v1264.x[36];
     const float v1847 = v1846 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
     const unsigned int v1849 = v1839 * v1;
     const unsigned int v1850 = v1849 + v1841;
     out[v1850] = v1848;
   }
-  const unsigned int v1851 = static_cast<unsigned int>(v1265.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1851 = static_cast<unsigned int>(v1264.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1852 = v422 + v1851;
-  const unsigned int v1853 = static_cast<unsigned int>(v1265.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1853 = static_cast<unsigned int>(v1264.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1854 = v1256 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1856 = v312 && v1855;
   const bool v1857 = v1854 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
-    const float v1859 = v1265.x[37];
+    const float v1859 = v1264.x[37];
     const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
     const unsigned int v1862 = v1852 * v1;
     const unsigned int v1863 = v1862 + v1854;
     out[v1863] = v1861;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v1265.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1864 = static_cast<unsigned int>(v1264.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1865 = v422 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v1265.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1866 = static_cast<unsigned int>(v1264.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1867 = v1256 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1869 = v312 && v1868;
   const bool v1870 = v1867 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
-    const float v1872 = v1265.x[38];
+    const float v1872 = v1264.x[38];
     const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
     const unsigned int v1875 = v1865 * v1;
     const unsigned int v1876 = v1875 + v1867;
     out[v1876] = v1874;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v1265.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1877 = static_cast<unsigned int>(v1264.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1878 = v422 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v1265.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1879 = static_cast<unsigned int>(v1264.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1880 = v1256 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1882 = v312 && v1881;
   const bool v1883 = v1880 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
-    const float v1885 = v1265.x[39];
+    const float v1885 = v1264.x[39];
     const float v1886 = v1885 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
     const unsigned int v1888 = v1878 * v1;
     const unsigned int v1889 = v1888 + v1880;
     out[v1889] = v1887;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v1265.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1890 = static_cast<unsigned int>(v1264.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1891 = v422 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v1265.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1892 = static_cast<unsigned int>(v1264.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1893 = v1256 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1895 = v312 && v1894;
   const bool v1896 = v1893 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
-    const float v1898 = v1265.x[40];
+    const float v1898 = v1264.x[40];
     const float v1899 = v1898 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1900 = iron_f32_to_bf16(v1899);
     const unsigned int v1901 = v1891 * v1;
     const unsigned int v1902 = v1901 + v1893;
     out[v1902] = v1900;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v1265.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1903 = static_cast<unsigned int>(v1264.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1904 = v422 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v1265.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1905 = static_cast<unsigned int>(v1264.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1906 = v1256 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1908 = v312 && v1907;
   const bool v1909 = v1906 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
-    const float v1911 = v1265.x[41];
+    const float v1911 = v1264.x[41];
     const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1913 = iron_f32_to_bf16(v1912);
     const unsigned int v1914 = v1904 * v1;
     const unsigned int v1915 = v1914 + v1906;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v1265.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1916 = static_cast<unsigned int>(v1264.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1917 = v422 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v1265.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1918 = static_cast<unsigned int>(v1264.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1919 = v1256 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1921 = v312 && v1920;
   const bool v1922 = v1919 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
-    const float v1924 = v1265.x[42];
+    const float v1924 = v1264.x[42];
     const float v1925 = v1924 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1926 = iron_f32_to_bf16(v1925);
     const unsigned int v1927 = v1917 * v1;
     const unsigned int v1928 = v1927 + v1919;
     out[v1928] = v1926;
   }
-  const unsigned int v1929 = static_cast<unsigned int>(v1265.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1929 = static_cast<unsigned int>(v1264.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1930 = v422 + v1929;
-  const unsigned int v1931 = static_cast<unsigned int>(v1265.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1931 = static_cast<unsigned int>(v1264.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1932 = v1256 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1934 = v312 && v1933;
   const bool v1935 = v1932 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
-    const float v1937 = v1265.x[43];
+    const float v1937 = v1264.x[43];
     const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1939 = iron_f32_to_bf16(v1938);
     const unsigned int v1940 = v1930 * v1;
     const unsigned int v1941 = v1940 + v1932;
     out[v1941] = v1939;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v1265.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1942 = static_cast<unsigned int>(v1264.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1943 = v422 + v1942;
-  const unsigned int v1944 = static_cast<unsigned int>(v1265.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1944 = static_cast<unsigned int>(v1264.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1945 = v1256 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1947 = v312 && v1946;
   const bool v1948 = v1945 < v1;
   const bool v1949 = v1947 && v1948;
   if (v1949) {
-    const float v1950 = v1265.x[44];
+    const float v1950 = v1264.x[44];
     const float v1951 = v1950 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
     const unsigned int v1953 = v1943 * v1;
     const unsigned int v1954 = v1953 + v1945;
     out[v1954] = v1952;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v1265.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1955 = static_cast<unsigned int>(v1264.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1956 = v422 + v1955;
-  const unsigned int v1957 = static_cast<unsigned int>(v1265.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1957 = static_cast<unsigned int>(v1264.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1958 = v1256 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1960 = v312 && v1959;
   const bool v1961 = v1958 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
-    const float v1963 = v1265.x[45];
+    const float v1963 = v1264.x[45];
     const float v1964 = v1963 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
     const unsigned int v1966 = v1956 * v1;
     const unsigned int v1967 = v1966 + v1958;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1265.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1968 = static_cast<unsigned int>(v1264.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1969 = v422 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1265.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1970 = static_cast<unsigned int>(v1264.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1971 = v1256 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1973 = v312 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
-    const float v1976 = v1265.x[46];
+    const float v1976 = v1264.x[46];
     const float v1977 = v1976 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1978 = iron_f32_to_bf16(v1977);
     const unsigned int v1979 = v1969 * v1;
     const unsigned int v1980 = v1979 + v1971;
     out[v1980] = v1978;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v1265.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1981 = static_cast<unsigned int>(v1264.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1982 = v422 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v1265.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1983 = static_cast<unsigned int>(v1264.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1984 = v1256 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1986 = v312 && v1985;
   const bool v1987 = v1984 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
-    const float v1989 = v1265.x[47];
+    const float v1989 = v1264.x[47];
     const float v1990 = v1989 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1991 = iron_f32_to_bf16(v1990);
     const unsigned int v1992 = v1982 * v1;
     const unsigned int v1993 = v1992 + v1984;
     out[v1993] = v1991;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v1265.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1994 = static_cast<unsigned int>(v1264.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1995 = v422 + v1994;
-  const unsigned int v1996 = static_cast<unsigned int>(v1265.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1996 = static_cast<unsigned int>(v1264.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1997 = v1256 + v1996;
-  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1999 = v312 && v1998;
   const bool v2000 = v1997 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
-    const float v2002 = v1265.x[48];
+    const float v2002 = v1264.x[48];
     const float v2003 = v2002 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2004 = iron_f32_to_bf16(v2003);
     const unsigned int v2005 = v1995 * v1;
     const unsigned int v2006 = v2005 + v1997;
     out[v2006] = v2004;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v1265.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2007 = static_cast<unsigned int>(v1264.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2008 = v422 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v1265.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2009 = static_cast<unsigned int>(v1264.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2010 = v1256 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2012 = v312 && v2011;
   const bool v2013 = v2010 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
-    const float v2015 = v1265.x[49];
+    const float v2015 = v1264.x[49];
     const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
     const unsigned int v2018 = v2008 * v1;
     const unsigned int v2019 = v2018 + v2010;
     out[v2019] = v2017;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v1265.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2020 = static_cast<unsigned int>(v1264.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2021 = v422 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v1265.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2022 = static_cast<unsigned int>(v1264.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2023 = v1256 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2025 = v312 && v2024;
   const bool v2026 = v2023 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
-    const float v2028 = v1265.x[50];
+    const float v2028 = v1264.x[50];
     const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
     const unsigned int v2031 = v2021 * v1;
     const unsigned int v2032 = v2031 + v2023;
     out[v2032] = v2030;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v1265.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2033 = static_cast<unsigned int>(v1264.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2034 = v422 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v1265.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2035 = static_cast<unsigned int>(v1264.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2036 = v1256 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2038 = v312 && v2037;
   const bool v2039 = v2036 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
-    const float v2041 = v1265.x[51];
+    const float v2041 = v1264.x[51];
     const float v2042 = v2041 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
     const unsigned int v2044 = v2034 * v1;
     const unsigned int v2045 = v2044 + v2036;
     out[v2045] = v2043;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v1265.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2046 = static_cast<unsigned int>(v1264.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2047 = v422 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v1265.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2048 = static_cast<unsigned int>(v1264.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2049 = v1256 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2051 = v312 && v2050;
   const bool v2052 = v2049 < v1;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
-    const float v2054 = v1265.x[52];
+    const float v2054 = v1264.x[52];
     const float v2055 = v2054 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
     const unsigned int v2057 = v2047 * v1;
     const unsigned int v2058 = v2057 + v2049;
     out[v2058] = v2056;
   }
-  const unsigned int v2059 = static_cast<unsigned int>(v1265.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2059 = static_cast<unsigned int>(v1264.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2060 = v422 + v2059;
-  const unsigned int v2061 = static_cast<unsigned int>(v1265.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2061 = static_cast<unsigned int>(v1264.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2062 = v1256 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2064 = v312 && v2063;
   const bool v2065 = v2062 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
-    const float v2067 = v1265.x[53];
+    const float v2067 = v1264.x[53];
     const float v2068 = v2067 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
     const unsigned int v2070 = v2060 * v1;
     const unsigned int v2071 = v2070 + v2062;
     out[v2071] = v2069;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v1265.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2072 = static_cast<unsigned int>(v1264.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2073 = v422 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v1265.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2074 = static_cast<unsigned int>(v1264.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2075 = v1256 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2077 = v312 && v2076;
   const bool v2078 = v2075 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
-    const float v2080 = v1265.x[54];
+    const float v2080 = v1264.x[54];
     const float v2081 = v2080 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2082 = iron_f32_to_bf16(v2081);
     const unsigned int v2083 = v2073 * v1;
     const unsigned int v2084 = v2083 + v2075;
     out[v2084] = v2082;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v1265.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2085 = static_cast<unsigned int>(v1264.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2086 = v422 + v2085;
-  const unsigned int v2087 = static_cast<unsigned int>(v1265.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2087 = static_cast<unsigned int>(v1264.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2088 = v1256 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2090 = v312 && v2089;
   const bool v2091 = v2088 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
-    const float v2093 = v1265.x[55];
+    const float v2093 = v1264.x[55];
     const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2095 = iron_f32_to_bf16(v2094);
     const unsigned int v2096 = v2086 * v1;
     const unsigned int v2097 = v2096 + v2088;
     out[v2097] = v2095;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v1265.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2098 = static_cast<unsigned int>(v1264.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2099 = v422 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v1265.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2100 = static_cast<unsigned int>(v1264.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2101 = v1256 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2103 = v312 && v2102;
   const bool v2104 = v2101 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
-    const float v2106 = v1265.x[56];
+    const float v2106 = v1264.x[56];
     const float v2107 = v2106 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2108 = iron_f32_to_bf16(v2107);
     const unsigned int v2109 = v2099 * v1;
     const unsigned int v2110 = v2109 + v2101;
     out[v2110] = v2108;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v1265.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2111 = static_cast<unsigned int>(v1264.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2112 = v422 + v2111;
-  const unsigned int v2113 = static_cast<unsigned int>(v1265.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2113 = static_cast<unsigned int>(v1264.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2114 = v1256 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2116 = v312 && v2115;
   const bool v2117 = v2114 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
-    const float v2119 = v1265.x[57];
+    const float v2119 = v1264.x[57];
     const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2121 = iron_f32_to_bf16(v2120);
     const unsigned int v2122 = v2112 * v1;
     const unsigned int v2123 = v2122 + v2114;
     out[v2123] = v2121;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v1265.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2124 = static_cast<unsigned int>(v1264.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2125 = v422 + v2124;
-  const unsigned int v2126 = static_cast<unsigned int>(v1265.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2126 = static_cast<unsigned int>(v1264.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2127 = v1256 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2129 = v312 && v2128;
   const bool v2130 = v2127 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {
-    const float v2132 = v1265.x[58];
+    const float v2132 = v1264.x[58];
     const float v2133 = v2132 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2134 = iron_f32_to_bf16(v2133);
     const unsigned int v2135 = v2125 * v1;
     const unsigned int v2136 = v2135 + v2127;
     out[v2136] = v2134;
   }
-  const unsigned int v2137 = static_cast<unsigned int>(v1265.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2137 = static_cast<unsigned int>(v1264.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2138 = v422 + v2137;
-  const unsigned int v2139 = static_cast<unsigned int>(v1265.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2139 = static_cast<unsigned int>(v1264.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2140 = v1256 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2142 = v312 && v2141;
   const bool v2143 = v2140 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
-    const float v2145 = v1265.x[59];
+    const float v2145 = v1264.x[59];
     const float v2146 = v2145 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
     const unsigned int v2148 = v2138 * v1;
     const unsigned int v2149 = v2148 + v2140;
     out[v2149] = v2147;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v1265.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2150 = static_cast<unsigned int>(v1264.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2151 = v422 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v1265.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2152 = static_cast<unsigned int>(v1264.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2153 = v1256 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2155 = v312 && v2154;
   const bool v2156 = v2153 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
-    const float v2158 = v1265.x[60];
+    const float v2158 = v1264.x[60];
     const float v2159 = v2158 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
     const unsigned int v2161 = v2151 * v1;
     const unsigned int v2162 = v2161 + v2153;
     out[v2162] = v2160;
   }
-  const unsigned int v2163 = static_cast<unsigned int>(v1265.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2163 = static_cast<unsigned int>(v1264.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2164 = v422 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v1265.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2165 = static_cast<unsigned int>(v1264.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2166 = v1256 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2168 = v312 && v2167;
   const bool v2169 = v2166 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
-    const float v2171 = v1265.x[61];
+    const float v2171 = v1264.x[61];
     const float v2172 = v2171 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2173 = iron_f32_to_bf16(v2172);
     const unsigned int v2174 = v2164 * v1;
     const unsigned int v2175 = v2174 + v2166;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1265.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2176 = static_cast<unsigned int>(v1264.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2177 = v422 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1265.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2178 = static_cast<unsigned int>(v1264.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2179 = v1256 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2181 = v312 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
-    const float v2184 = v1265.x[62];
+    const float v2184 = v1264.x[62];
     const float v2185 = v2184 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2186 = iron_f32_to_bf16(v2185);
     const unsigned int v2187 = v2177 * v1;
     const unsigned int v2188 = v2187 + v2179;
     out[v2188] = v2186;
   }
-  const unsigned int v2189 = static_cast<unsigned int>(v1265.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2189 = static_cast<unsigned int>(v1264.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2190 = v422 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v1265.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2191 = static_cast<unsigned int>(v1264.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2192 = v1256 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2194 = v312 && v2193;
   const bool v2195 = v2192 < v1;
   const bool v2196 = v2194 && v2195;
   if (v2196) {
-    const float v2197 = v1265.x[63];
+    const float v2197 = v1264.x[63];
     const float v2198 = v2197 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2199 = iron_f32_to_bf16(v2198);
     const unsigned int v2200 = v2190 * v1;

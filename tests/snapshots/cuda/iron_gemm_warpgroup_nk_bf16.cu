@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
-  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
+  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:504
   const bool v284 = v283 < 8u;
-  const unsigned int v288 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag<float, 2, 16, 128> v290;
-  iron_frag_fill(v290, 0.0f);
-  const unsigned int v293 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
-  const bool v294 = v293 == v280;
-  if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:443
+  const unsigned int v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag<float, 2, 16, 128> v289;
+  iron_frag_fill(v289, 0.0f);
+  const unsigned int v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
+  const bool v293 = v292 == v280;
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:528
     if (v3452) {
-      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3459 = v283 << 5u;
       const unsigned int v3460 = v3459 + v3456;
       const unsigned int v3461 = v3460 >> 3u;
@@ -364,10 +364,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), b + v3531, v3528);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     const bool v3537 = 64u < v2;
     if (v3537) {
-      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3544 = v283 << 5u;
       const unsigned int v3545 = v3544 + v3541;
       const unsigned int v3546 = v3545 >> 3u;
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), b + v3616, v3613);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
     for (unsigned int v2603 = v280; v2603 < v2; v2603 += 64u) {
       const unsigned int v2605 = v2603 >> 6u;
@@ -460,8 +460,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v284) {
-        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const unsigned int v2616 = v288 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+        const unsigned int v2616 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const unsigned int v2617 = v2616 << 6u;
         const unsigned int v2618 = v2609 + v2617;
         const unsigned int v3102 = v283 & 3u;
@@ -474,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3117;
         iron_frag_fill(v3117, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3117, shm4, v2609, 64u);
-        iron_frag_mma_sync(v290, v3115, v3117);
+        iron_frag_mma_sync(v289, v3115, v3117);
         const unsigned int v3119 = v3108 + 16u;
         const unsigned int v3122 = v2609 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3124;
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3126;
         iron_frag_fill(v3126, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3126, shm4, v3122, 64u);
-        iron_frag_mma_sync(v290, v3124, v3126);
+        iron_frag_mma_sync(v289, v3124, v3126);
         const unsigned int v3128 = v3108 + 32u;
         const unsigned int v3131 = v2609 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3133;
@@ -492,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3135;
         iron_frag_fill(v3135, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3135, shm4, v3131, 64u);
-        iron_frag_mma_sync(v290, v3133, v3135);
+        iron_frag_mma_sync(v289, v3133, v3135);
         const unsigned int v3137 = v3108 + 48u;
         const unsigned int v3140 = v2609 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3142;
@@ -501,15 +501,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3144;
         iron_frag_fill(v3144, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3144, shm4, v3140, 64u);
-        iron_frag_mma_sync(v290, v3142, v3144);
+        iron_frag_mma_sync(v289, v3142, v3144);
       }
-      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
       const unsigned int v2626 = v2605 + 2u;
       const unsigned int v2627 = v2626 % 3u;
       const bool v2628 = v2624 < v2;
       if (v2628) {
-        const unsigned int v2631 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const unsigned int v2633 = iron_linear_thread() & 31u;
+        const unsigned int v2630 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v2633 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v2635 = v283 << 5u;
         const unsigned int v2636 = v2635 + v2633;
         const unsigned int v2640 = v2636 >> 3u;
@@ -524,7 +524,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v2652 = v2650 + v2646;
         const unsigned int v2653 = v2649 ? v2652 : v280;
         const unsigned int v2655 = v2640 << 6u;
-        const unsigned int v2656 = v2631 + v2655;
+        const unsigned int v2656 = v2630 + v2655;
         const unsigned int v2657 = v2656 + v2644;
         iron_copy_async<16>(shm3 + (v2657 ^ (((v2657 >> 6u) & 7u) << 3u)), a + v2653, v2649);
         const unsigned int v2659 = v2636 + 384u;
@@ -540,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v2673 = v2671 + v2667;
         const unsigned int v2674 = v2670 ? v2673 : v280;
         const unsigned int v2676 = v2661 << 6u;
-        const unsigned int v2677 = v2631 + v2676;
+        const unsigned int v2677 = v2630 + v2676;
         const unsigned int v2678 = v2677 + v2665;
         iron_copy_async<16>(shm3 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2670);
         const unsigned int v2680 = v2636 + 768u;
@@ -558,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2696 = v2694 + v2690;
           const unsigned int v2697 = v2693 ? v2696 : v280;
           const unsigned int v2699 = v2684 << 6u;
-          const unsigned int v2700 = v2631 + v2699;
+          const unsigned int v2700 = v2630 + v2699;
           const unsigned int v2701 = v2700 + v2688;
           iron_copy_async<16>(shm3 + (v2701 ^ (((v2701 >> 6u) & 7u) << 3u)), a + v2697, v2693);
         }
@@ -589,30 +589,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2769 = v2767 + v2763;
           const unsigned int v2770 = v2766 ? v2769 : v280;
           const unsigned int v2772 = v2757 << 6u;
-          const unsigned int v2773 = v2631 + v2772;
+          const unsigned int v2773 = v2630 + v2772;
           const unsigned int v2774 = v2773 + v2761;
           iron_copy_async<16>(shm4 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), b + v2770, v2766);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     }
     __syncthreads();
   } else {
     const unsigned int v322 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v323 = threadIdx.x;
 
-    for (unsigned int v321 = v280; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (unsigned int v320 = v280; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (unsigned int v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v331 = v330 < v0;
-        const unsigned int v332 = v321 + v329;
+        const unsigned int v332 = v320 + v329;
         const bool v333 = v332 < v2;
         const bool v334 = v331 && v333;
         if (v334) {
           const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v338 = v336 + v321;
+          const unsigned int v338 = v336 + v320;
           const unsigned int v339 = v338 + v329;
           const iron_bf16 v340 = a[v339];
           const unsigned int v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -630,12 +630,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v358 = v357 < v1;
-        const unsigned int v359 = v321 + v356;
+        const unsigned int v359 = v320 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
           const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v365 = v363 + v321;
+          const unsigned int v365 = v363 + v320;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
           const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -647,9 +647,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const unsigned int v381 = v288 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const unsigned int v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const unsigned int v382 = v381 << 6u;
         const unsigned int v3147 = v283 & 3u;
         const unsigned int v3149 = v3147 << 4u;
@@ -661,7 +661,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3162;
         iron_frag_fill(v3162, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3162, shm4, v280, 64u);
-        iron_frag_mma_sync(v290, v3160, v3162);
+        iron_frag_mma_sync(v289, v3160, v3162);
         const unsigned int v3164 = v3153 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3169;
         iron_frag_fill(v3169, iron_f32_to_bf16(0.0f));
@@ -669,7 +669,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3171;
         iron_frag_fill(v3171, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3171, shm4, 16u, 64u);
-        iron_frag_mma_sync(v290, v3169, v3171);
+        iron_frag_mma_sync(v289, v3169, v3171);
         const unsigned int v3173 = v3153 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3178;
         iron_frag_fill(v3178, iron_f32_to_bf16(0.0f));
@@ -677,7 +677,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3180;
         iron_frag_fill(v3180, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3180, shm4, 32u, 64u);
-        iron_frag_mma_sync(v290, v3178, v3180);
+        iron_frag_mma_sync(v289, v3178, v3180);
         const unsigned int v3182 = v3153 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3187;
         iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
@@ -685,1047 +685,1047 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3189;
         iron_frag_fill(v3189, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3189, shm4, 48u, 64u);
-        iron_frag_mma_sync(v290, v3187, v3189);
+        iron_frag_mma_sync(v289, v3187, v3189);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
   const unsigned int v388 = v387 << 4u;
-  const unsigned int v390 = v288 << 6u;
+  const unsigned int v390 = v287 << 6u;
   const unsigned int v391 = v22 + v390;
   const unsigned int v392 = v391 + v388;
-  const unsigned int v393 = static_cast<unsigned int>(v290.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v393 = static_cast<unsigned int>(v289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v394 = v392 + v393;
-  const unsigned int v395 = static_cast<unsigned int>(v290.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v395 = static_cast<unsigned int>(v289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v398 = v284 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
-    const float v401 = v290.x[0];
+    const float v401 = v289.x[0];
     const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v403 = iron_f32_to_bf16(v402);
     const unsigned int v404 = v394 * v1;
     const unsigned int v405 = v404 + v396;
     out[v405] = v403;
   }
-  const unsigned int v406 = static_cast<unsigned int>(v290.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v406 = static_cast<unsigned int>(v289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v407 = v392 + v406;
-  const unsigned int v408 = static_cast<unsigned int>(v290.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v408 = static_cast<unsigned int>(v289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v411 = v284 && v410;
   const bool v412 = v409 < v1;
   const bool v413 = v411 && v412;
   if (v413) {
-    const float v414 = v290.x[1];
+    const float v414 = v289.x[1];
     const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v416 = iron_f32_to_bf16(v415);
     const unsigned int v417 = v407 * v1;
     const unsigned int v418 = v417 + v409;
     out[v418] = v416;
   }
-  const unsigned int v419 = static_cast<unsigned int>(v290.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v419 = static_cast<unsigned int>(v289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v420 = v392 + v419;
-  const unsigned int v421 = static_cast<unsigned int>(v290.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v421 = static_cast<unsigned int>(v289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v424 = v284 && v423;
   const bool v425 = v422 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
-    const float v427 = v290.x[2];
+    const float v427 = v289.x[2];
     const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v429 = iron_f32_to_bf16(v428);
     const unsigned int v430 = v420 * v1;
     const unsigned int v431 = v430 + v422;
     out[v431] = v429;
   }
-  const unsigned int v432 = static_cast<unsigned int>(v290.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v432 = static_cast<unsigned int>(v289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v433 = v392 + v432;
-  const unsigned int v434 = static_cast<unsigned int>(v290.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v434 = static_cast<unsigned int>(v289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v437 = v284 && v436;
   const bool v438 = v435 < v1;
   const bool v439 = v437 && v438;
   if (v439) {
-    const float v440 = v290.x[3];
+    const float v440 = v289.x[3];
     const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v442 = iron_f32_to_bf16(v441);
     const unsigned int v443 = v433 * v1;
     const unsigned int v444 = v443 + v435;
     out[v444] = v442;
   }
-  const unsigned int v445 = static_cast<unsigned int>(v290.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v445 = static_cast<unsigned int>(v289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v446 = v392 + v445;
-  const unsigned int v447 = static_cast<unsigned int>(v290.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v447 = static_cast<unsigned int>(v289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v450 = v284 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
-    const float v453 = v290.x[4];
+    const float v453 = v289.x[4];
     const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v455 = iron_f32_to_bf16(v454);
     const unsigned int v456 = v446 * v1;
     const unsigned int v457 = v456 + v448;
     out[v457] = v455;
   }
-  const unsigned int v458 = static_cast<unsigned int>(v290.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v458 = static_cast<unsigned int>(v289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v459 = v392 + v458;
-  const unsigned int v460 = static_cast<unsigned int>(v290.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v460 = static_cast<unsigned int>(v289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v463 = v284 && v462;
   const bool v464 = v461 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
-    const float v466 = v290.x[5];
+    const float v466 = v289.x[5];
     const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v468 = iron_f32_to_bf16(v467);
     const unsigned int v469 = v459 * v1;
     const unsigned int v470 = v469 + v461;
     out[v470] = v468;
   }
-  const unsigned int v471 = static_cast<unsigned int>(v290.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v471 = static_cast<unsigned int>(v289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v472 = v392 + v471;
-  const unsigned int v473 = static_cast<unsigned int>(v290.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v473 = static_cast<unsigned int>(v289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v476 = v284 && v475;
   const bool v477 = v474 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
-    const float v479 = v290.x[6];
+    const float v479 = v289.x[6];
     const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v481 = iron_f32_to_bf16(v480);
     const unsigned int v482 = v472 * v1;
     const unsigned int v483 = v482 + v474;
     out[v483] = v481;
   }
-  const unsigned int v484 = static_cast<unsigned int>(v290.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v484 = static_cast<unsigned int>(v289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v485 = v392 + v484;
-  const unsigned int v486 = static_cast<unsigned int>(v290.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v486 = static_cast<unsigned int>(v289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v489 = v284 && v488;
   const bool v490 = v487 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
-    const float v492 = v290.x[7];
+    const float v492 = v289.x[7];
     const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v494 = iron_f32_to_bf16(v493);
     const unsigned int v495 = v485 * v1;
     const unsigned int v496 = v495 + v487;
     out[v496] = v494;
   }
-  const unsigned int v497 = static_cast<unsigned int>(v290.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v497 = static_cast<unsigned int>(v289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v498 = v392 + v497;
-  const unsigned int v499 = static_cast<unsigned int>(v290.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v499 = static_cast<unsigned int>(v289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v502 = v284 && v501;
   const bool v503 = v500 < v1;
   const bool v504 = v502 && v503;
   if (v504) {
-    const float v505 = v290.x[8];
+    const float v505 = v289.x[8];
     const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v507 = iron_f32_to_bf16(v506);
     const unsigned int v508 = v498 * v1;
     const unsigned int v509 = v508 + v500;
     out[v509] = v507;
   }
-  const unsigned int v510 = static_cast<unsigned int>(v290.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v510 = static_cast<unsigned int>(v289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v511 = v392 + v510;
-  const unsigned int v512 = static_cast<unsigned int>(v290.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v512 = static_cast<unsigned int>(v289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v515 = v284 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
   if (v517) {
-    const float v518 = v290.x[9];
+    const float v518 = v289.x[9];
     const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v520 = iron_f32_to_bf16(v519);
     const unsigned int v521 = v511 * v1;
     const unsigned int v522 = v521 + v513;
     out[v522] = v520;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v290.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v523 = static_cast<unsigned int>(v289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v524 = v392 + v523;
-  const unsigned int v525 = static_cast<unsigned int>(v290.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v525 = static_cast<unsigned int>(v289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v528 = v284 && v527;
   const bool v529 = v526 < v1;
   const bool v530 = v528 && v529;
   if (v530) {
-    const float v531 = v290.x[10];
+    const float v531 = v289.x[10];
     const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v533 = iron_f32_to_bf16(v532);
     const unsigned int v534 = v524 * v1;
     const unsigned int v535 = v534 + v526;
     out[v535] = v533;
   }
-  const unsigned int v536 = static_cast<unsigned int>(v290.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v536 = static_cast<unsigned int>(v289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v537 = v392 + v536;
-  const unsigned int v538 = static_cast<unsigned int>(v290.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v538 = static_cast<unsigned int>(v289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v541 = v284 && v540;
   const bool v542 = v539 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
-    const float v544 = v290.x[11];
+    const float v544 = v289.x[11];
     const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v546 = iron_f32_to_bf16(v545);
     const unsigned int v547 = v537 * v1;
     const unsigned int v548 = v547 + v539;
     out[v548] = v546;
   }
-  const unsigned int v549 = static_cast<unsigned int>(v290.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v549 = static_cast<unsigned int>(v289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v550 = v392 + v549;
-  const unsigned int v551 = static_cast<unsigned int>(v290.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v551 = static_cast<unsigned int>(v289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v554 = v284 && v553;
   const bool v555 = v552 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
-    const float v557 = v290.x[12];
+    const float v557 = v289.x[12];
     const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v559 = iron_f32_to_bf16(v558);
     const unsigned int v560 = v550 * v1;
     const unsigned int v561 = v560 + v552;
     out[v561] = v559;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v290.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v562 = static_cast<unsigned int>(v289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v563 = v392 + v562;
-  const unsigned int v564 = static_cast<unsigned int>(v290.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v564 = static_cast<unsigned int>(v289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v567 = v284 && v566;
   const bool v568 = v565 < v1;
   const bool v569 = v567 && v568;
   if (v569) {
-    const float v570 = v290.x[13];
+    const float v570 = v289.x[13];
     const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v572 = iron_f32_to_bf16(v571);
     const unsigned int v573 = v563 * v1;
     const unsigned int v574 = v573 + v565;
     out[v574] = v572;
   }
-  const unsigned int v575 = static_cast<unsigned int>(v290.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v575 = static_cast<unsigned int>(v289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v576 = v392 + v575;
-  const unsigned int v577 = static_cast<unsigned int>(v290.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v577 = static_cast<unsigned int>(v289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v580 = v284 && v579;
   const bool v581 = v578 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
-    const float v583 = v290.x[14];
+    const float v583 = v289.x[14];
     const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v585 = iron_f32_to_bf16(v584);
     const unsigned int v586 = v576 * v1;
     const unsigned int v587 = v586 + v578;
     out[v587] = v585;
   }
-  const unsigned int v588 = static_cast<unsigned int>(v290.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v588 = static_cast<unsigned int>(v289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v589 = v392 + v588;
-  const unsigned int v590 = static_cast<unsigned int>(v290.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v590 = static_cast<unsigned int>(v289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v593 = v284 && v592;
   const bool v594 = v591 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
-    const float v596 = v290.x[15];
+    const float v596 = v289.x[15];
     const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v598 = iron_f32_to_bf16(v597);
     const unsigned int v599 = v589 * v1;
     const unsigned int v600 = v599 + v591;
     out[v600] = v598;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v290.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v601 = static_cast<unsigned int>(v289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v602 = v392 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v290.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v603 = static_cast<unsigned int>(v289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v606 = v284 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
   if (v608) {
-    const float v609 = v290.x[16];
+    const float v609 = v289.x[16];
     const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v611 = iron_f32_to_bf16(v610);
     const unsigned int v612 = v602 * v1;
     const unsigned int v613 = v612 + v604;
     out[v613] = v611;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v290.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v614 = static_cast<unsigned int>(v289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v615 = v392 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v290.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v616 = static_cast<unsigned int>(v289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v619 = v284 && v618;
   const bool v620 = v617 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
-    const float v622 = v290.x[17];
+    const float v622 = v289.x[17];
     const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v624 = iron_f32_to_bf16(v623);
     const unsigned int v625 = v615 * v1;
     const unsigned int v626 = v625 + v617;
     out[v626] = v624;
   }
-  const unsigned int v627 = static_cast<unsigned int>(v290.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v627 = static_cast<unsigned int>(v289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v628 = v392 + v627;
-  const unsigned int v629 = static_cast<unsigned int>(v290.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v629 = static_cast<unsigned int>(v289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v632 = v284 && v631;
   const bool v633 = v630 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
-    const float v635 = v290.x[18];
+    const float v635 = v289.x[18];
     const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v637 = iron_f32_to_bf16(v636);
     const unsigned int v638 = v628 * v1;
     const unsigned int v639 = v638 + v630;
     out[v639] = v637;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v290.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v640 = static_cast<unsigned int>(v289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v641 = v392 + v640;
-  const unsigned int v642 = static_cast<unsigned int>(v290.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v642 = static_cast<unsigned int>(v289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v645 = v284 && v644;
   const bool v646 = v643 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
-    const float v648 = v290.x[19];
+    const float v648 = v289.x[19];
     const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v650 = iron_f32_to_bf16(v649);
     const unsigned int v651 = v641 * v1;
     const unsigned int v652 = v651 + v643;
     out[v652] = v650;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v290.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v653 = static_cast<unsigned int>(v289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v654 = v392 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v290.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v655 = static_cast<unsigned int>(v289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v658 = v284 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
   if (v660) {
-    const float v661 = v290.x[20];
+    const float v661 = v289.x[20];
     const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v663 = iron_f32_to_bf16(v662);
     const unsigned int v664 = v654 * v1;
     const unsigned int v665 = v664 + v656;
     out[v665] = v663;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v290.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v666 = static_cast<unsigned int>(v289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v667 = v392 + v666;
-  const unsigned int v668 = static_cast<unsigned int>(v290.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v668 = static_cast<unsigned int>(v289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v671 = v284 && v670;
   const bool v672 = v669 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
-    const float v674 = v290.x[21];
+    const float v674 = v289.x[21];
     const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v676 = iron_f32_to_bf16(v675);
     const unsigned int v677 = v667 * v1;
     const unsigned int v678 = v677 + v669;
     out[v678] = v676;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v290.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v679 = static_cast<unsigned int>(v289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v680 = v392 + v679;
-  const unsigned int v681 = static_cast<unsigned int>(v290.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v681 = static_cast<unsigned int>(v289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v684 = v284 && v683;
   const bool v685 = v682 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
-    const float v687 = v290.x[22];
+    const float v687 = v289.x[22];
     const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v689 = iron_f32_to_bf16(v688);
     const unsigned int v690 = v680 * v1;
     const unsigned int v691 = v690 + v682;
     out[v691] = v689;
   }
-  const unsigned int v692 = static_cast<unsigned int>(v290.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v692 = static_cast<unsigned int>(v289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v693 = v392 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v290.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v694 = static_cast<unsigned int>(v289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v697 = v284 && v696;
   const bool v698 = v695 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
-    const float v700 = v290.x[23];
+    const float v700 = v289.x[23];
     const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v702 = iron_f32_to_bf16(v701);
     const unsigned int v703 = v693 * v1;
     const unsigned int v704 = v703 + v695;
     out[v704] = v702;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v290.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v705 = static_cast<unsigned int>(v289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v706 = v392 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v290.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v707 = static_cast<unsigned int>(v289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v710 = v284 && v709;
   const bool v711 = v708 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
-    const float v713 = v290.x[24];
+    const float v713 = v289.x[24];
     const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v715 = iron_f32_to_bf16(v714);
     const unsigned int v716 = v706 * v1;
     const unsigned int v717 = v716 + v708;
     out[v717] = v715;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v290.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v718 = static_cast<unsigned int>(v289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v719 = v392 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v290.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v720 = static_cast<unsigned int>(v289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v723 = v284 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
   if (v725) {
-    const float v726 = v290.x[25];
+    const float v726 = v289.x[25];
     const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v728 = iron_f32_to_bf16(v727);
     const unsigned int v729 = v719 * v1;
     const unsigned int v730 = v729 + v721;
     out[v730] = v728;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v290.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v731 = static_cast<unsigned int>(v289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v732 = v392 + v731;
-  const unsigned int v733 = static_cast<unsigned int>(v290.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v733 = static_cast<unsigned int>(v289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v736 = v284 && v735;
   const bool v737 = v734 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
-    const float v739 = v290.x[26];
+    const float v739 = v289.x[26];
     const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v741 = iron_f32_to_bf16(v740);
     const unsigned int v742 = v732 * v1;
     const unsigned int v743 = v742 + v734;
     out[v743] = v741;
   }
-  const unsigned int v744 = static_cast<unsigned int>(v290.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v744 = static_cast<unsigned int>(v289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v745 = v392 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v290.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v746 = static_cast<unsigned int>(v289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v749 = v284 && v748;
   const bool v750 = v747 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
-    const float v752 = v290.x[27];
+    const float v752 = v289.x[27];
     const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v754 = iron_f32_to_bf16(v753);
     const unsigned int v755 = v745 * v1;
     const unsigned int v756 = v755 + v747;
     out[v756] = v754;
   }
-  const unsigned int v757 = static_cast<unsigned int>(v290.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v757 = static_cast<unsigned int>(v289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v758 = v392 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v290.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v759 = static_cast<unsigned int>(v289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v762 = v284 && v761;
   const bool v763 = v760 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
-    const float v765 = v290.x[28];
+    const float v765 = v289.x[28];
     const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v767 = iron_f32_to_bf16(v766);
     const unsigned int v768 = v758 * v1;
     const unsigned int v769 = v768 + v760;
     out[v769] = v767;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v290.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v770 = static_cast<unsigned int>(v289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v771 = v392 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v290.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v772 = static_cast<unsigned int>(v289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v775 = v284 && v774;
   const bool v776 = v773 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
-    const float v778 = v290.x[29];
+    const float v778 = v289.x[29];
     const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v780 = iron_f32_to_bf16(v779);
     const unsigned int v781 = v771 * v1;
     const unsigned int v782 = v781 + v773;
     out[v782] = v780;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v290.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v783 = static_cast<unsigned int>(v289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v784 = v392 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v290.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v785 = static_cast<unsigned int>(v289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v788 = v284 && v787;
   const bool v789 = v786 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
-    const float v791 = v290.x[30];
+    const float v791 = v289.x[30];
     const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v793 = iron_f32_to_bf16(v792);
     const unsigned int v794 = v784 * v1;
     const unsigned int v795 = v794 + v786;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v290.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v796 = static_cast<unsigned int>(v289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v797 = v392 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v290.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v798 = static_cast<unsigned int>(v289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v801 = v284 && v800;
   const bool v802 = v799 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
-    const float v804 = v290.x[31];
+    const float v804 = v289.x[31];
     const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v806 = iron_f32_to_bf16(v805);
     const unsigned int v807 = v797 * v1;
     const unsigned int v808 = v807 + v799;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v290.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v809 = static_cast<unsigned int>(v289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v810 = v392 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v290.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v811 = static_cast<unsigned int>(v289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v814 = v284 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
-    const float v817 = v290.x[32];
+    const float v817 = v289.x[32];
     const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v819 = iron_f32_to_bf16(v818);
     const unsigned int v820 = v810 * v1;
     const unsigned int v821 = v820 + v812;
     out[v821] = v819;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v290.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v822 = static_cast<unsigned int>(v289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v823 = v392 + v822;
-  const unsigned int v824 = static_cast<unsigned int>(v290.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v824 = static_cast<unsigned int>(v289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v827 = v284 && v826;
   const bool v828 = v825 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
-    const float v830 = v290.x[33];
+    const float v830 = v289.x[33];
     const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v832 = iron_f32_to_bf16(v831);
     const unsigned int v833 = v823 * v1;
     const unsigned int v834 = v833 + v825;
     out[v834] = v832;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v290.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v835 = static_cast<unsigned int>(v289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v836 = v392 + v835;
-  const unsigned int v837 = static_cast<unsigned int>(v290.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v837 = static_cast<unsigned int>(v289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v840 = v284 && v839;
   const bool v841 = v838 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
-    const float v843 = v290.x[34];
+    const float v843 = v289.x[34];
     const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v845 = iron_f32_to_bf16(v844);
     const unsigned int v846 = v836 * v1;
     const unsigned int v847 = v846 + v838;
     out[v847] = v845;
   }
-  const unsigned int v848 = static_cast<unsigned int>(v290.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v848 = static_cast<unsigned int>(v289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v849 = v392 + v848;
-  const unsigned int v850 = static_cast<unsigned int>(v290.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v850 = static_cast<unsigned int>(v289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v853 = v284 && v852;
   const bool v854 = v851 < v1;
   const bool v855 = v853 && v854;
   if (v855) {
-    const float v856 = v290.x[35];
+    const float v856 = v289.x[35];
     const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v858 = iron_f32_to_bf16(v857);
     const unsigned int v859 = v849 * v1;
     const unsigned int v860 = v859 + v851;
     out[v860] = v858;
   }
-  const unsigned int v861 = static_cast<unsigned int>(v290.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v861 = static_cast<unsigned int>(v289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v862 = v392 + v861;
-  const unsigned int v863 = static_cast<unsigned int>(v290.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v863 = static_cast<unsigned int>(v289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v866 = v284 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
   if (v868) {
-    const float v869 = v290.x[36];
+    const float v869 = v289.x[36];
     const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v871 = iron_f32_to_bf16(v870);
     const unsigned int v872 = v862 * v1;
     const unsigned int v873 = v872 + v864;
     out[v873] = v871;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v290.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v874 = static_cast<unsigned int>(v289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v875 = v392 + v874;
-  const unsigned int v876 = static_cast<unsigned int>(v290.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v876 = static_cast<unsigned int>(v289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v879 = v284 && v878;
   const bool v880 = v877 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
-    const float v882 = v290.x[37];
+    const float v882 = v289.x[37];
     const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v884 = iron_f32_to_bf16(v883);
     const unsigned int v885 = v875 * v1;
     const unsigned int v886 = v885 + v877;
     out[v886] = v884;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v290.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v887 = static_cast<unsigned int>(v289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v888 = v392 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v290.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v889 = static_cast<unsigned int>(v289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v892 = v284 && v891;
   const bool v893 = v890 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
-    const float v895 = v290.x[38];
+    const float v895 = v289.x[38];
     const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v897 = iron_f32_to_bf16(v896);
     const unsigned int v898 = v888 * v1;
     const unsigned int v899 = v898 + v890;
     out[v899] = v897;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v290.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v900 = static_cast<unsigned int>(v289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v901 = v392 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v290.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v902 = static_cast<unsigned int>(v289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v905 = v284 && v904;
   const bool v906 = v903 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
-    const float v908 = v290.x[39];
+    const float v908 = v289.x[39];
     const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v910 = iron_f32_to_bf16(v909);
     const unsigned int v911 = v901 * v1;
     const unsigned int v912 = v911 + v903;
     out[v912] = v910;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v290.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v913 = static_cast<unsigned int>(v289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v914 = v392 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v290.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v915 = static_cast<unsigned int>(v289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v918 = v284 && v917;
   const bool v919 = v916 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
-    const float v921 = v290.x[40];
+    const float v921 = v289.x[40];
     const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v923 = iron_f32_to_bf16(v922);
     const unsigned int v924 = v914 * v1;
     const unsigned int v925 = v924 + v916;
     out[v925] = v923;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v290.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v926 = static_cast<unsigned int>(v289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v927 = v392 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v290.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v928 = static_cast<unsigned int>(v289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v931 = v284 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
-    const float v934 = v290.x[41];
+    const float v934 = v289.x[41];
     const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v936 = iron_f32_to_bf16(v935);
     const unsigned int v937 = v927 * v1;
     const unsigned int v938 = v937 + v929;
     out[v938] = v936;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v290.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v939 = static_cast<unsigned int>(v289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v940 = v392 + v939;
-  const unsigned int v941 = static_cast<unsigned int>(v290.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v941 = static_cast<unsigned int>(v289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v944 = v284 && v943;
   const bool v945 = v942 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
-    const float v947 = v290.x[42];
+    const float v947 = v289.x[42];
     const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v949 = iron_f32_to_bf16(v948);
     const unsigned int v950 = v940 * v1;
     const unsigned int v951 = v950 + v942;
     out[v951] = v949;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v290.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v952 = static_cast<unsigned int>(v289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v953 = v392 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v290.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v954 = static_cast<unsigned int>(v289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v957 = v284 && v956;
   const bool v958 = v955 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
-    const float v960 = v290.x[43];
+    const float v960 = v289.x[43];
     const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v962 = iron_f32_to_bf16(v961);
     const unsigned int v963 = v953 * v1;
     const unsigned int v964 = v963 + v955;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v290.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v965 = static_cast<unsigned int>(v289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v966 = v392 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v290.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v967 = static_cast<unsigned int>(v289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v970 = v284 && v969;
   const bool v971 = v968 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
-    const float v973 = v290.x[44];
+    const float v973 = v289.x[44];
     const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v975 = iron_f32_to_bf16(v974);
     const unsigned int v976 = v966 * v1;
     const unsigned int v977 = v976 + v968;
     out[v977] = v975;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v290.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v978 = static_cast<unsigned int>(v289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v979 = v392 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v290.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v980 = static_cast<unsigned int>(v289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v983 = v284 && v982;
   const bool v984 = v981 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
-    const float v986 = v290.x[45];
+    const float v986 = v289.x[45];
     const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v988 = iron_f32_to_bf16(v987);
     const unsigned int v989 = v979 * v1;
     const unsigned int v990 = v989 + v981;
     out[v990] = v988;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v290.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v991 = static_cast<unsigned int>(v289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v992 = v392 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v290.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v993 = static_cast<unsigned int>(v289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v996 = v284 && v995;
   const bool v997 = v994 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
-    const float v999 = v290.x[46];
+    const float v999 = v289.x[46];
     const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
     const unsigned int v1002 = v992 * v1;
     const unsigned int v1003 = v1002 + v994;
     out[v1003] = v1001;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v290.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1004 = static_cast<unsigned int>(v289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1005 = v392 + v1004;
-  const unsigned int v1006 = static_cast<unsigned int>(v290.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1006 = static_cast<unsigned int>(v289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1009 = v284 && v1008;
   const bool v1010 = v1007 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
-    const float v1012 = v290.x[47];
+    const float v1012 = v289.x[47];
     const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1014 = iron_f32_to_bf16(v1013);
     const unsigned int v1015 = v1005 * v1;
     const unsigned int v1016 = v1015 + v1007;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v290.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1017 = static_cast<unsigned int>(v289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1018 = v392 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v290.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1019 = static_cast<unsigned int>(v289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1022 = v284 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
   if (v1024) {
-    const float v1025 = v290.x[48];
+    const float v1025 = v289.x[48];
     const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1027 = iron_f32_to_bf16(v1026);
     const unsigned int v1028 = v1018 * v1;
     const unsigned int v1029 = v1028 + v1020;
     out[v1029] = v1027;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v290.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1030 = static_cast<unsigned int>(v289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1031 = v392 + v1030;
-  const unsigned int v1032 = static_cast<unsigned int>(v290.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1032 = static_cast<unsigned int>(v289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1035 = v284 && v1034;
   const bool v1036 = v1033 < v1;
   const bool v1037 = v1035 && v1036;
   if (v1037) {
-    const float v1038 = v290.x[49];
+    const float v1038 = v289.x[49];
     const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1040 = iron_f32_to_bf16(v1039);
     const unsigned int v1041 = v1031 * v1;
     const unsigned int v1042 = v1041 + v1033;
     out[v1042] = v1040;
   }
-  const unsigned int v1043 = static_cast<unsigned int>(v290.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1043 = static_cast<unsigned int>(v289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1044 = v392 + v1043;
-  const unsigned int v1045 = static_cast<unsigned int>(v290.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1045 = static_cast<unsigned int>(v289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1048 = v284 && v1047;
   const bool v1049 = v1046 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
-    const float v1051 = v290.x[50];
+    const float v1051 = v289.x[50];
     const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1053 = iron_f32_to_bf16(v1052);
     const unsigned int v1054 = v1044 * v1;
     const unsigned int v1055 = v1054 + v1046;
     out[v1055] = v1053;
   }
-  const unsigned int v1056 = static_cast<unsigned int>(v290.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1056 = static_cast<unsigned int>(v289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1057 = v392 + v1056;
-  const unsigned int v1058 = static_cast<unsigned int>(v290.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1058 = static_cast<unsigned int>(v289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1061 = v284 && v1060;
   const bool v1062 = v1059 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
-    const float v1064 = v290.x[51];
+    const float v1064 = v289.x[51];
     const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
     const unsigned int v1067 = v1057 * v1;
     const unsigned int v1068 = v1067 + v1059;
     out[v1068] = v1066;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v290.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1069 = static_cast<unsigned int>(v289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1070 = v392 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v290.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1071 = static_cast<unsigned int>(v289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1074 = v284 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
   if (v1076) {
-    const float v1077 = v290.x[52];
+    const float v1077 = v289.x[52];
     const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1079 = iron_f32_to_bf16(v1078);
     const unsigned int v1080 = v1070 * v1;
     const unsigned int v1081 = v1080 + v1072;
     out[v1081] = v1079;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v290.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1082 = static_cast<unsigned int>(v289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1083 = v392 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v290.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1084 = static_cast<unsigned int>(v289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1087 = v284 && v1086;
   const bool v1088 = v1085 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
-    const float v1090 = v290.x[53];
+    const float v1090 = v289.x[53];
     const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
     const unsigned int v1093 = v1083 * v1;
     const unsigned int v1094 = v1093 + v1085;
     out[v1094] = v1092;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v290.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1095 = static_cast<unsigned int>(v289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1096 = v392 + v1095;
-  const unsigned int v1097 = static_cast<unsigned int>(v290.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1097 = static_cast<unsigned int>(v289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1100 = v284 && v1099;
   const bool v1101 = v1098 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
-    const float v1103 = v290.x[54];
+    const float v1103 = v289.x[54];
     const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
     const unsigned int v1106 = v1096 * v1;
     const unsigned int v1107 = v1106 + v1098;
     out[v1107] = v1105;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v290.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1108 = static_cast<unsigned int>(v289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1109 = v392 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v290.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1110 = static_cast<unsigned int>(v289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1113 = v284 && v1112;
   const bool v1114 = v1111 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
-    const float v1116 = v290.x[55];
+    const float v1116 = v289.x[55];
     const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
     const unsigned int v1119 = v1109 * v1;
     const unsigned int v1120 = v1119 + v1111;
     out[v1120] = v1118;
   }
-  const unsigned int v1121 = static_cast<unsigned int>(v290.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1121 = static_cast<unsigned int>(v289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1122 = v392 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v290.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1123 = static_cast<unsigned int>(v289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1126 = v284 && v1125;
   const bool v1127 = v1124 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
-    const float v1129 = v290.x[56];
+    const float v1129 = v289.x[56];
     const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1131 = iron_f32_to_bf16(v1130);
     const unsigned int v1132 = v1122 * v1;
     const unsigned int v1133 = v1132 + v1124;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v290.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1134 = static_cast<unsigned int>(v289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1135 = v392 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v290.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1136 = static_cast<unsigned int>(v289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1139 = v284 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
-    const float v1142 = v290.x[57];
+    const float v1142 = v289.x[57];
     const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1144 = iron_f32_to_bf16(v1143);
     const unsigned int v1145 = v1135 * v1;
     const unsigned int v1146 = v1145 + v1137;
     out[v1146] = v1144;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v290.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1147 = static_cast<unsigned int>(v289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1148 = v392 + v1147;
-  const unsigned int v1149 = static_cast<unsigned int>(v290.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1149 = static_cast<unsigned int>(v289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1152 = v284 && v1151;
   const bool v1153 = v1150 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
-    const float v1155 = v290.x[58];
+    const float v1155 = v289.x[58];
     const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
     const unsigned int v1158 = v1148 * v1;
     const unsigned int v1159 = v1158 + v1150;
     out[v1159] = v1157;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v290.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1160 = static_cast<unsigned int>(v289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1161 = v392 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v290.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1162 = static_cast<unsigned int>(v289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1165 = v284 && v1164;
   const bool v1166 = v1163 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
-    const float v1168 = v290.x[59];
+    const float v1168 = v289.x[59];
     const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1170 = iron_f32_to_bf16(v1169);
     const unsigned int v1171 = v1161 * v1;
     const unsigned int v1172 = v1171 + v1163;
     out[v1172] = v1170;
   }
-  const unsigned int v1173 = static_cast<unsigned int>(v290.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1173 = static_cast<unsigned int>(v289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1174 = v392 + v1173;
-  const unsigned int v1175 = static_cast<unsigned int>(v290.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1175 = static_cast<unsigned int>(v289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1178 = v284 && v1177;
   const bool v1179 = v1176 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
-    const float v1181 = v290.x[60];
+    const float v1181 = v289.x[60];
     const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
     const unsigned int v1184 = v1174 * v1;
     const unsigned int v1185 = v1184 + v1176;
     out[v1185] = v1183;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v290.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1186 = static_cast<unsigned int>(v289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1187 = v392 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v290.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1188 = static_cast<unsigned int>(v289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1191 = v284 && v1190;
   const bool v1192 = v1189 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
-    const float v1194 = v290.x[61];
+    const float v1194 = v289.x[61];
     const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1196 = iron_f32_to_bf16(v1195);
     const unsigned int v1197 = v1187 * v1;
     const unsigned int v1198 = v1197 + v1189;
     out[v1198] = v1196;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v290.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1199 = static_cast<unsigned int>(v289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1200 = v392 + v1199;
-  const unsigned int v1201 = static_cast<unsigned int>(v290.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1201 = static_cast<unsigned int>(v289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1204 = v284 && v1203;
   const bool v1205 = v1202 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
-    const float v1207 = v290.x[62];
+    const float v1207 = v289.x[62];
     const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
     const unsigned int v1210 = v1200 * v1;
     const unsigned int v1211 = v1210 + v1202;
     out[v1211] = v1209;
   }
-  const unsigned int v1212 = static_cast<unsigned int>(v290.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1212 = static_cast<unsigned int>(v289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1213 = v392 + v1212;
-  const unsigned int v1214 = static_cast<unsigned int>(v290.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1214 = static_cast<unsigned int>(v289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1217 = v284 && v1216;
   const bool v1218 = v1215 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
-    const float v1220 = v290.x[63];
+    const float v1220 = v289.x[63];
     const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
     const unsigned int v1223 = v1213 * v1;
     const unsigned int v1224 = v1223 + v1215;
     out[v1224] = v1222;
   }
-  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  iron_frag<float, 2, 16, 128> v1235;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag_fill(v1235, 0.0f);
-  if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:443
+  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  iron_frag<float, 2, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag_fill(v1234, 0.0f);
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:528
     if (v3622) {
-      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3629 = v283 << 5u;
       const unsigned int v3630 = v3629 + v3626;
       const unsigned int v3631 = v3630 >> 3u;
@@ -1802,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), b + v3701, v3698);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     const bool v3707 = 64u < v2;
     if (v3707) {
-      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
       const unsigned int v3714 = v283 << 5u;
       const unsigned int v3715 = v3714 + v3711;
       const unsigned int v3716 = v3715 >> 3u;
@@ -1890,7 +1890,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), b + v3786, v3783);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
     for (unsigned int v2928 = v280; v2928 < v2; v2928 += 64u) {
       const unsigned int v2930 = v2928 >> 6u;
@@ -1898,8 +1898,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v284) {
-        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const unsigned int v2943 = v2934 + v2942;
         const unsigned int v3196 = v388 << 6u;
         const unsigned int v3198 = v2943 + v3196;
@@ -1909,7 +1909,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3207;
         iron_frag_fill(v3207, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3207, shm4, v2934, 64u);
-        iron_frag_mma_sync(v1235, v3205, v3207);
+        iron_frag_mma_sync(v1234, v3205, v3207);
         const unsigned int v3209 = v3198 + 16u;
         const unsigned int v3212 = v2934 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3214;
@@ -1918,7 +1918,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3216;
         iron_frag_fill(v3216, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3216, shm4, v3212, 64u);
-        iron_frag_mma_sync(v1235, v3214, v3216);
+        iron_frag_mma_sync(v1234, v3214, v3216);
         const unsigned int v3218 = v3198 + 32u;
         const unsigned int v3221 = v2934 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3223;
@@ -1927,7 +1927,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3225;
         iron_frag_fill(v3225, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3225, shm4, v3221, 64u);
-        iron_frag_mma_sync(v1235, v3223, v3225);
+        iron_frag_mma_sync(v1234, v3223, v3225);
         const unsigned int v3227 = v3198 + 48u;
         const unsigned int v3230 = v2934 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3232;
@@ -1936,15 +1936,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3234;
         iron_frag_fill(v3234, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3234, shm4, v3230, 64u);
-        iron_frag_mma_sync(v1235, v3232, v3234);
+        iron_frag_mma_sync(v1234, v3232, v3234);
       }
-      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
       const unsigned int v2951 = v2930 + 2u;
       const unsigned int v2952 = v2951 % 3u;
       const bool v2953 = v2949 < v2;
       if (v2953) {
-        const unsigned int v2956 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const unsigned int v2958 = iron_linear_thread() & 31u;
+        const unsigned int v2955 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v2958 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v2960 = v283 << 5u;
         const unsigned int v2961 = v2960 + v2958;
         const unsigned int v2965 = v2961 >> 3u;
@@ -1959,7 +1959,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v2977 = v2975 + v2971;
         const unsigned int v2978 = v2974 ? v2977 : v280;
         const unsigned int v2980 = v2965 << 6u;
-        const unsigned int v2981 = v2956 + v2980;
+        const unsigned int v2981 = v2955 + v2980;
         const unsigned int v2982 = v2981 + v2969;
         iron_copy_async<16>(shm3 + (v2982 ^ (((v2982 >> 6u) & 7u) << 3u)), a + v2978, v2974);
         const unsigned int v2984 = v2961 + 384u;
@@ -1975,7 +1975,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v2998 = v2996 + v2992;
         const unsigned int v2999 = v2995 ? v2998 : v280;
         const unsigned int v3001 = v2986 << 6u;
-        const unsigned int v3002 = v2956 + v3001;
+        const unsigned int v3002 = v2955 + v3001;
         const unsigned int v3003 = v3002 + v2990;
         iron_copy_async<16>(shm3 + (v3003 ^ (((v3003 >> 6u) & 7u) << 3u)), a + v2999, v2995);
         const unsigned int v3005 = v2961 + 768u;
@@ -1993,7 +1993,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v3021 = v3019 + v3015;
           const unsigned int v3022 = v3018 ? v3021 : v280;
           const unsigned int v3024 = v3009 << 6u;
-          const unsigned int v3025 = v2956 + v3024;
+          const unsigned int v3025 = v2955 + v3024;
           const unsigned int v3026 = v3025 + v3013;
           iron_copy_async<16>(shm3 + (v3026 ^ (((v3026 >> 6u) & 7u) << 3u)), a + v3022, v3018);
         }
@@ -2024,30 +2024,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v3094 = v3092 + v3088;
           const unsigned int v3095 = v3091 ? v3094 : v280;
           const unsigned int v3097 = v3082 << 6u;
-          const unsigned int v3098 = v2956 + v3097;
+          const unsigned int v3098 = v2955 + v3097;
           const unsigned int v3099 = v3098 + v3086;
           iron_copy_async<16>(shm4 + (v3099 ^ (((v3099 >> 6u) & 7u) << 3u)), b + v3095, v3091);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
     }
     __syncthreads();
   } else {
     const unsigned int v1267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1268 = threadIdx.x;
 
-    for (unsigned int v1266 = v280; v1266 < v2; v1266 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (unsigned int v1265 = v280; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (unsigned int v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1276 = v1275 < v0;
-        const unsigned int v1277 = v1266 + v1274;
+        const unsigned int v1277 = v1265 + v1274;
         const bool v1278 = v1277 < v2;
         const bool v1279 = v1276 && v1278;
         if (v1279) {
           const unsigned int v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1283 = v1281 + v1266;
+          const unsigned int v1283 = v1281 + v1265;
           const unsigned int v1284 = v1283 + v1274;
           const iron_bf16 v1285 = a[v1284];
           const unsigned int v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2065,12 +2065,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1303 = v1302 < v1;
-        const unsigned int v1304 = v1266 + v1301;
+        const unsigned int v1304 = v1265 + v1301;
         const bool v1305 = v1304 < v2;
         const bool v1306 = v1303 && v1305;
         if (v1306) {
           const unsigned int v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1310 = v1308 + v1266;
+          const unsigned int v1310 = v1308 + v1265;
           const unsigned int v1311 = v1310 + v1301;
           const iron_bf16 v1312 = b[v1311];
           const unsigned int v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2082,9 +2082,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const unsigned int v3241 = v388 << 6u;
         const unsigned int v3243 = v1327 + v3241;
         iron_frag<iron_bf16, 0, 16, 16> v3250;
@@ -2093,7 +2093,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3252;
         iron_frag_fill(v3252, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3252, shm4, v280, 64u);
-        iron_frag_mma_sync(v1235, v3250, v3252);
+        iron_frag_mma_sync(v1234, v3250, v3252);
         const unsigned int v3254 = v3243 + 16u;
         iron_frag<iron_bf16, 0, 16, 16> v3259;
         iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
@@ -2101,7 +2101,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3261;
         iron_frag_fill(v3261, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3261, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1235, v3259, v3261);
+        iron_frag_mma_sync(v1234, v3259, v3261);
         const unsigned int v3263 = v3243 + 32u;
         iron_frag<iron_bf16, 0, 16, 16> v3268;
         iron_frag_fill(v3268, iron_f32_to_bf16(0.0f));
@@ -2109,7 +2109,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3270;
         iron_frag_fill(v3270, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3270, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1235, v3268, v3270);
+        iron_frag_mma_sync(v1234, v3268, v3270);
         const unsigned int v3272 = v3243 + 48u;
         iron_frag<iron_bf16, 0, 16, 16> v3277;
         iron_frag_fill(v3277, iron_f32_to_bf16(0.0f));
@@ -2117,1029 +2117,1029 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag<iron_bf16, 1, 16, 128> v3279;
         iron_frag_fill(v3279, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3279, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1235, v3277, v3279);
+        iron_frag_mma_sync(v1234, v3277, v3279);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v1235.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1338 = static_cast<unsigned int>(v1234.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1339 = v392 + v1338;
-  const unsigned int v1340 = static_cast<unsigned int>(v1235.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1340 = static_cast<unsigned int>(v1234.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1343 = v284 && v1342;
   const bool v1344 = v1341 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
-    const float v1346 = v1235.x[0];
+    const float v1346 = v1234.x[0];
     const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1348 = iron_f32_to_bf16(v1347);
     const unsigned int v1349 = v1339 * v1;
     const unsigned int v1350 = v1349 + v1341;
     out[v1350] = v1348;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v1235.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1351 = static_cast<unsigned int>(v1234.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1352 = v392 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v1235.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1353 = static_cast<unsigned int>(v1234.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1356 = v284 && v1355;
   const bool v1357 = v1354 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
-    const float v1359 = v1235.x[1];
+    const float v1359 = v1234.x[1];
     const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1361 = iron_f32_to_bf16(v1360);
     const unsigned int v1362 = v1352 * v1;
     const unsigned int v1363 = v1362 + v1354;
     out[v1363] = v1361;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v1235.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1364 = static_cast<unsigned int>(v1234.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1365 = v392 + v1364;
-  const unsigned int v1366 = static_cast<unsigned int>(v1235.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1366 = static_cast<unsigned int>(v1234.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1369 = v284 && v1368;
   const bool v1370 = v1367 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
-    const float v1372 = v1235.x[2];
+    const float v1372 = v1234.x[2];
     const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1374 = iron_f32_to_bf16(v1373);
     const unsigned int v1375 = v1365 * v1;
     const unsigned int v1376 = v1375 + v1367;
     out[v1376] = v1374;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v1235.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1377 = static_cast<unsigned int>(v1234.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1378 = v392 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v1235.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1379 = static_cast<unsigned int>(v1234.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1382 = v284 && v1381;
   const bool v1383 = v1380 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
-    const float v1385 = v1235.x[3];
+    const float v1385 = v1234.x[3];
     const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1387 = iron_f32_to_bf16(v1386);
     const unsigned int v1388 = v1378 * v1;
     const unsigned int v1389 = v1388 + v1380;
     out[v1389] = v1387;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v1235.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1390 = static_cast<unsigned int>(v1234.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1391 = v392 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v1235.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1392 = static_cast<unsigned int>(v1234.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1395 = v284 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
-    const float v1398 = v1235.x[4];
+    const float v1398 = v1234.x[4];
     const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
     const unsigned int v1401 = v1391 * v1;
     const unsigned int v1402 = v1401 + v1393;
     out[v1402] = v1400;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v1235.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1403 = static_cast<unsigned int>(v1234.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1404 = v392 + v1403;
-  const unsigned int v1405 = static_cast<unsigned int>(v1235.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1405 = static_cast<unsigned int>(v1234.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1408 = v284 && v1407;
   const bool v1409 = v1406 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
-    const float v1411 = v1235.x[5];
+    const float v1411 = v1234.x[5];
     const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
     const unsigned int v1414 = v1404 * v1;
     const unsigned int v1415 = v1414 + v1406;
     out[v1415] = v1413;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v1235.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1416 = static_cast<unsigned int>(v1234.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1417 = v392 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v1235.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1418 = static_cast<unsigned int>(v1234.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1421 = v284 && v1420;
   const bool v1422 = v1419 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
-    const float v1424 = v1235.x[6];
+    const float v1424 = v1234.x[6];
     const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
     const unsigned int v1427 = v1417 * v1;
     const unsigned int v1428 = v1427 + v1419;
     out[v1428] = v1426;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v1235.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1429 = static_cast<unsigned int>(v1234.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1430 = v392 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v1235.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1431 = static_cast<unsigned int>(v1234.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1434 = v284 && v1433;
   const bool v1435 = v1432 < v1;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
-    const float v1437 = v1235.x[7];
+    const float v1437 = v1234.x[7];
     const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
     const unsigned int v1440 = v1430 * v1;
     const unsigned int v1441 = v1440 + v1432;
     out[v1441] = v1439;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v1235.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1442 = static_cast<unsigned int>(v1234.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1443 = v392 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v1235.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1444 = static_cast<unsigned int>(v1234.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1447 = v284 && v1446;
   const bool v1448 = v1445 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
-    const float v1450 = v1235.x[8];
+    const float v1450 = v1234.x[8];
     const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1452 = iron_f32_to_bf16(v1451);
     const unsigned int v1453 = v1443 * v1;
     const unsigned int v1454 = v1453 + v1445;
     out[v1454] = v1452;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v1235.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1455 = static_cast<unsigned int>(v1234.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1456 = v392 + v1455;
-  const unsigned int v1457 = static_cast<unsigned int>(v1235.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1457 = static_cast<unsigned int>(v1234.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1460 = v284 && v1459;
   const bool v1461 = v1458 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
-    const float v1463 = v1235.x[9];
+    const float v1463 = v1234.x[9];
     const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
     const unsigned int v1466 = v1456 * v1;
     const unsigned int v1467 = v1466 + v1458;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v1235.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1468 = static_cast<unsigned int>(v1234.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1469 = v392 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v1235.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1470 = static_cast<unsigned int>(v1234.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1473 = v284 && v1472;
   const bool v1474 = v1471 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
-    const float v1476 = v1235.x[10];
+    const float v1476 = v1234.x[10];
     const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
     const unsigned int v1479 = v1469 * v1;
     const unsigned int v1480 = v1479 + v1471;
     out[v1480] = v1478;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v1235.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1481 = static_cast<unsigned int>(v1234.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1482 = v392 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v1235.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1483 = static_cast<unsigned int>(v1234.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1486 = v284 && v1485;
   const bool v1487 = v1484 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
-    const float v1489 = v1235.x[11];
+    const float v1489 = v1234.x[11];
     const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1491 = iron_f32_to_bf16(v1490);
     const unsigned int v1492 = v1482 * v1;
     const unsigned int v1493 = v1492 + v1484;
     out[v1493] = v1491;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v1235.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1494 = static_cast<unsigned int>(v1234.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1495 = v392 + v1494;
-  const unsigned int v1496 = static_cast<unsigned int>(v1235.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1496 = static_cast<unsigned int>(v1234.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1499 = v284 && v1498;
   const bool v1500 = v1497 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
-    const float v1502 = v1235.x[12];
+    const float v1502 = v1234.x[12];
     const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1504 = iron_f32_to_bf16(v1503);
     const unsigned int v1505 = v1495 * v1;
     const unsigned int v1506 = v1505 + v1497;
     out[v1506] = v1504;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v1235.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1507 = static_cast<unsigned int>(v1234.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1508 = v392 + v1507;
-  const unsigned int v1509 = static_cast<unsigned int>(v1235.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1509 = static_cast<unsigned int>(v1234.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1512 = v284 && v1511;
   const bool v1513 = v1510 < v1;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
-    const float v1515 = v1235.x[13];
+    const float v1515 = v1234.x[13];
     const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
     const unsigned int v1518 = v1508 * v1;
     const unsigned int v1519 = v1518 + v1510;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v1235.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1520 = static_cast<unsigned int>(v1234.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1521 = v392 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v1235.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1522 = static_cast<unsigned int>(v1234.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1525 = v284 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
   if (v1527) {
-    const float v1528 = v1235.x[14];
+    const float v1528 = v1234.x[14];
     const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1530 = iron_f32_to_bf16(v1529);
     const unsigned int v1531 = v1521 * v1;
     const unsigned int v1532 = v1531 + v1523;
     out[v1532] = v1530;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v1235.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1533 = static_cast<unsigned int>(v1234.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1534 = v392 + v1533;
-  const unsigned int v1535 = static_cast<unsigned int>(v1235.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1535 = static_cast<unsigned int>(v1234.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1538 = v284 && v1537;
   const bool v1539 = v1536 < v1;
   const bool v1540 = v1538 && v1539;
   if (v1540) {
-    const float v1541 = v1235.x[15];
+    const float v1541 = v1234.x[15];
     const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1543 = iron_f32_to_bf16(v1542);
     const unsigned int v1544 = v1534 * v1;
     const unsigned int v1545 = v1544 + v1536;
     out[v1545] = v1543;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v1235.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1546 = static_cast<unsigned int>(v1234.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1547 = v392 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v1235.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1548 = static_cast<unsigned int>(v1234.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1551 = v284 && v1550;
   const bool v1552 = v1549 < v1;
   const bool v1553 = v1551 && v1552;
   if (v1553) {
-    const float v1554 = v1235.x[16];
+    const float v1554 = v1234.x[16];
     const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1556 = iron_f32_to_bf16(v1555);
     const unsigned int v1557 = v1547 * v1;
     const unsigned int v1558 = v1557 + v1549;
     out[v1558] = v1556;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v1235.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1559 = static_cast<unsigned int>(v1234.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1560 = v392 + v1559;
-  const unsigned int v1561 = static_cast<unsigned int>(v1235.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1561 = static_cast<unsigned int>(v1234.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1564 = v284 && v1563;
   const bool v1565 = v1562 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
-    const float v1567 = v1235.x[17];
+    const float v1567 = v1234.x[17];
     const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
     const unsigned int v1570 = v1560 * v1;
     const unsigned int v1571 = v1570 + v1562;
     out[v1571] = v1569;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v1235.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1572 = static_cast<unsigned int>(v1234.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1573 = v392 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v1235.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1574 = static_cast<unsigned int>(v1234.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1577 = v284 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
-    const float v1580 = v1235.x[18];
+    const float v1580 = v1234.x[18];
     const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
     const unsigned int v1583 = v1573 * v1;
     const unsigned int v1584 = v1583 + v1575;
     out[v1584] = v1582;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v1235.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1585 = static_cast<unsigned int>(v1234.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1586 = v392 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v1235.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1587 = static_cast<unsigned int>(v1234.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1590 = v284 && v1589;
   const bool v1591 = v1588 < v1;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
-    const float v1593 = v1235.x[19];
+    const float v1593 = v1234.x[19];
     const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
     const unsigned int v1596 = v1586 * v1;
     const unsigned int v1597 = v1596 + v1588;
     out[v1597] = v1595;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v1235.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1598 = static_cast<unsigned int>(v1234.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1599 = v392 + v1598;
-  const unsigned int v1600 = static_cast<unsigned int>(v1235.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1600 = static_cast<unsigned int>(v1234.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1603 = v284 && v1602;
   const bool v1604 = v1601 < v1;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
-    const float v1606 = v1235.x[20];
+    const float v1606 = v1234.x[20];
     const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1608 = iron_f32_to_bf16(v1607);
     const unsigned int v1609 = v1599 * v1;
     const unsigned int v1610 = v1609 + v1601;
     out[v1610] = v1608;
   }
-  const unsigned int v1611 = static_cast<unsigned int>(v1235.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1611 = static_cast<unsigned int>(v1234.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1612 = v392 + v1611;
-  const unsigned int v1613 = static_cast<unsigned int>(v1235.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1613 = static_cast<unsigned int>(v1234.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1616 = v284 && v1615;
   const bool v1617 = v1614 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
-    const float v1619 = v1235.x[21];
+    const float v1619 = v1234.x[21];
     const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
     const unsigned int v1622 = v1612 * v1;
     const unsigned int v1623 = v1622 + v1614;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v1235.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1624 = static_cast<unsigned int>(v1234.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1625 = v392 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v1235.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1626 = static_cast<unsigned int>(v1234.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1629 = v284 && v1628;
   const bool v1630 = v1627 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
-    const float v1632 = v1235.x[22];
+    const float v1632 = v1234.x[22];
     const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
     const unsigned int v1635 = v1625 * v1;
     const unsigned int v1636 = v1635 + v1627;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v1235.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1637 = static_cast<unsigned int>(v1234.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1638 = v392 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v1235.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1639 = static_cast<unsigned int>(v1234.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1642 = v284 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
-    const float v1645 = v1235.x[23];
+    const float v1645 = v1234.x[23];
     const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1647 = iron_f32_to_bf16(v1646);
     const unsigned int v1648 = v1638 * v1;
     const unsigned int v1649 = v1648 + v1640;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v1235.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1650 = static_cast<unsigned int>(v1234.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1651 = v392 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v1235.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1652 = static_cast<unsigned int>(v1234.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1655 = v284 && v1654;
   const bool v1656 = v1653 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
-    const float v1658 = v1235.x[24];
+    const float v1658 = v1234.x[24];
     const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1660 = iron_f32_to_bf16(v1659);
     const unsigned int v1661 = v1651 * v1;
     const unsigned int v1662 = v1661 + v1653;
     out[v1662] = v1660;
   }
-  const unsigned int v1663 = static_cast<unsigned int>(v1235.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1663 = static_cast<unsigned int>(v1234.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1664 = v392 + v1663;
-  const unsigned int v1665 = static_cast<unsigned int>(v1235.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1665 = static_cast<unsigned int>(v1234.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1668 = v284 && v1667;
   const bool v1669 = v1666 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
-    const float v1671 = v1235.x[25];
+    const float v1671 = v1234.x[25];
     const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
     const unsigned int v1674 = v1664 * v1;
     const unsigned int v1675 = v1674 + v1666;
     out[v1675] = v1673;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v1235.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1676 = static_cast<unsigned int>(v1234.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1677 = v392 + v1676;
-  const unsigned int v1678 = static_cast<unsigned int>(v1235.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1678 = static_cast<unsigned int>(v1234.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1681 = v284 && v1680;
   const bool v1682 = v1679 < v1;
   const bool v1683 = v1681 && v1682;
   if (v1683) {
-    const float v1684 = v1235.x[26];
+    const float v1684 = v1234.x[26];
     const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
     const unsigned int v1687 = v1677 * v1;
     const unsigned int v1688 = v1687 + v1679;
     out[v1688] = v1686;
   }
-  const unsigned int v1689 = static_cast<unsigned int>(v1235.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1689 = static_cast<unsigned int>(v1234.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1690 = v392 + v1689;
-  const unsigned int v1691 = static_cast<unsigned int>(v1235.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1691 = static_cast<unsigned int>(v1234.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1694 = v284 && v1693;
   const bool v1695 = v1692 < v1;
   const bool v1696 = v1694 && v1695;
   if (v1696) {
-    const float v1697 = v1235.x[27];
+    const float v1697 = v1234.x[27];
     const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1699 = iron_f32_to_bf16(v1698);
     const unsigned int v1700 = v1690 * v1;
     const unsigned int v1701 = v1700 + v1692;
     out[v1701] = v1699;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v1235.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1702 = static_cast<unsigned int>(v1234.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1703 = v392 + v1702;
-  const unsigned int v1704 = static_cast<unsigned int>(v1235.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1704 = static_cast<unsigned int>(v1234.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1707 = v284 && v1706;
   const bool v1708 = v1705 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
-    const float v1710 = v1235.x[28];
+    const float v1710 = v1234.x[28];
     const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
     const unsigned int v1713 = v1703 * v1;
     const unsigned int v1714 = v1713 + v1705;
     out[v1714] = v1712;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v1235.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1715 = static_cast<unsigned int>(v1234.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1716 = v392 + v1715;
-  const unsigned int v1717 = static_cast<unsigned int>(v1235.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1717 = static_cast<unsigned int>(v1234.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1720 = v284 && v1719;
   const bool v1721 = v1718 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
-    const float v1723 = v1235.x[29];
+    const float v1723 = v1234.x[29];
     const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
     const unsigned int v1726 = v1716 * v1;
     const unsigned int v1727 = v1726 + v1718;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1235.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1728 = static_cast<unsigned int>(v1234.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1729 = v392 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1235.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1730 = static_cast<unsigned int>(v1234.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1733 = v284 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
-    const float v1736 = v1235.x[30];
+    const float v1736 = v1234.x[30];
     const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1738 = iron_f32_to_bf16(v1737);
     const unsigned int v1739 = v1729 * v1;
     const unsigned int v1740 = v1739 + v1731;
     out[v1740] = v1738;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v1235.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1741 = static_cast<unsigned int>(v1234.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1742 = v392 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v1235.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1743 = static_cast<unsigned int>(v1234.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1746 = v284 && v1745;
   const bool v1747 = v1744 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
-    const float v1749 = v1235.x[31];
+    const float v1749 = v1234.x[31];
     const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1751 = iron_f32_to_bf16(v1750);
     const unsigned int v1752 = v1742 * v1;
     const unsigned int v1753 = v1752 + v1744;
     out[v1753] = v1751;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v1235.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1754 = static_cast<unsigned int>(v1234.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1755 = v392 + v1754;
-  const unsigned int v1756 = static_cast<unsigned int>(v1235.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1756 = static_cast<unsigned int>(v1234.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1759 = v284 && v1758;
   const bool v1760 = v1757 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
-    const float v1762 = v1235.x[32];
+    const float v1762 = v1234.x[32];
     const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
     const unsigned int v1765 = v1755 * v1;
     const unsigned int v1766 = v1765 + v1757;
     out[v1766] = v1764;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v1235.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1767 = static_cast<unsigned int>(v1234.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1768 = v392 + v1767;
-  const unsigned int v1769 = static_cast<unsigned int>(v1235.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1769 = static_cast<unsigned int>(v1234.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1772 = v284 && v1771;
   const bool v1773 = v1770 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
-    const float v1775 = v1235.x[33];
+    const float v1775 = v1234.x[33];
     const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
     const unsigned int v1778 = v1768 * v1;
     const unsigned int v1779 = v1778 + v1770;
     out[v1779] = v1777;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v1235.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1780 = static_cast<unsigned int>(v1234.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1781 = v392 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v1235.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1782 = static_cast<unsigned int>(v1234.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1785 = v284 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
-    const float v1788 = v1235.x[34];
+    const float v1788 = v1234.x[34];
     const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
     const unsigned int v1791 = v1781 * v1;
     const unsigned int v1792 = v1791 + v1783;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v1235.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1793 = static_cast<unsigned int>(v1234.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1794 = v392 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v1235.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1795 = static_cast<unsigned int>(v1234.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1798 = v284 && v1797;
   const bool v1799 = v1796 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
-    const float v1801 = v1235.x[35];
+    const float v1801 = v1234.x[35];
     const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1803 = iron_f32_to_bf16(v1802);
     const unsigned int v1804 = v1794 * v1;
     const unsigned int v1805 = v1804 + v1796;
     out[v1805] = v1803;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v1235.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1806 = static_cast<unsigned int>(v1234.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1807 = v392 + v1806;
-  const unsigned int v1808 = static_cast<unsigned int>(v1235.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1808 = static_cast<unsigned int>(v1234.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1811 = v284 && v1810;
   const bool v1812 = v1809 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
-    const float v1814 = v1235.x[36];
+    const float v1814 = v1234.x[36];
     const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
     const unsigned int v1817 = v1807 * v1;
     const unsigned int v1818 = v1817 + v1809;
     out[v1818] = v1816;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v1235.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1819 = static_cast<unsigned int>(v1234.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1820 = v392 + v1819;
-  const unsigned int v1821 = static_cast<unsigned int>(v1235.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1821 = static_cast<unsigned int>(v1234.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1824 = v284 && v1823;
   const bool v1825 = v1822 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
-    const float v1827 = v1235.x[37];
+    const float v1827 = v1234.x[37];
     const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
     const unsigned int v1830 = v1820 * v1;
     const unsigned int v1831 = v1830 + v1822;
     out[v1831] = v1829;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v1235.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1832 = static_cast<unsigned int>(v1234.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1833 = v392 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v1235.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1834 = static_cast<unsigned int>(v1234.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1837 = v284 && v1836;
   const bool v1838 = v1835 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
-    const float v1840 = v1235.x[38];
+    const float v1840 = v1234.x[38];
     const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1842 = iron_f32_to_bf16(v1841);
     const unsigned int v1843 = v1833 * v1;
     const unsigned int v1844 = v1843 + v1835;
     out[v1844] = v1842;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v1235.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1845 = static_cast<unsigned int>(v1234.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1846 = v392 + v1845;
-  const unsigned int v1847 = static_cast<unsigned int>(v1235.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1847 = static_cast<unsigned int>(v1234.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1850 = v284 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
-    const float v1853 = v1235.x[39];
+    const float v1853 = v1234.x[39];
     const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
     const unsigned int v1856 = v1846 * v1;
     const unsigned int v1857 = v1856 + v1848;
     out[v1857] = v1855;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v1235.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1858 = static_cast<unsigned int>(v1234.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1859 = v392 + v1858;
-  const unsigned int v1860 = static_cast<unsigned int>(v1235.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1860 = static_cast<unsigned int>(v1234.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1863 = v284 && v1862;
   const bool v1864 = v1861 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
-    const float v1866 = v1235.x[40];
+    const float v1866 = v1234.x[40];
     const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1868 = iron_f32_to_bf16(v1867);
     const unsigned int v1869 = v1859 * v1;
     const unsigned int v1870 = v1869 + v1861;
     out[v1870] = v1868;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v1235.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1871 = static_cast<unsigned int>(v1234.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1872 = v392 + v1871;
-  const unsigned int v1873 = static_cast<unsigned int>(v1235.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1873 = static_cast<unsigned int>(v1234.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1876 = v284 && v1875;
   const bool v1877 = v1874 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
-    const float v1879 = v1235.x[41];
+    const float v1879 = v1234.x[41];
     const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1881 = iron_f32_to_bf16(v1880);
     const unsigned int v1882 = v1872 * v1;
     const unsigned int v1883 = v1882 + v1874;
     out[v1883] = v1881;
   }
-  const unsigned int v1884 = static_cast<unsigned int>(v1235.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1884 = static_cast<unsigned int>(v1234.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1885 = v392 + v1884;
-  const unsigned int v1886 = static_cast<unsigned int>(v1235.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1886 = static_cast<unsigned int>(v1234.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1889 = v284 && v1888;
   const bool v1890 = v1887 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
-    const float v1892 = v1235.x[42];
+    const float v1892 = v1234.x[42];
     const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1894 = iron_f32_to_bf16(v1893);
     const unsigned int v1895 = v1885 * v1;
     const unsigned int v1896 = v1895 + v1887;
     out[v1896] = v1894;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v1235.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1897 = static_cast<unsigned int>(v1234.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1898 = v392 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v1235.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1899 = static_cast<unsigned int>(v1234.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1902 = v284 && v1901;
   const bool v1903 = v1900 < v1;
   const bool v1904 = v1902 && v1903;
   if (v1904) {
-    const float v1905 = v1235.x[43];
+    const float v1905 = v1234.x[43];
     const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
     const unsigned int v1908 = v1898 * v1;
     const unsigned int v1909 = v1908 + v1900;
     out[v1909] = v1907;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v1235.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1910 = static_cast<unsigned int>(v1234.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1911 = v392 + v1910;
-  const unsigned int v1912 = static_cast<unsigned int>(v1235.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1912 = static_cast<unsigned int>(v1234.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1915 = v284 && v1914;
   const bool v1916 = v1913 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
-    const float v1918 = v1235.x[44];
+    const float v1918 = v1234.x[44];
     const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
     const unsigned int v1921 = v1911 * v1;
     const unsigned int v1922 = v1921 + v1913;
     out[v1922] = v1920;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v1235.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1923 = static_cast<unsigned int>(v1234.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1924 = v392 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v1235.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1925 = static_cast<unsigned int>(v1234.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1928 = v284 && v1927;
   const bool v1929 = v1926 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
-    const float v1931 = v1235.x[45];
+    const float v1931 = v1234.x[45];
     const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
     const unsigned int v1934 = v1924 * v1;
     const unsigned int v1935 = v1934 + v1926;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1235.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1936 = static_cast<unsigned int>(v1234.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1937 = v392 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1235.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1938 = static_cast<unsigned int>(v1234.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1941 = v284 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
-    const float v1944 = v1235.x[46];
+    const float v1944 = v1234.x[46];
     const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
     const unsigned int v1947 = v1937 * v1;
     const unsigned int v1948 = v1947 + v1939;
     out[v1948] = v1946;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v1235.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1949 = static_cast<unsigned int>(v1234.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1950 = v392 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v1235.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1951 = static_cast<unsigned int>(v1234.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1954 = v284 && v1953;
   const bool v1955 = v1952 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
-    const float v1957 = v1235.x[47];
+    const float v1957 = v1234.x[47];
     const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
     const unsigned int v1960 = v1950 * v1;
     const unsigned int v1961 = v1960 + v1952;
     out[v1961] = v1959;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v1235.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1962 = static_cast<unsigned int>(v1234.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1963 = v392 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v1235.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1964 = static_cast<unsigned int>(v1234.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1967 = v284 && v1966;
   const bool v1968 = v1965 < v1;
   const bool v1969 = v1967 && v1968;
   if (v1969) {
-    const float v1970 = v1235.x[48];
+    const float v1970 = v1234.x[48];
     const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1972 = iron_f32_to_bf16(v1971);
     const unsigned int v1973 = v1963 * v1;
     const unsigned int v1974 = v1973 + v1965;
     out[v1974] = v1972;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v1235.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1975 = static_cast<unsigned int>(v1234.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1976 = v392 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v1235.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1977 = static_cast<unsigned int>(v1234.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1980 = v284 && v1979;
   const bool v1981 = v1978 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
-    const float v1983 = v1235.x[49];
+    const float v1983 = v1234.x[49];
     const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
     const unsigned int v1986 = v1976 * v1;
     const unsigned int v1987 = v1986 + v1978;
     out[v1987] = v1985;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v1235.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v1988 = static_cast<unsigned int>(v1234.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v1989 = v392 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1235.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v1990 = static_cast<unsigned int>(v1234.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1993 = v284 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
-    const float v1996 = v1235.x[50];
+    const float v1996 = v1234.x[50];
     const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
     const unsigned int v1999 = v1989 * v1;
     const unsigned int v2000 = v1999 + v1991;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v1235.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2001 = static_cast<unsigned int>(v1234.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2002 = v392 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v1235.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2003 = static_cast<unsigned int>(v1234.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2006 = v284 && v2005;
   const bool v2007 = v2004 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
-    const float v2009 = v1235.x[51];
+    const float v2009 = v1234.x[51];
     const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
     const unsigned int v2012 = v2002 * v1;
     const unsigned int v2013 = v2012 + v2004;
     out[v2013] = v2011;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v1235.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2014 = static_cast<unsigned int>(v1234.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2015 = v392 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v1235.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2016 = static_cast<unsigned int>(v1234.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2019 = v284 && v2018;
   const bool v2020 = v2017 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
-    const float v2022 = v1235.x[52];
+    const float v2022 = v1234.x[52];
     const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2024 = iron_f32_to_bf16(v2023);
     const unsigned int v2025 = v2015 * v1;
     const unsigned int v2026 = v2025 + v2017;
     out[v2026] = v2024;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v1235.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2027 = static_cast<unsigned int>(v1234.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2028 = v392 + v2027;
-  const unsigned int v2029 = static_cast<unsigned int>(v1235.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2029 = static_cast<unsigned int>(v1234.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2032 = v284 && v2031;
   const bool v2033 = v2030 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
-    const float v2035 = v1235.x[53];
+    const float v2035 = v1234.x[53];
     const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
     const unsigned int v2038 = v2028 * v1;
     const unsigned int v2039 = v2038 + v2030;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v1235.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2040 = static_cast<unsigned int>(v1234.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2041 = v392 + v2040;
-  const unsigned int v2042 = static_cast<unsigned int>(v1235.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2042 = static_cast<unsigned int>(v1234.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2045 = v284 && v2044;
   const bool v2046 = v2043 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
-    const float v2048 = v1235.x[54];
+    const float v2048 = v1234.x[54];
     const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2050 = iron_f32_to_bf16(v2049);
     const unsigned int v2051 = v2041 * v1;
     const unsigned int v2052 = v2051 + v2043;
     out[v2052] = v2050;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v1235.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2053 = static_cast<unsigned int>(v1234.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2054 = v392 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v1235.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2055 = static_cast<unsigned int>(v1234.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2058 = v284 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
-    const float v2061 = v1235.x[55];
+    const float v2061 = v1234.x[55];
     const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2063 = iron_f32_to_bf16(v2062);
     const unsigned int v2064 = v2054 * v1;
     const unsigned int v2065 = v2064 + v2056;
     out[v2065] = v2063;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v1235.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2066 = static_cast<unsigned int>(v1234.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2067 = v392 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v1235.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2068 = static_cast<unsigned int>(v1234.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2071 = v284 && v2070;
   const bool v2072 = v2069 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
-    const float v2074 = v1235.x[56];
+    const float v2074 = v1234.x[56];
     const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
     const unsigned int v2077 = v2067 * v1;
     const unsigned int v2078 = v2077 + v2069;
     out[v2078] = v2076;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v1235.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2079 = static_cast<unsigned int>(v1234.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2080 = v392 + v2079;
-  const unsigned int v2081 = static_cast<unsigned int>(v1235.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2081 = static_cast<unsigned int>(v1234.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2084 = v284 && v2083;
   const bool v2085 = v2082 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
-    const float v2087 = v1235.x[57];
+    const float v2087 = v1234.x[57];
     const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2089 = iron_f32_to_bf16(v2088);
     const unsigned int v2090 = v2080 * v1;
     const unsigned int v2091 = v2090 + v2082;
     out[v2091] = v2089;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v1235.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2092 = static_cast<unsigned int>(v1234.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2093 = v392 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v1235.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2094 = static_cast<unsigned int>(v1234.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2097 = v284 && v2096;
   const bool v2098 = v2095 < v1;
   const bool v2099 = v2097 && v2098;
   if (v2099) {
-    const float v2100 = v1235.x[58];
+    const float v2100 = v1234.x[58];
     const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
     const unsigned int v2103 = v2093 * v1;
     const unsigned int v2104 = v2103 + v2095;
     out[v2104] = v2102;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v1235.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2105 = static_cast<unsigned int>(v1234.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2106 = v392 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v1235.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2107 = static_cast<unsigned int>(v1234.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2110 = v284 && v2109;
   const bool v2111 = v2108 < v1;
   const bool v2112 = v2110 && v2111;
   if (v2112) {
-    const float v2113 = v1235.x[59];
+    const float v2113 = v1234.x[59];
     const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
     const unsigned int v2116 = v2106 * v1;
     const unsigned int v2117 = v2116 + v2108;
     out[v2117] = v2115;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v1235.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2118 = static_cast<unsigned int>(v1234.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2119 = v392 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v1235.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2120 = static_cast<unsigned int>(v1234.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2123 = v284 && v2122;
   const bool v2124 = v2121 < v1;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
-    const float v2126 = v1235.x[60];
+    const float v2126 = v1234.x[60];
     const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
     const unsigned int v2129 = v2119 * v1;
     const unsigned int v2130 = v2129 + v2121;
     out[v2130] = v2128;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v1235.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2131 = static_cast<unsigned int>(v1234.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2132 = v392 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v1235.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2133 = static_cast<unsigned int>(v1234.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2136 = v284 && v2135;
   const bool v2137 = v2134 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
-    const float v2139 = v1235.x[61];
+    const float v2139 = v1234.x[61];
     const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
     const unsigned int v2142 = v2132 * v1;
     const unsigned int v2143 = v2142 + v2134;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1235.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2144 = static_cast<unsigned int>(v1234.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2145 = v392 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1235.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2146 = static_cast<unsigned int>(v1234.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2149 = v284 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
-    const float v2152 = v1235.x[62];
+    const float v2152 = v1234.x[62];
     const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
     const unsigned int v2155 = v2145 * v1;
     const unsigned int v2156 = v2155 + v2147;
     out[v2156] = v2154;
   }
-  const unsigned int v2157 = static_cast<unsigned int>(v1235.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+  const unsigned int v2157 = static_cast<unsigned int>(v1234.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
   const unsigned int v2158 = v392 + v2157;
-  const unsigned int v2159 = static_cast<unsigned int>(v1235.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+  const unsigned int v2159 = static_cast<unsigned int>(v1234.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2162 = v284 && v2161;
   const bool v2163 = v2160 < v1;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
-    const float v2165 = v1235.x[63];
+    const float v2165 = v1234.x[63];
     const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:89
     const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
     const unsigned int v2168 = v2158 * v1;

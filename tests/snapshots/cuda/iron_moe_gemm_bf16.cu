@@ -335,17 +335,17 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
+    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:504
     const bool v251 = v250 < 8u;
-    const unsigned int v255 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-    iron_frag<float, 2, 16, 128> v257;
-    iron_frag_fill(v257, 0.0f);
-    const unsigned int v260 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
-    const bool v261 = v260 == v28;
-    if (v261) {  // kernels/gemm/gemm_warpgroup.hpp:442
-      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:443
+    const unsigned int v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+    iron_frag<float, 2, 16, 128> v256;
+    iron_frag_fill(v256, 0.0f);
+    const unsigned int v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
+    const bool v260 = v259 == v28;
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:527
+      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:528
       if (v3952) {
-        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v3959 = v250 << 5u;
         const unsigned int v3960 = v3959 + v3956;
         const unsigned int v3961 = v3960 >> 3u;
@@ -422,10 +422,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), w + v4031, v4028);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
       const bool v4037 = 64u < v3;
       if (v4037) {
-        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v4044 = v250 << 5u;
         const unsigned int v4045 = v4044 + v4041;
         const unsigned int v4046 = v4045 >> 3u;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4119 ^ (((v4119 >> 6u) & 7u) << 3u)), w + v4116, v4113);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
       for (unsigned int v3099 = v28; v3099 < v3; v3099 += 64u) {
         const unsigned int v3101 = v3099 >> 6u;
@@ -518,8 +518,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v251) {
-          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const unsigned int v3112 = v255 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+          const unsigned int v3112 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const unsigned int v3113 = v3112 << 6u;
           const unsigned int v3114 = v3105 + v3113;
           const unsigned int v3598 = v250 & 3u;
@@ -532,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3613;
           iron_frag_fill(v3613, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3613, shm4, v3105, 64u);
-          iron_frag_mma_sync(v257, v3611, v3613);
+          iron_frag_mma_sync(v256, v3611, v3613);
           const unsigned int v3615 = v3604 + 16u;
           const unsigned int v3618 = v3105 + 16u;
           iron_frag<iron_bf16, 0, 16, 16> v3620;
@@ -541,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3622;
           iron_frag_fill(v3622, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3622, shm4, v3618, 64u);
-          iron_frag_mma_sync(v257, v3620, v3622);
+          iron_frag_mma_sync(v256, v3620, v3622);
           const unsigned int v3624 = v3604 + 32u;
           const unsigned int v3627 = v3105 + 32u;
           iron_frag<iron_bf16, 0, 16, 16> v3629;
@@ -550,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3631;
           iron_frag_fill(v3631, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3631, shm4, v3627, 64u);
-          iron_frag_mma_sync(v257, v3629, v3631);
+          iron_frag_mma_sync(v256, v3629, v3631);
           const unsigned int v3633 = v3604 + 48u;
           const unsigned int v3636 = v3105 + 48u;
           iron_frag<iron_bf16, 0, 16, 16> v3638;
@@ -559,15 +559,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3640;
           iron_frag_fill(v3640, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3640, shm4, v3636, 64u);
-          iron_frag_mma_sync(v257, v3638, v3640);
+          iron_frag_mma_sync(v256, v3638, v3640);
         }
-        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
         const unsigned int v3122 = v3101 + 2u;
         const unsigned int v3123 = v3122 % 3u;
         const bool v3124 = v3120 < v3;
         if (v3124) {
-          const unsigned int v3127 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const unsigned int v3129 = iron_linear_thread() & 31u;
+          const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+          const unsigned int v3129 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
           const unsigned int v3131 = v250 << 5u;
           const unsigned int v3132 = v3131 + v3129;
           const unsigned int v3136 = v3132 >> 3u;
@@ -582,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3148 = v3146 + v3142;
           const unsigned int v3149 = v3145 ? v3148 : v28;
           const unsigned int v3151 = v3136 << 6u;
-          const unsigned int v3152 = v3127 + v3151;
+          const unsigned int v3152 = v3126 + v3151;
           const unsigned int v3153 = v3152 + v3140;
           iron_copy_async<16>(shm3 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x_sorted + v3149, v3145);
           const unsigned int v3155 = v3132 + 384u;
@@ -598,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3169 = v3167 + v3163;
           const unsigned int v3170 = v3166 ? v3169 : v28;
           const unsigned int v3172 = v3157 << 6u;
-          const unsigned int v3173 = v3127 + v3172;
+          const unsigned int v3173 = v3126 + v3172;
           const unsigned int v3174 = v3173 + v3161;
           iron_copy_async<16>(shm3 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), x_sorted + v3170, v3166);
           const unsigned int v3176 = v3132 + 768u;
@@ -616,7 +616,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3192 = v3190 + v3186;
             const unsigned int v3193 = v3189 ? v3192 : v28;
             const unsigned int v3195 = v3180 << 6u;
-            const unsigned int v3196 = v3127 + v3195;
+            const unsigned int v3196 = v3126 + v3195;
             const unsigned int v3197 = v3196 + v3184;
             iron_copy_async<16>(shm3 + (v3197 ^ (((v3197 >> 6u) & 7u) << 3u)), x_sorted + v3193, v3189);
           }
@@ -647,30 +647,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3265 = v3263 + v3259;
             const unsigned int v3266 = v3262 ? v3265 : v28;
             const unsigned int v3268 = v3253 << 6u;
-            const unsigned int v3269 = v3127 + v3268;
+            const unsigned int v3269 = v3126 + v3268;
             const unsigned int v3270 = v3269 + v3257;
             iron_copy_async<16>(shm4 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), w + v3266, v3262);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
       }
       __syncthreads();
     } else {
       const unsigned int v289 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v290 = threadIdx.x;
 
-      for (unsigned int v288 = v28; v288 < v3; v288 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+      for (unsigned int v287 = v28; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
         for (unsigned int v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v298 = v297 < v0;
-          const unsigned int v299 = v288 + v296;
+          const unsigned int v299 = v287 + v296;
           const bool v300 = v299 < v3;
           const bool v301 = v298 && v300;
           if (v301) {
             const unsigned int v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const unsigned int v305 = v303 + v288;
+            const unsigned int v305 = v303 + v287;
             const unsigned int v306 = v305 + v296;
             const iron_bf16 v307 = x_sorted[v306];
             const unsigned int v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -688,12 +688,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v325 = v324 < v80;
-          const unsigned int v326 = v288 + v323;
+          const unsigned int v326 = v287 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
             const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const unsigned int v332 = v330 + v288;
+            const unsigned int v332 = v330 + v287;
             const unsigned int v333 = v332 + v323;
             const iron_bf16 v334 = w[v333];
             const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -705,9 +705,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:436
-          const unsigned int v348 = v255 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:519
+          const unsigned int v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const unsigned int v349 = v348 << 6u;
           const unsigned int v3643 = v250 & 3u;
           const unsigned int v3645 = v3643 << 4u;
@@ -719,7 +719,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3658;
           iron_frag_fill(v3658, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3658, shm4, v28, 64u);
-          iron_frag_mma_sync(v257, v3656, v3658);
+          iron_frag_mma_sync(v256, v3656, v3658);
           const unsigned int v3660 = v3649 + 16u;
           iron_frag<iron_bf16, 0, 16, 16> v3665;
           iron_frag_fill(v3665, iron_f32_to_bf16(0.0f));
@@ -727,7 +727,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3667;
           iron_frag_fill(v3667, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3667, shm4, 16u, 64u);
-          iron_frag_mma_sync(v257, v3665, v3667);
+          iron_frag_mma_sync(v256, v3665, v3667);
           const unsigned int v3669 = v3649 + 32u;
           iron_frag<iron_bf16, 0, 16, 16> v3674;
           iron_frag_fill(v3674, iron_f32_to_bf16(0.0f));
@@ -735,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3676;
           iron_frag_fill(v3676, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3676, shm4, 32u, 64u);
-          iron_frag_mma_sync(v257, v3674, v3676);
+          iron_frag_mma_sync(v256, v3674, v3676);
           const unsigned int v3678 = v3649 + 48u;
           iron_frag<iron_bf16, 0, 16, 16> v3683;
           iron_frag_fill(v3683, iron_f32_to_bf16(0.0f));
@@ -743,26 +743,26 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3685;
           iron_frag_fill(v3685, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3685, shm4, 48u, 64u);
-          iron_frag_mma_sync(v257, v3683, v3685);
+          iron_frag_mma_sync(v256, v3683, v3685);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
       }
     }
-    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
     const unsigned int v355 = v354 << 4u;
-    const unsigned int v357 = v255 << 6u;
+    const unsigned int v357 = v254 << 6u;
     const unsigned int v358 = v75 + v357;
     const unsigned int v359 = v358 + v355;
-    const unsigned int v360 = static_cast<unsigned int>(v257.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v360 = static_cast<unsigned int>(v256.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v361 = v359 + v360;
-    const unsigned int v362 = static_cast<unsigned int>(v257.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v362 = static_cast<unsigned int>(v256.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v365 = v251 && v364;
     const bool v366 = v363 < v80;
     const bool v367 = v365 && v366;
     if (v367) {
-      const float v368 = v257.x[0];
+      const float v368 = v256.x[0];
       const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v370 = v363 - v78;
       const bool v371 = v370 < v2;
@@ -775,16 +775,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v376] = v373;
       }
     }
-    const unsigned int v377 = static_cast<unsigned int>(v257.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v377 = static_cast<unsigned int>(v256.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v378 = v359 + v377;
-    const unsigned int v379 = static_cast<unsigned int>(v257.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v379 = static_cast<unsigned int>(v256.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v382 = v251 && v381;
     const bool v383 = v380 < v80;
     const bool v384 = v382 && v383;
     if (v384) {
-      const float v385 = v257.x[1];
+      const float v385 = v256.x[1];
       const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v387 = v380 - v78;
       const bool v388 = v387 < v2;
@@ -797,16 +797,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v393] = v390;
       }
     }
-    const unsigned int v394 = static_cast<unsigned int>(v257.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v394 = static_cast<unsigned int>(v256.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v395 = v359 + v394;
-    const unsigned int v396 = static_cast<unsigned int>(v257.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v396 = static_cast<unsigned int>(v256.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v399 = v251 && v398;
     const bool v400 = v397 < v80;
     const bool v401 = v399 && v400;
     if (v401) {
-      const float v402 = v257.x[2];
+      const float v402 = v256.x[2];
       const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v404 = v397 - v78;
       const bool v405 = v404 < v2;
@@ -819,16 +819,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v410] = v407;
       }
     }
-    const unsigned int v411 = static_cast<unsigned int>(v257.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v411 = static_cast<unsigned int>(v256.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v412 = v359 + v411;
-    const unsigned int v413 = static_cast<unsigned int>(v257.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v413 = static_cast<unsigned int>(v256.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v416 = v251 && v415;
     const bool v417 = v414 < v80;
     const bool v418 = v416 && v417;
     if (v418) {
-      const float v419 = v257.x[3];
+      const float v419 = v256.x[3];
       const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v421 = v414 - v78;
       const bool v422 = v421 < v2;
@@ -841,16 +841,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v427] = v424;
       }
     }
-    const unsigned int v428 = static_cast<unsigned int>(v257.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v428 = static_cast<unsigned int>(v256.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v429 = v359 + v428;
-    const unsigned int v430 = static_cast<unsigned int>(v257.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v430 = static_cast<unsigned int>(v256.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v433 = v251 && v432;
     const bool v434 = v431 < v80;
     const bool v435 = v433 && v434;
     if (v435) {
-      const float v436 = v257.x[4];
+      const float v436 = v256.x[4];
       const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v438 = v431 - v78;
       const bool v439 = v438 < v2;
@@ -863,16 +863,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v444] = v441;
       }
     }
-    const unsigned int v445 = static_cast<unsigned int>(v257.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v445 = static_cast<unsigned int>(v256.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v446 = v359 + v445;
-    const unsigned int v447 = static_cast<unsigned int>(v257.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v447 = static_cast<unsigned int>(v256.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v450 = v251 && v449;
     const bool v451 = v448 < v80;
     const bool v452 = v450 && v451;
     if (v452) {
-      const float v453 = v257.x[5];
+      const float v453 = v256.x[5];
       const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v455 = v448 - v78;
       const bool v456 = v455 < v2;
@@ -885,16 +885,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v461] = v458;
       }
     }
-    const unsigned int v462 = static_cast<unsigned int>(v257.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v462 = static_cast<unsigned int>(v256.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v463 = v359 + v462;
-    const unsigned int v464 = static_cast<unsigned int>(v257.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v464 = static_cast<unsigned int>(v256.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v467 = v251 && v466;
     const bool v468 = v465 < v80;
     const bool v469 = v467 && v468;
     if (v469) {
-      const float v470 = v257.x[6];
+      const float v470 = v256.x[6];
       const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v472 = v465 - v78;
       const bool v473 = v472 < v2;
@@ -907,16 +907,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v478] = v475;
       }
     }
-    const unsigned int v479 = static_cast<unsigned int>(v257.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v479 = static_cast<unsigned int>(v256.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v480 = v359 + v479;
-    const unsigned int v481 = static_cast<unsigned int>(v257.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v481 = static_cast<unsigned int>(v256.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v484 = v251 && v483;
     const bool v485 = v482 < v80;
     const bool v486 = v484 && v485;
     if (v486) {
-      const float v487 = v257.x[7];
+      const float v487 = v256.x[7];
       const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v489 = v482 - v78;
       const bool v490 = v489 < v2;
@@ -929,16 +929,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v495] = v492;
       }
     }
-    const unsigned int v496 = static_cast<unsigned int>(v257.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v496 = static_cast<unsigned int>(v256.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v497 = v359 + v496;
-    const unsigned int v498 = static_cast<unsigned int>(v257.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v498 = static_cast<unsigned int>(v256.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v501 = v251 && v500;
     const bool v502 = v499 < v80;
     const bool v503 = v501 && v502;
     if (v503) {
-      const float v504 = v257.x[8];
+      const float v504 = v256.x[8];
       const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v506 = v499 - v78;
       const bool v507 = v506 < v2;
@@ -951,16 +951,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v512] = v509;
       }
     }
-    const unsigned int v513 = static_cast<unsigned int>(v257.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v513 = static_cast<unsigned int>(v256.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v514 = v359 + v513;
-    const unsigned int v515 = static_cast<unsigned int>(v257.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v515 = static_cast<unsigned int>(v256.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v518 = v251 && v517;
     const bool v519 = v516 < v80;
     const bool v520 = v518 && v519;
     if (v520) {
-      const float v521 = v257.x[9];
+      const float v521 = v256.x[9];
       const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v523 = v516 - v78;
       const bool v524 = v523 < v2;
@@ -973,16 +973,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v529] = v526;
       }
     }
-    const unsigned int v530 = static_cast<unsigned int>(v257.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v530 = static_cast<unsigned int>(v256.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v531 = v359 + v530;
-    const unsigned int v532 = static_cast<unsigned int>(v257.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v532 = static_cast<unsigned int>(v256.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v535 = v251 && v534;
     const bool v536 = v533 < v80;
     const bool v537 = v535 && v536;
     if (v537) {
-      const float v538 = v257.x[10];
+      const float v538 = v256.x[10];
       const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v540 = v533 - v78;
       const bool v541 = v540 < v2;
@@ -995,16 +995,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v546] = v543;
       }
     }
-    const unsigned int v547 = static_cast<unsigned int>(v257.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v547 = static_cast<unsigned int>(v256.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v548 = v359 + v547;
-    const unsigned int v549 = static_cast<unsigned int>(v257.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v549 = static_cast<unsigned int>(v256.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v552 = v251 && v551;
     const bool v553 = v550 < v80;
     const bool v554 = v552 && v553;
     if (v554) {
-      const float v555 = v257.x[11];
+      const float v555 = v256.x[11];
       const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v557 = v550 - v78;
       const bool v558 = v557 < v2;
@@ -1017,16 +1017,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v563] = v560;
       }
     }
-    const unsigned int v564 = static_cast<unsigned int>(v257.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v564 = static_cast<unsigned int>(v256.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v565 = v359 + v564;
-    const unsigned int v566 = static_cast<unsigned int>(v257.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v566 = static_cast<unsigned int>(v256.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v569 = v251 && v568;
     const bool v570 = v567 < v80;
     const bool v571 = v569 && v570;
     if (v571) {
-      const float v572 = v257.x[12];
+      const float v572 = v256.x[12];
       const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v574 = v567 - v78;
       const bool v575 = v574 < v2;
@@ -1039,16 +1039,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v580] = v577;
       }
     }
-    const unsigned int v581 = static_cast<unsigned int>(v257.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v581 = static_cast<unsigned int>(v256.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v582 = v359 + v581;
-    const unsigned int v583 = static_cast<unsigned int>(v257.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v583 = static_cast<unsigned int>(v256.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v586 = v251 && v585;
     const bool v587 = v584 < v80;
     const bool v588 = v586 && v587;
     if (v588) {
-      const float v589 = v257.x[13];
+      const float v589 = v256.x[13];
       const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v591 = v584 - v78;
       const bool v592 = v591 < v2;
@@ -1061,16 +1061,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v597] = v594;
       }
     }
-    const unsigned int v598 = static_cast<unsigned int>(v257.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v598 = static_cast<unsigned int>(v256.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v599 = v359 + v598;
-    const unsigned int v600 = static_cast<unsigned int>(v257.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v600 = static_cast<unsigned int>(v256.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v603 = v251 && v602;
     const bool v604 = v601 < v80;
     const bool v605 = v603 && v604;
     if (v605) {
-      const float v606 = v257.x[14];
+      const float v606 = v256.x[14];
       const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v608 = v601 - v78;
       const bool v609 = v608 < v2;
@@ -1083,16 +1083,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v614] = v611;
       }
     }
-    const unsigned int v615 = static_cast<unsigned int>(v257.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v615 = static_cast<unsigned int>(v256.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v616 = v359 + v615;
-    const unsigned int v617 = static_cast<unsigned int>(v257.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v617 = static_cast<unsigned int>(v256.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v620 = v251 && v619;
     const bool v621 = v618 < v80;
     const bool v622 = v620 && v621;
     if (v622) {
-      const float v623 = v257.x[15];
+      const float v623 = v256.x[15];
       const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v625 = v618 - v78;
       const bool v626 = v625 < v2;
@@ -1105,16 +1105,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v631] = v628;
       }
     }
-    const unsigned int v632 = static_cast<unsigned int>(v257.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v632 = static_cast<unsigned int>(v256.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v633 = v359 + v632;
-    const unsigned int v634 = static_cast<unsigned int>(v257.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v634 = static_cast<unsigned int>(v256.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v637 = v251 && v636;
     const bool v638 = v635 < v80;
     const bool v639 = v637 && v638;
     if (v639) {
-      const float v640 = v257.x[16];
+      const float v640 = v256.x[16];
       const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v642 = v635 - v78;
       const bool v643 = v642 < v2;
@@ -1127,16 +1127,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v648] = v645;
       }
     }
-    const unsigned int v649 = static_cast<unsigned int>(v257.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v649 = static_cast<unsigned int>(v256.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v650 = v359 + v649;
-    const unsigned int v651 = static_cast<unsigned int>(v257.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v651 = static_cast<unsigned int>(v256.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v654 = v251 && v653;
     const bool v655 = v652 < v80;
     const bool v656 = v654 && v655;
     if (v656) {
-      const float v657 = v257.x[17];
+      const float v657 = v256.x[17];
       const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v659 = v652 - v78;
       const bool v660 = v659 < v2;
@@ -1149,16 +1149,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v665] = v662;
       }
     }
-    const unsigned int v666 = static_cast<unsigned int>(v257.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v666 = static_cast<unsigned int>(v256.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v667 = v359 + v666;
-    const unsigned int v668 = static_cast<unsigned int>(v257.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v668 = static_cast<unsigned int>(v256.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v671 = v251 && v670;
     const bool v672 = v669 < v80;
     const bool v673 = v671 && v672;
     if (v673) {
-      const float v674 = v257.x[18];
+      const float v674 = v256.x[18];
       const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v676 = v669 - v78;
       const bool v677 = v676 < v2;
@@ -1171,16 +1171,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v682] = v679;
       }
     }
-    const unsigned int v683 = static_cast<unsigned int>(v257.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v683 = static_cast<unsigned int>(v256.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v684 = v359 + v683;
-    const unsigned int v685 = static_cast<unsigned int>(v257.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v685 = static_cast<unsigned int>(v256.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v688 = v251 && v687;
     const bool v689 = v686 < v80;
     const bool v690 = v688 && v689;
     if (v690) {
-      const float v691 = v257.x[19];
+      const float v691 = v256.x[19];
       const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v693 = v686 - v78;
       const bool v694 = v693 < v2;
@@ -1193,16 +1193,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v699] = v696;
       }
     }
-    const unsigned int v700 = static_cast<unsigned int>(v257.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v700 = static_cast<unsigned int>(v256.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v701 = v359 + v700;
-    const unsigned int v702 = static_cast<unsigned int>(v257.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v702 = static_cast<unsigned int>(v256.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v705 = v251 && v704;
     const bool v706 = v703 < v80;
     const bool v707 = v705 && v706;
     if (v707) {
-      const float v708 = v257.x[20];
+      const float v708 = v256.x[20];
       const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v710 = v703 - v78;
       const bool v711 = v710 < v2;
@@ -1215,16 +1215,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v716] = v713;
       }
     }
-    const unsigned int v717 = static_cast<unsigned int>(v257.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v717 = static_cast<unsigned int>(v256.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v718 = v359 + v717;
-    const unsigned int v719 = static_cast<unsigned int>(v257.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v719 = static_cast<unsigned int>(v256.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v722 = v251 && v721;
     const bool v723 = v720 < v80;
     const bool v724 = v722 && v723;
     if (v724) {
-      const float v725 = v257.x[21];
+      const float v725 = v256.x[21];
       const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v727 = v720 - v78;
       const bool v728 = v727 < v2;
@@ -1237,16 +1237,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v733] = v730;
       }
     }
-    const unsigned int v734 = static_cast<unsigned int>(v257.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v734 = static_cast<unsigned int>(v256.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v735 = v359 + v734;
-    const unsigned int v736 = static_cast<unsigned int>(v257.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v736 = static_cast<unsigned int>(v256.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v739 = v251 && v738;
     const bool v740 = v737 < v80;
     const bool v741 = v739 && v740;
     if (v741) {
-      const float v742 = v257.x[22];
+      const float v742 = v256.x[22];
       const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v744 = v737 - v78;
       const bool v745 = v744 < v2;
@@ -1259,16 +1259,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v750] = v747;
       }
     }
-    const unsigned int v751 = static_cast<unsigned int>(v257.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v751 = static_cast<unsigned int>(v256.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v752 = v359 + v751;
-    const unsigned int v753 = static_cast<unsigned int>(v257.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v753 = static_cast<unsigned int>(v256.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v756 = v251 && v755;
     const bool v757 = v754 < v80;
     const bool v758 = v756 && v757;
     if (v758) {
-      const float v759 = v257.x[23];
+      const float v759 = v256.x[23];
       const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v761 = v754 - v78;
       const bool v762 = v761 < v2;
@@ -1281,16 +1281,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v767] = v764;
       }
     }
-    const unsigned int v768 = static_cast<unsigned int>(v257.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v768 = static_cast<unsigned int>(v256.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v769 = v359 + v768;
-    const unsigned int v770 = static_cast<unsigned int>(v257.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v770 = static_cast<unsigned int>(v256.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v773 = v251 && v772;
     const bool v774 = v771 < v80;
     const bool v775 = v773 && v774;
     if (v775) {
-      const float v776 = v257.x[24];
+      const float v776 = v256.x[24];
       const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v778 = v771 - v78;
       const bool v779 = v778 < v2;
@@ -1303,16 +1303,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v784] = v781;
       }
     }
-    const unsigned int v785 = static_cast<unsigned int>(v257.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v785 = static_cast<unsigned int>(v256.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v786 = v359 + v785;
-    const unsigned int v787 = static_cast<unsigned int>(v257.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v787 = static_cast<unsigned int>(v256.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v790 = v251 && v789;
     const bool v791 = v788 < v80;
     const bool v792 = v790 && v791;
     if (v792) {
-      const float v793 = v257.x[25];
+      const float v793 = v256.x[25];
       const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v795 = v788 - v78;
       const bool v796 = v795 < v2;
@@ -1325,16 +1325,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v801] = v798;
       }
     }
-    const unsigned int v802 = static_cast<unsigned int>(v257.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v802 = static_cast<unsigned int>(v256.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v803 = v359 + v802;
-    const unsigned int v804 = static_cast<unsigned int>(v257.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v804 = static_cast<unsigned int>(v256.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v807 = v251 && v806;
     const bool v808 = v805 < v80;
     const bool v809 = v807 && v808;
     if (v809) {
-      const float v810 = v257.x[26];
+      const float v810 = v256.x[26];
       const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v812 = v805 - v78;
       const bool v813 = v812 < v2;
@@ -1347,16 +1347,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v818] = v815;
       }
     }
-    const unsigned int v819 = static_cast<unsigned int>(v257.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v819 = static_cast<unsigned int>(v256.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v820 = v359 + v819;
-    const unsigned int v821 = static_cast<unsigned int>(v257.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v821 = static_cast<unsigned int>(v256.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v824 = v251 && v823;
     const bool v825 = v822 < v80;
     const bool v826 = v824 && v825;
     if (v826) {
-      const float v827 = v257.x[27];
+      const float v827 = v256.x[27];
       const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v829 = v822 - v78;
       const bool v830 = v829 < v2;
@@ -1369,16 +1369,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v835] = v832;
       }
     }
-    const unsigned int v836 = static_cast<unsigned int>(v257.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v836 = static_cast<unsigned int>(v256.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v837 = v359 + v836;
-    const unsigned int v838 = static_cast<unsigned int>(v257.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v838 = static_cast<unsigned int>(v256.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v841 = v251 && v840;
     const bool v842 = v839 < v80;
     const bool v843 = v841 && v842;
     if (v843) {
-      const float v844 = v257.x[28];
+      const float v844 = v256.x[28];
       const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v846 = v839 - v78;
       const bool v847 = v846 < v2;
@@ -1391,16 +1391,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v852] = v849;
       }
     }
-    const unsigned int v853 = static_cast<unsigned int>(v257.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v853 = static_cast<unsigned int>(v256.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v854 = v359 + v853;
-    const unsigned int v855 = static_cast<unsigned int>(v257.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v855 = static_cast<unsigned int>(v256.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v858 = v251 && v857;
     const bool v859 = v856 < v80;
     const bool v860 = v858 && v859;
     if (v860) {
-      const float v861 = v257.x[29];
+      const float v861 = v256.x[29];
       const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v863 = v856 - v78;
       const bool v864 = v863 < v2;
@@ -1413,16 +1413,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v869] = v866;
       }
     }
-    const unsigned int v870 = static_cast<unsigned int>(v257.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v870 = static_cast<unsigned int>(v256.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v871 = v359 + v870;
-    const unsigned int v872 = static_cast<unsigned int>(v257.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v872 = static_cast<unsigned int>(v256.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v875 = v251 && v874;
     const bool v876 = v873 < v80;
     const bool v877 = v875 && v876;
     if (v877) {
-      const float v878 = v257.x[30];
+      const float v878 = v256.x[30];
       const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v880 = v873 - v78;
       const bool v881 = v880 < v2;
@@ -1435,16 +1435,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v886] = v883;
       }
     }
-    const unsigned int v887 = static_cast<unsigned int>(v257.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v887 = static_cast<unsigned int>(v256.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v888 = v359 + v887;
-    const unsigned int v889 = static_cast<unsigned int>(v257.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v889 = static_cast<unsigned int>(v256.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v892 = v251 && v891;
     const bool v893 = v890 < v80;
     const bool v894 = v892 && v893;
     if (v894) {
-      const float v895 = v257.x[31];
+      const float v895 = v256.x[31];
       const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v897 = v890 - v78;
       const bool v898 = v897 < v2;
@@ -1457,16 +1457,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v903] = v900;
       }
     }
-    const unsigned int v904 = static_cast<unsigned int>(v257.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v904 = static_cast<unsigned int>(v256.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v905 = v359 + v904;
-    const unsigned int v906 = static_cast<unsigned int>(v257.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v906 = static_cast<unsigned int>(v256.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v909 = v251 && v908;
     const bool v910 = v907 < v80;
     const bool v911 = v909 && v910;
     if (v911) {
-      const float v912 = v257.x[32];
+      const float v912 = v256.x[32];
       const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v914 = v907 - v78;
       const bool v915 = v914 < v2;
@@ -1479,16 +1479,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v920] = v917;
       }
     }
-    const unsigned int v921 = static_cast<unsigned int>(v257.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v921 = static_cast<unsigned int>(v256.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v922 = v359 + v921;
-    const unsigned int v923 = static_cast<unsigned int>(v257.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v923 = static_cast<unsigned int>(v256.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v926 = v251 && v925;
     const bool v927 = v924 < v80;
     const bool v928 = v926 && v927;
     if (v928) {
-      const float v929 = v257.x[33];
+      const float v929 = v256.x[33];
       const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v931 = v924 - v78;
       const bool v932 = v931 < v2;
@@ -1501,16 +1501,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v937] = v934;
       }
     }
-    const unsigned int v938 = static_cast<unsigned int>(v257.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v938 = static_cast<unsigned int>(v256.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v939 = v359 + v938;
-    const unsigned int v940 = static_cast<unsigned int>(v257.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v940 = static_cast<unsigned int>(v256.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v943 = v251 && v942;
     const bool v944 = v941 < v80;
     const bool v945 = v943 && v944;
     if (v945) {
-      const float v946 = v257.x[34];
+      const float v946 = v256.x[34];
       const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v948 = v941 - v78;
       const bool v949 = v948 < v2;
@@ -1523,16 +1523,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v954] = v951;
       }
     }
-    const unsigned int v955 = static_cast<unsigned int>(v257.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v955 = static_cast<unsigned int>(v256.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v956 = v359 + v955;
-    const unsigned int v957 = static_cast<unsigned int>(v257.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v957 = static_cast<unsigned int>(v256.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v960 = v251 && v959;
     const bool v961 = v958 < v80;
     const bool v962 = v960 && v961;
     if (v962) {
-      const float v963 = v257.x[35];
+      const float v963 = v256.x[35];
       const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v965 = v958 - v78;
       const bool v966 = v965 < v2;
@@ -1545,16 +1545,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v971] = v968;
       }
     }
-    const unsigned int v972 = static_cast<unsigned int>(v257.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v972 = static_cast<unsigned int>(v256.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v973 = v359 + v972;
-    const unsigned int v974 = static_cast<unsigned int>(v257.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v974 = static_cast<unsigned int>(v256.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v977 = v251 && v976;
     const bool v978 = v975 < v80;
     const bool v979 = v977 && v978;
     if (v979) {
-      const float v980 = v257.x[36];
+      const float v980 = v256.x[36];
       const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v982 = v975 - v78;
       const bool v983 = v982 < v2;
@@ -1567,16 +1567,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v988] = v985;
       }
     }
-    const unsigned int v989 = static_cast<unsigned int>(v257.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v989 = static_cast<unsigned int>(v256.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v990 = v359 + v989;
-    const unsigned int v991 = static_cast<unsigned int>(v257.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v991 = static_cast<unsigned int>(v256.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v994 = v251 && v993;
     const bool v995 = v992 < v80;
     const bool v996 = v994 && v995;
     if (v996) {
-      const float v997 = v257.x[37];
+      const float v997 = v256.x[37];
       const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v999 = v992 - v78;
       const bool v1000 = v999 < v2;
@@ -1589,16 +1589,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1005] = v1002;
       }
     }
-    const unsigned int v1006 = static_cast<unsigned int>(v257.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1006 = static_cast<unsigned int>(v256.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1007 = v359 + v1006;
-    const unsigned int v1008 = static_cast<unsigned int>(v257.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1008 = static_cast<unsigned int>(v256.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1011 = v251 && v1010;
     const bool v1012 = v1009 < v80;
     const bool v1013 = v1011 && v1012;
     if (v1013) {
-      const float v1014 = v257.x[38];
+      const float v1014 = v256.x[38];
       const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1016 = v1009 - v78;
       const bool v1017 = v1016 < v2;
@@ -1611,16 +1611,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1022] = v1019;
       }
     }
-    const unsigned int v1023 = static_cast<unsigned int>(v257.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1023 = static_cast<unsigned int>(v256.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1024 = v359 + v1023;
-    const unsigned int v1025 = static_cast<unsigned int>(v257.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1025 = static_cast<unsigned int>(v256.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1028 = v251 && v1027;
     const bool v1029 = v1026 < v80;
     const bool v1030 = v1028 && v1029;
     if (v1030) {
-      const float v1031 = v257.x[39];
+      const float v1031 = v256.x[39];
       const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1033 = v1026 - v78;
       const bool v1034 = v1033 < v2;
@@ -1633,16 +1633,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1039] = v1036;
       }
     }
-    const unsigned int v1040 = static_cast<unsigned int>(v257.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1040 = static_cast<unsigned int>(v256.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1041 = v359 + v1040;
-    const unsigned int v1042 = static_cast<unsigned int>(v257.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1042 = static_cast<unsigned int>(v256.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1045 = v251 && v1044;
     const bool v1046 = v1043 < v80;
     const bool v1047 = v1045 && v1046;
     if (v1047) {
-      const float v1048 = v257.x[40];
+      const float v1048 = v256.x[40];
       const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1050 = v1043 - v78;
       const bool v1051 = v1050 < v2;
@@ -1655,16 +1655,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1056] = v1053;
       }
     }
-    const unsigned int v1057 = static_cast<unsigned int>(v257.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1057 = static_cast<unsigned int>(v256.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1058 = v359 + v1057;
-    const unsigned int v1059 = static_cast<unsigned int>(v257.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1059 = static_cast<unsigned int>(v256.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1062 = v251 && v1061;
     const bool v1063 = v1060 < v80;
     const bool v1064 = v1062 && v1063;
     if (v1064) {
-      const float v1065 = v257.x[41];
+      const float v1065 = v256.x[41];
       const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1067 = v1060 - v78;
       const bool v1068 = v1067 < v2;
@@ -1677,16 +1677,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1073] = v1070;
       }
     }
-    const unsigned int v1074 = static_cast<unsigned int>(v257.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1074 = static_cast<unsigned int>(v256.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1075 = v359 + v1074;
-    const unsigned int v1076 = static_cast<unsigned int>(v257.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1076 = static_cast<unsigned int>(v256.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1079 = v251 && v1078;
     const bool v1080 = v1077 < v80;
     const bool v1081 = v1079 && v1080;
     if (v1081) {
-      const float v1082 = v257.x[42];
+      const float v1082 = v256.x[42];
       const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1084 = v1077 - v78;
       const bool v1085 = v1084 < v2;
@@ -1699,16 +1699,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1090] = v1087;
       }
     }
-    const unsigned int v1091 = static_cast<unsigned int>(v257.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1091 = static_cast<unsigned int>(v256.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1092 = v359 + v1091;
-    const unsigned int v1093 = static_cast<unsigned int>(v257.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1093 = static_cast<unsigned int>(v256.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1096 = v251 && v1095;
     const bool v1097 = v1094 < v80;
     const bool v1098 = v1096 && v1097;
     if (v1098) {
-      const float v1099 = v257.x[43];
+      const float v1099 = v256.x[43];
       const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1101 = v1094 - v78;
       const bool v1102 = v1101 < v2;
@@ -1721,16 +1721,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1107] = v1104;
       }
     }
-    const unsigned int v1108 = static_cast<unsigned int>(v257.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1108 = static_cast<unsigned int>(v256.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1109 = v359 + v1108;
-    const unsigned int v1110 = static_cast<unsigned int>(v257.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1110 = static_cast<unsigned int>(v256.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1113 = v251 && v1112;
     const bool v1114 = v1111 < v80;
     const bool v1115 = v1113 && v1114;
     if (v1115) {
-      const float v1116 = v257.x[44];
+      const float v1116 = v256.x[44];
       const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1118 = v1111 - v78;
       const bool v1119 = v1118 < v2;
@@ -1743,16 +1743,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1124] = v1121;
       }
     }
-    const unsigned int v1125 = static_cast<unsigned int>(v257.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1125 = static_cast<unsigned int>(v256.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1126 = v359 + v1125;
-    const unsigned int v1127 = static_cast<unsigned int>(v257.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1127 = static_cast<unsigned int>(v256.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1130 = v251 && v1129;
     const bool v1131 = v1128 < v80;
     const bool v1132 = v1130 && v1131;
     if (v1132) {
-      const float v1133 = v257.x[45];
+      const float v1133 = v256.x[45];
       const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1135 = v1128 - v78;
       const bool v1136 = v1135 < v2;
@@ -1765,16 +1765,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1141] = v1138;
       }
     }
-    const unsigned int v1142 = static_cast<unsigned int>(v257.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1142 = static_cast<unsigned int>(v256.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1143 = v359 + v1142;
-    const unsigned int v1144 = static_cast<unsigned int>(v257.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1144 = static_cast<unsigned int>(v256.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1147 = v251 && v1146;
     const bool v1148 = v1145 < v80;
     const bool v1149 = v1147 && v1148;
     if (v1149) {
-      const float v1150 = v257.x[46];
+      const float v1150 = v256.x[46];
       const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1152 = v1145 - v78;
       const bool v1153 = v1152 < v2;
@@ -1787,16 +1787,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1158] = v1155;
       }
     }
-    const unsigned int v1159 = static_cast<unsigned int>(v257.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1159 = static_cast<unsigned int>(v256.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1160 = v359 + v1159;
-    const unsigned int v1161 = static_cast<unsigned int>(v257.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1161 = static_cast<unsigned int>(v256.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1164 = v251 && v1163;
     const bool v1165 = v1162 < v80;
     const bool v1166 = v1164 && v1165;
     if (v1166) {
-      const float v1167 = v257.x[47];
+      const float v1167 = v256.x[47];
       const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1169 = v1162 - v78;
       const bool v1170 = v1169 < v2;
@@ -1809,16 +1809,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1175] = v1172;
       }
     }
-    const unsigned int v1176 = static_cast<unsigned int>(v257.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1176 = static_cast<unsigned int>(v256.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1177 = v359 + v1176;
-    const unsigned int v1178 = static_cast<unsigned int>(v257.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1178 = static_cast<unsigned int>(v256.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1181 = v251 && v1180;
     const bool v1182 = v1179 < v80;
     const bool v1183 = v1181 && v1182;
     if (v1183) {
-      const float v1184 = v257.x[48];
+      const float v1184 = v256.x[48];
       const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1186 = v1179 - v78;
       const bool v1187 = v1186 < v2;
@@ -1831,16 +1831,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1192] = v1189;
       }
     }
-    const unsigned int v1193 = static_cast<unsigned int>(v257.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1193 = static_cast<unsigned int>(v256.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1194 = v359 + v1193;
-    const unsigned int v1195 = static_cast<unsigned int>(v257.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1195 = static_cast<unsigned int>(v256.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1198 = v251 && v1197;
     const bool v1199 = v1196 < v80;
     const bool v1200 = v1198 && v1199;
     if (v1200) {
-      const float v1201 = v257.x[49];
+      const float v1201 = v256.x[49];
       const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1203 = v1196 - v78;
       const bool v1204 = v1203 < v2;
@@ -1853,16 +1853,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1209] = v1206;
       }
     }
-    const unsigned int v1210 = static_cast<unsigned int>(v257.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1210 = static_cast<unsigned int>(v256.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1211 = v359 + v1210;
-    const unsigned int v1212 = static_cast<unsigned int>(v257.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1212 = static_cast<unsigned int>(v256.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1215 = v251 && v1214;
     const bool v1216 = v1213 < v80;
     const bool v1217 = v1215 && v1216;
     if (v1217) {
-      const float v1218 = v257.x[50];
+      const float v1218 = v256.x[50];
       const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1220 = v1213 - v78;
       const bool v1221 = v1220 < v2;
@@ -1875,16 +1875,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1226] = v1223;
       }
     }
-    const unsigned int v1227 = static_cast<unsigned int>(v257.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1227 = static_cast<unsigned int>(v256.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1228 = v359 + v1227;
-    const unsigned int v1229 = static_cast<unsigned int>(v257.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1229 = static_cast<unsigned int>(v256.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1232 = v251 && v1231;
     const bool v1233 = v1230 < v80;
     const bool v1234 = v1232 && v1233;
     if (v1234) {
-      const float v1235 = v257.x[51];
+      const float v1235 = v256.x[51];
       const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1237 = v1230 - v78;
       const bool v1238 = v1237 < v2;
@@ -1897,16 +1897,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1243] = v1240;
       }
     }
-    const unsigned int v1244 = static_cast<unsigned int>(v257.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1244 = static_cast<unsigned int>(v256.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1245 = v359 + v1244;
-    const unsigned int v1246 = static_cast<unsigned int>(v257.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1246 = static_cast<unsigned int>(v256.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1249 = v251 && v1248;
     const bool v1250 = v1247 < v80;
     const bool v1251 = v1249 && v1250;
     if (v1251) {
-      const float v1252 = v257.x[52];
+      const float v1252 = v256.x[52];
       const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1254 = v1247 - v78;
       const bool v1255 = v1254 < v2;
@@ -1919,16 +1919,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1260] = v1257;
       }
     }
-    const unsigned int v1261 = static_cast<unsigned int>(v257.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1261 = static_cast<unsigned int>(v256.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1262 = v359 + v1261;
-    const unsigned int v1263 = static_cast<unsigned int>(v257.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1263 = static_cast<unsigned int>(v256.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1266 = v251 && v1265;
     const bool v1267 = v1264 < v80;
     const bool v1268 = v1266 && v1267;
     if (v1268) {
-      const float v1269 = v257.x[53];
+      const float v1269 = v256.x[53];
       const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1271 = v1264 - v78;
       const bool v1272 = v1271 < v2;
@@ -1941,16 +1941,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1277] = v1274;
       }
     }
-    const unsigned int v1278 = static_cast<unsigned int>(v257.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1278 = static_cast<unsigned int>(v256.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1279 = v359 + v1278;
-    const unsigned int v1280 = static_cast<unsigned int>(v257.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1280 = static_cast<unsigned int>(v256.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1283 = v251 && v1282;
     const bool v1284 = v1281 < v80;
     const bool v1285 = v1283 && v1284;
     if (v1285) {
-      const float v1286 = v257.x[54];
+      const float v1286 = v256.x[54];
       const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1288 = v1281 - v78;
       const bool v1289 = v1288 < v2;
@@ -1963,16 +1963,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1294] = v1291;
       }
     }
-    const unsigned int v1295 = static_cast<unsigned int>(v257.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1295 = static_cast<unsigned int>(v256.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1296 = v359 + v1295;
-    const unsigned int v1297 = static_cast<unsigned int>(v257.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1297 = static_cast<unsigned int>(v256.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1300 = v251 && v1299;
     const bool v1301 = v1298 < v80;
     const bool v1302 = v1300 && v1301;
     if (v1302) {
-      const float v1303 = v257.x[55];
+      const float v1303 = v256.x[55];
       const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1305 = v1298 - v78;
       const bool v1306 = v1305 < v2;
@@ -1985,16 +1985,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1311] = v1308;
       }
     }
-    const unsigned int v1312 = static_cast<unsigned int>(v257.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1312 = static_cast<unsigned int>(v256.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1313 = v359 + v1312;
-    const unsigned int v1314 = static_cast<unsigned int>(v257.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1314 = static_cast<unsigned int>(v256.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1317 = v251 && v1316;
     const bool v1318 = v1315 < v80;
     const bool v1319 = v1317 && v1318;
     if (v1319) {
-      const float v1320 = v257.x[56];
+      const float v1320 = v256.x[56];
       const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1322 = v1315 - v78;
       const bool v1323 = v1322 < v2;
@@ -2007,16 +2007,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1328] = v1325;
       }
     }
-    const unsigned int v1329 = static_cast<unsigned int>(v257.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1329 = static_cast<unsigned int>(v256.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1330 = v359 + v1329;
-    const unsigned int v1331 = static_cast<unsigned int>(v257.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1331 = static_cast<unsigned int>(v256.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1334 = v251 && v1333;
     const bool v1335 = v1332 < v80;
     const bool v1336 = v1334 && v1335;
     if (v1336) {
-      const float v1337 = v257.x[57];
+      const float v1337 = v256.x[57];
       const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1339 = v1332 - v78;
       const bool v1340 = v1339 < v2;
@@ -2029,16 +2029,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1345] = v1342;
       }
     }
-    const unsigned int v1346 = static_cast<unsigned int>(v257.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1346 = static_cast<unsigned int>(v256.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1347 = v359 + v1346;
-    const unsigned int v1348 = static_cast<unsigned int>(v257.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1348 = static_cast<unsigned int>(v256.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1351 = v251 && v1350;
     const bool v1352 = v1349 < v80;
     const bool v1353 = v1351 && v1352;
     if (v1353) {
-      const float v1354 = v257.x[58];
+      const float v1354 = v256.x[58];
       const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1356 = v1349 - v78;
       const bool v1357 = v1356 < v2;
@@ -2051,16 +2051,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1362] = v1359;
       }
     }
-    const unsigned int v1363 = static_cast<unsigned int>(v257.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1363 = static_cast<unsigned int>(v256.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1364 = v359 + v1363;
-    const unsigned int v1365 = static_cast<unsigned int>(v257.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1365 = static_cast<unsigned int>(v256.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1368 = v251 && v1367;
     const bool v1369 = v1366 < v80;
     const bool v1370 = v1368 && v1369;
     if (v1370) {
-      const float v1371 = v257.x[59];
+      const float v1371 = v256.x[59];
       const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1373 = v1366 - v78;
       const bool v1374 = v1373 < v2;
@@ -2073,16 +2073,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1379] = v1376;
       }
     }
-    const unsigned int v1380 = static_cast<unsigned int>(v257.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1380 = static_cast<unsigned int>(v256.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1381 = v359 + v1380;
-    const unsigned int v1382 = static_cast<unsigned int>(v257.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1382 = static_cast<unsigned int>(v256.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1385 = v251 && v1384;
     const bool v1386 = v1383 < v80;
     const bool v1387 = v1385 && v1386;
     if (v1387) {
-      const float v1388 = v257.x[60];
+      const float v1388 = v256.x[60];
       const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1390 = v1383 - v78;
       const bool v1391 = v1390 < v2;
@@ -2095,16 +2095,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1396] = v1393;
       }
     }
-    const unsigned int v1397 = static_cast<unsigned int>(v257.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1397 = static_cast<unsigned int>(v256.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1398 = v359 + v1397;
-    const unsigned int v1399 = static_cast<unsigned int>(v257.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1399 = static_cast<unsigned int>(v256.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1402 = v251 && v1401;
     const bool v1403 = v1400 < v80;
     const bool v1404 = v1402 && v1403;
     if (v1404) {
-      const float v1405 = v257.x[61];
+      const float v1405 = v256.x[61];
       const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1407 = v1400 - v78;
       const bool v1408 = v1407 < v2;
@@ -2117,16 +2117,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1413] = v1410;
       }
     }
-    const unsigned int v1414 = static_cast<unsigned int>(v257.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1414 = static_cast<unsigned int>(v256.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1415 = v359 + v1414;
-    const unsigned int v1416 = static_cast<unsigned int>(v257.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1416 = static_cast<unsigned int>(v256.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1419 = v251 && v1418;
     const bool v1420 = v1417 < v80;
     const bool v1421 = v1419 && v1420;
     if (v1421) {
-      const float v1422 = v257.x[62];
+      const float v1422 = v256.x[62];
       const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1424 = v1417 - v78;
       const bool v1425 = v1424 < v2;
@@ -2139,16 +2139,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1430] = v1427;
       }
     }
-    const unsigned int v1431 = static_cast<unsigned int>(v257.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1431 = static_cast<unsigned int>(v256.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1432 = v359 + v1431;
-    const unsigned int v1433 = static_cast<unsigned int>(v257.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1433 = static_cast<unsigned int>(v256.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1436 = v251 && v1435;
     const bool v1437 = v1434 < v80;
     const bool v1438 = v1436 && v1437;
     if (v1438) {
-      const float v1439 = v257.x[63];
+      const float v1439 = v256.x[63];
       const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1441 = v1434 - v78;
       const bool v1442 = v1441 < v2;
@@ -2161,13 +2161,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1447] = v1444;
       }
     }
-    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-    iron_frag<float, 2, 16, 128> v1458;  // kernels/gemm/gemm_warpgroup.hpp:339
-    iron_frag_fill(v1458, 0.0f);
-    if (v261) {  // kernels/gemm/gemm_warpgroup.hpp:442
-      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:443
+    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+    iron_frag<float, 2, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:422
+    iron_frag_fill(v1457, 0.0f);
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:527
+      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:528
       if (v4122) {
-        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v4129 = v250 << 5u;
         const unsigned int v4130 = v4129 + v4126;
         const unsigned int v4131 = v4130 >> 3u;
@@ -2244,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), w + v4201, v4198);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
       const bool v4207 = 64u < v3;
       if (v4207) {
-        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:446
+        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
         const unsigned int v4214 = v250 << 5u;
         const unsigned int v4215 = v4214 + v4211;
         const unsigned int v4216 = v4215 >> 3u;
@@ -2332,7 +2332,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4289 ^ (((v4289 >> 6u) & 7u) << 3u)), w + v4286, v4283);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
 
       for (unsigned int v3424 = v28; v3424 < v3; v3424 += 64u) {
         const unsigned int v3426 = v3424 >> 6u;
@@ -2340,8 +2340,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v251) {
-          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
+          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const unsigned int v3439 = v3430 + v3438;
           const unsigned int v3692 = v355 << 6u;
           const unsigned int v3694 = v3439 + v3692;
@@ -2351,7 +2351,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3703;
           iron_frag_fill(v3703, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3703, shm4, v3430, 64u);
-          iron_frag_mma_sync(v1458, v3701, v3703);
+          iron_frag_mma_sync(v1457, v3701, v3703);
           const unsigned int v3705 = v3694 + 16u;
           const unsigned int v3708 = v3430 + 16u;
           iron_frag<iron_bf16, 0, 16, 16> v3710;
@@ -2360,7 +2360,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3712;
           iron_frag_fill(v3712, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3712, shm4, v3708, 64u);
-          iron_frag_mma_sync(v1458, v3710, v3712);
+          iron_frag_mma_sync(v1457, v3710, v3712);
           const unsigned int v3714 = v3694 + 32u;
           const unsigned int v3717 = v3430 + 32u;
           iron_frag<iron_bf16, 0, 16, 16> v3719;
@@ -2369,7 +2369,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3721;
           iron_frag_fill(v3721, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3721, shm4, v3717, 64u);
-          iron_frag_mma_sync(v1458, v3719, v3721);
+          iron_frag_mma_sync(v1457, v3719, v3721);
           const unsigned int v3723 = v3694 + 48u;
           const unsigned int v3726 = v3430 + 48u;
           iron_frag<iron_bf16, 0, 16, 16> v3728;
@@ -2378,15 +2378,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3730;
           iron_frag_fill(v3730, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3730, shm4, v3726, 64u);
-          iron_frag_mma_sync(v1458, v3728, v3730);
+          iron_frag_mma_sync(v1457, v3728, v3730);
         }
-        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:443
+        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:528
         const unsigned int v3447 = v3426 + 2u;
         const unsigned int v3448 = v3447 % 3u;
         const bool v3449 = v3445 < v3;
         if (v3449) {
-          const unsigned int v3452 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-          const unsigned int v3454 = iron_linear_thread() & 31u;
+          const unsigned int v3451 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+          const unsigned int v3454 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:382
           const unsigned int v3456 = v250 << 5u;
           const unsigned int v3457 = v3456 + v3454;
           const unsigned int v3461 = v3457 >> 3u;
@@ -2401,7 +2401,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3473 = v3471 + v3467;
           const unsigned int v3474 = v3470 ? v3473 : v28;
           const unsigned int v3476 = v3461 << 6u;
-          const unsigned int v3477 = v3452 + v3476;
+          const unsigned int v3477 = v3451 + v3476;
           const unsigned int v3478 = v3477 + v3465;
           iron_copy_async<16>(shm3 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), x_sorted + v3474, v3470);
           const unsigned int v3480 = v3457 + 384u;
@@ -2417,7 +2417,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3494 = v3492 + v3488;
           const unsigned int v3495 = v3491 ? v3494 : v28;
           const unsigned int v3497 = v3482 << 6u;
-          const unsigned int v3498 = v3452 + v3497;
+          const unsigned int v3498 = v3451 + v3497;
           const unsigned int v3499 = v3498 + v3486;
           iron_copy_async<16>(shm3 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), x_sorted + v3495, v3491);
           const unsigned int v3501 = v3457 + 768u;
@@ -2435,7 +2435,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3517 = v3515 + v3511;
             const unsigned int v3518 = v3514 ? v3517 : v28;
             const unsigned int v3520 = v3505 << 6u;
-            const unsigned int v3521 = v3452 + v3520;
+            const unsigned int v3521 = v3451 + v3520;
             const unsigned int v3522 = v3521 + v3509;
             iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), x_sorted + v3518, v3514);
           }
@@ -2466,30 +2466,30 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3590 = v3588 + v3584;
             const unsigned int v3591 = v3587 ? v3590 : v28;
             const unsigned int v3593 = v3578 << 6u;
-            const unsigned int v3594 = v3452 + v3593;
+            const unsigned int v3594 = v3451 + v3593;
             const unsigned int v3595 = v3594 + v3582;
             iron_copy_async<16>(shm4 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), w + v3591, v3587);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:443
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:528
       }
       __syncthreads();
     } else {
       const unsigned int v1490 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v1491 = threadIdx.x;
 
-      for (unsigned int v1489 = v28; v1489 < v3; v1489 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+      for (unsigned int v1488 = v28; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
         for (unsigned int v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v1499 = v1498 < v0;
-          const unsigned int v1500 = v1489 + v1497;
+          const unsigned int v1500 = v1488 + v1497;
           const bool v1501 = v1500 < v3;
           const bool v1502 = v1499 && v1501;
           if (v1502) {
             const unsigned int v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const unsigned int v1506 = v1504 + v1489;
+            const unsigned int v1506 = v1504 + v1488;
             const unsigned int v1507 = v1506 + v1497;
             const iron_bf16 v1508 = x_sorted[v1507];
             const unsigned int v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2507,12 +2507,12 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v1526 = v1525 < v80;
-          const unsigned int v1527 = v1489 + v1524;
+          const unsigned int v1527 = v1488 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
             const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const unsigned int v1533 = v1531 + v1489;
+            const unsigned int v1533 = v1531 + v1488;
             const unsigned int v1534 = v1533 + v1524;
             const iron_bf16 v1535 = w[v1534];
             const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2524,9 +2524,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:435
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:436
-          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:518
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:519
+          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const unsigned int v3737 = v355 << 6u;
           const unsigned int v3739 = v1550 + v3737;
           iron_frag<iron_bf16, 0, 16, 16> v3746;
@@ -2535,7 +2535,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3748;
           iron_frag_fill(v3748, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3748, shm4, v28, 64u);
-          iron_frag_mma_sync(v1458, v3746, v3748);
+          iron_frag_mma_sync(v1457, v3746, v3748);
           const unsigned int v3750 = v3739 + 16u;
           iron_frag<iron_bf16, 0, 16, 16> v3755;
           iron_frag_fill(v3755, iron_f32_to_bf16(0.0f));
@@ -2543,7 +2543,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3757;
           iron_frag_fill(v3757, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3757, shm4, 16u, 64u);
-          iron_frag_mma_sync(v1458, v3755, v3757);
+          iron_frag_mma_sync(v1457, v3755, v3757);
           const unsigned int v3759 = v3739 + 32u;
           iron_frag<iron_bf16, 0, 16, 16> v3764;
           iron_frag_fill(v3764, iron_f32_to_bf16(0.0f));
@@ -2551,7 +2551,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3766;
           iron_frag_fill(v3766, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3766, shm4, 32u, 64u);
-          iron_frag_mma_sync(v1458, v3764, v3766);
+          iron_frag_mma_sync(v1457, v3764, v3766);
           const unsigned int v3768 = v3739 + 48u;
           iron_frag<iron_bf16, 0, 16, 16> v3773;
           iron_frag_fill(v3773, iron_f32_to_bf16(0.0f));
@@ -2559,21 +2559,21 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag<iron_bf16, 1, 16, 128> v3775;
           iron_frag_fill(v3775, iron_f32_to_bf16(0.0f));
           iron_frag_load_shared<true, 6, 3>(v3775, shm4, 48u, 64u);
-          iron_frag_mma_sync(v1458, v3773, v3775);
+          iron_frag_mma_sync(v1457, v3773, v3775);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:437
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:520
       }
     }
-    const unsigned int v1561 = static_cast<unsigned int>(v1458.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1561 = static_cast<unsigned int>(v1457.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1562 = v359 + v1561;
-    const unsigned int v1563 = static_cast<unsigned int>(v1458.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1563 = static_cast<unsigned int>(v1457.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1566 = v251 && v1565;
     const bool v1567 = v1564 < v80;
     const bool v1568 = v1566 && v1567;
     if (v1568) {
-      const float v1569 = v1458.x[0];
+      const float v1569 = v1457.x[0];
       const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1571 = v1564 - v78;
       const bool v1572 = v1571 < v2;
@@ -2586,16 +2586,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1577] = v1574;
       }
     }
-    const unsigned int v1578 = static_cast<unsigned int>(v1458.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1578 = static_cast<unsigned int>(v1457.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1579 = v359 + v1578;
-    const unsigned int v1580 = static_cast<unsigned int>(v1458.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1580 = static_cast<unsigned int>(v1457.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1583 = v251 && v1582;
     const bool v1584 = v1581 < v80;
     const bool v1585 = v1583 && v1584;
     if (v1585) {
-      const float v1586 = v1458.x[1];
+      const float v1586 = v1457.x[1];
       const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1588 = v1581 - v78;
       const bool v1589 = v1588 < v2;
@@ -2608,16 +2608,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1594] = v1591;
       }
     }
-    const unsigned int v1595 = static_cast<unsigned int>(v1458.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1595 = static_cast<unsigned int>(v1457.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1596 = v359 + v1595;
-    const unsigned int v1597 = static_cast<unsigned int>(v1458.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1597 = static_cast<unsigned int>(v1457.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1600 = v251 && v1599;
     const bool v1601 = v1598 < v80;
     const bool v1602 = v1600 && v1601;
     if (v1602) {
-      const float v1603 = v1458.x[2];
+      const float v1603 = v1457.x[2];
       const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1605 = v1598 - v78;
       const bool v1606 = v1605 < v2;
@@ -2630,16 +2630,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1611] = v1608;
       }
     }
-    const unsigned int v1612 = static_cast<unsigned int>(v1458.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1612 = static_cast<unsigned int>(v1457.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1613 = v359 + v1612;
-    const unsigned int v1614 = static_cast<unsigned int>(v1458.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1614 = static_cast<unsigned int>(v1457.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1617 = v251 && v1616;
     const bool v1618 = v1615 < v80;
     const bool v1619 = v1617 && v1618;
     if (v1619) {
-      const float v1620 = v1458.x[3];
+      const float v1620 = v1457.x[3];
       const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1622 = v1615 - v78;
       const bool v1623 = v1622 < v2;
@@ -2652,16 +2652,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1628] = v1625;
       }
     }
-    const unsigned int v1629 = static_cast<unsigned int>(v1458.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1629 = static_cast<unsigned int>(v1457.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1630 = v359 + v1629;
-    const unsigned int v1631 = static_cast<unsigned int>(v1458.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1631 = static_cast<unsigned int>(v1457.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1634 = v251 && v1633;
     const bool v1635 = v1632 < v80;
     const bool v1636 = v1634 && v1635;
     if (v1636) {
-      const float v1637 = v1458.x[4];
+      const float v1637 = v1457.x[4];
       const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1639 = v1632 - v78;
       const bool v1640 = v1639 < v2;
@@ -2674,16 +2674,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1645] = v1642;
       }
     }
-    const unsigned int v1646 = static_cast<unsigned int>(v1458.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1646 = static_cast<unsigned int>(v1457.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1647 = v359 + v1646;
-    const unsigned int v1648 = static_cast<unsigned int>(v1458.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1648 = static_cast<unsigned int>(v1457.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1651 = v251 && v1650;
     const bool v1652 = v1649 < v80;
     const bool v1653 = v1651 && v1652;
     if (v1653) {
-      const float v1654 = v1458.x[5];
+      const float v1654 = v1457.x[5];
       const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1656 = v1649 - v78;
       const bool v1657 = v1656 < v2;
@@ -2696,16 +2696,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1662] = v1659;
       }
     }
-    const unsigned int v1663 = static_cast<unsigned int>(v1458.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1663 = static_cast<unsigned int>(v1457.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1664 = v359 + v1663;
-    const unsigned int v1665 = static_cast<unsigned int>(v1458.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1665 = static_cast<unsigned int>(v1457.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1668 = v251 && v1667;
     const bool v1669 = v1666 < v80;
     const bool v1670 = v1668 && v1669;
     if (v1670) {
-      const float v1671 = v1458.x[6];
+      const float v1671 = v1457.x[6];
       const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1673 = v1666 - v78;
       const bool v1674 = v1673 < v2;
@@ -2718,16 +2718,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1679] = v1676;
       }
     }
-    const unsigned int v1680 = static_cast<unsigned int>(v1458.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1680 = static_cast<unsigned int>(v1457.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1681 = v359 + v1680;
-    const unsigned int v1682 = static_cast<unsigned int>(v1458.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1682 = static_cast<unsigned int>(v1457.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1685 = v251 && v1684;
     const bool v1686 = v1683 < v80;
     const bool v1687 = v1685 && v1686;
     if (v1687) {
-      const float v1688 = v1458.x[7];
+      const float v1688 = v1457.x[7];
       const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1690 = v1683 - v78;
       const bool v1691 = v1690 < v2;
@@ -2740,16 +2740,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1696] = v1693;
       }
     }
-    const unsigned int v1697 = static_cast<unsigned int>(v1458.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1697 = static_cast<unsigned int>(v1457.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1698 = v359 + v1697;
-    const unsigned int v1699 = static_cast<unsigned int>(v1458.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1699 = static_cast<unsigned int>(v1457.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1702 = v251 && v1701;
     const bool v1703 = v1700 < v80;
     const bool v1704 = v1702 && v1703;
     if (v1704) {
-      const float v1705 = v1458.x[8];
+      const float v1705 = v1457.x[8];
       const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1707 = v1700 - v78;
       const bool v1708 = v1707 < v2;
@@ -2762,16 +2762,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1713] = v1710;
       }
     }
-    const unsigned int v1714 = static_cast<unsigned int>(v1458.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1714 = static_cast<unsigned int>(v1457.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1715 = v359 + v1714;
-    const unsigned int v1716 = static_cast<unsigned int>(v1458.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1716 = static_cast<unsigned int>(v1457.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1719 = v251 && v1718;
     const bool v1720 = v1717 < v80;
     const bool v1721 = v1719 && v1720;
     if (v1721) {
-      const float v1722 = v1458.x[9];
+      const float v1722 = v1457.x[9];
       const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1724 = v1717 - v78;
       const bool v1725 = v1724 < v2;
@@ -2784,16 +2784,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1730] = v1727;
       }
     }
-    const unsigned int v1731 = static_cast<unsigned int>(v1458.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1731 = static_cast<unsigned int>(v1457.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1732 = v359 + v1731;
-    const unsigned int v1733 = static_cast<unsigned int>(v1458.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1733 = static_cast<unsigned int>(v1457.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1736 = v251 && v1735;
     const bool v1737 = v1734 < v80;
     const bool v1738 = v1736 && v1737;
     if (v1738) {
-      const float v1739 = v1458.x[10];
+      const float v1739 = v1457.x[10];
       const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1741 = v1734 - v78;
       const bool v1742 = v1741 < v2;
@@ -2806,16 +2806,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1747] = v1744;
       }
     }
-    const unsigned int v1748 = static_cast<unsigned int>(v1458.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1748 = static_cast<unsigned int>(v1457.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1749 = v359 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v1458.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1750 = static_cast<unsigned int>(v1457.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1753 = v251 && v1752;
     const bool v1754 = v1751 < v80;
     const bool v1755 = v1753 && v1754;
     if (v1755) {
-      const float v1756 = v1458.x[11];
+      const float v1756 = v1457.x[11];
       const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1758 = v1751 - v78;
       const bool v1759 = v1758 < v2;
@@ -2828,16 +2828,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1764] = v1761;
       }
     }
-    const unsigned int v1765 = static_cast<unsigned int>(v1458.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1765 = static_cast<unsigned int>(v1457.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1766 = v359 + v1765;
-    const unsigned int v1767 = static_cast<unsigned int>(v1458.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1767 = static_cast<unsigned int>(v1457.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1770 = v251 && v1769;
     const bool v1771 = v1768 < v80;
     const bool v1772 = v1770 && v1771;
     if (v1772) {
-      const float v1773 = v1458.x[12];
+      const float v1773 = v1457.x[12];
       const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1775 = v1768 - v78;
       const bool v1776 = v1775 < v2;
@@ -2850,16 +2850,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1781] = v1778;
       }
     }
-    const unsigned int v1782 = static_cast<unsigned int>(v1458.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1782 = static_cast<unsigned int>(v1457.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1783 = v359 + v1782;
-    const unsigned int v1784 = static_cast<unsigned int>(v1458.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1784 = static_cast<unsigned int>(v1457.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1787 = v251 && v1786;
     const bool v1788 = v1785 < v80;
     const bool v1789 = v1787 && v1788;
     if (v1789) {
-      const float v1790 = v1458.x[13];
+      const float v1790 = v1457.x[13];
       const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1792 = v1785 - v78;
       const bool v1793 = v1792 < v2;
@@ -2872,16 +2872,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1798] = v1795;
       }
     }
-    const unsigned int v1799 = static_cast<unsigned int>(v1458.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1799 = static_cast<unsigned int>(v1457.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1800 = v359 + v1799;
-    const unsigned int v1801 = static_cast<unsigned int>(v1458.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1801 = static_cast<unsigned int>(v1457.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1804 = v251 && v1803;
     const bool v1805 = v1802 < v80;
     const bool v1806 = v1804 && v1805;
     if (v1806) {
-      const float v1807 = v1458.x[14];
+      const float v1807 = v1457.x[14];
       const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1809 = v1802 - v78;
       const bool v1810 = v1809 < v2;
@@ -2894,16 +2894,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1815] = v1812;
       }
     }
-    const unsigned int v1816 = static_cast<unsigned int>(v1458.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1816 = static_cast<unsigned int>(v1457.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1817 = v359 + v1816;
-    const unsigned int v1818 = static_cast<unsigned int>(v1458.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1818 = static_cast<unsigned int>(v1457.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1821 = v251 && v1820;
     const bool v1822 = v1819 < v80;
     const bool v1823 = v1821 && v1822;
     if (v1823) {
-      const float v1824 = v1458.x[15];
+      const float v1824 = v1457.x[15];
       const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1826 = v1819 - v78;
       const bool v1827 = v1826 < v2;
@@ -2916,16 +2916,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1832] = v1829;
       }
     }
-    const unsigned int v1833 = static_cast<unsigned int>(v1458.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1833 = static_cast<unsigned int>(v1457.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1834 = v359 + v1833;
-    const unsigned int v1835 = static_cast<unsigned int>(v1458.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1835 = static_cast<unsigned int>(v1457.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1838 = v251 && v1837;
     const bool v1839 = v1836 < v80;
     const bool v1840 = v1838 && v1839;
     if (v1840) {
-      const float v1841 = v1458.x[16];
+      const float v1841 = v1457.x[16];
       const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1843 = v1836 - v78;
       const bool v1844 = v1843 < v2;
@@ -2938,16 +2938,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1849] = v1846;
       }
     }
-    const unsigned int v1850 = static_cast<unsigned int>(v1458.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1850 = static_cast<unsigned int>(v1457.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1851 = v359 + v1850;
-    const unsigned int v1852 = static_cast<unsigned int>(v1458.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1852 = static_cast<unsigned int>(v1457.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1855 = v251 && v1854;
     const bool v1856 = v1853 < v80;
     const bool v1857 = v1855 && v1856;
     if (v1857) {
-      const float v1858 = v1458.x[17];
+      const float v1858 = v1457.x[17];
       const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1860 = v1853 - v78;
       const bool v1861 = v1860 < v2;
@@ -2960,16 +2960,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1866] = v1863;
       }
     }
-    const unsigned int v1867 = static_cast<unsigned int>(v1458.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1867 = static_cast<unsigned int>(v1457.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1868 = v359 + v1867;
-    const unsigned int v1869 = static_cast<unsigned int>(v1458.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1869 = static_cast<unsigned int>(v1457.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1872 = v251 && v1871;
     const bool v1873 = v1870 < v80;
     const bool v1874 = v1872 && v1873;
     if (v1874) {
-      const float v1875 = v1458.x[18];
+      const float v1875 = v1457.x[18];
       const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1877 = v1870 - v78;
       const bool v1878 = v1877 < v2;
@@ -2982,16 +2982,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1883] = v1880;
       }
     }
-    const unsigned int v1884 = static_cast<unsigned int>(v1458.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1884 = static_cast<unsigned int>(v1457.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1885 = v359 + v1884;
-    const unsigned int v1886 = static_cast<unsigned int>(v1458.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1886 = static_cast<unsigned int>(v1457.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1889 = v251 && v1888;
     const bool v1890 = v1887 < v80;
     const bool v1891 = v1889 && v1890;
     if (v1891) {
-      const float v1892 = v1458.x[19];
+      const float v1892 = v1457.x[19];
       const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1894 = v1887 - v78;
       const bool v1895 = v1894 < v2;
@@ -3004,16 +3004,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1900] = v1897;
       }
     }
-    const unsigned int v1901 = static_cast<unsigned int>(v1458.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1901 = static_cast<unsigned int>(v1457.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1902 = v359 + v1901;
-    const unsigned int v1903 = static_cast<unsigned int>(v1458.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1903 = static_cast<unsigned int>(v1457.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1906 = v251 && v1905;
     const bool v1907 = v1904 < v80;
     const bool v1908 = v1906 && v1907;
     if (v1908) {
-      const float v1909 = v1458.x[20];
+      const float v1909 = v1457.x[20];
       const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1911 = v1904 - v78;
       const bool v1912 = v1911 < v2;
@@ -3026,16 +3026,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1917] = v1914;
       }
     }
-    const unsigned int v1918 = static_cast<unsigned int>(v1458.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1918 = static_cast<unsigned int>(v1457.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1919 = v359 + v1918;
-    const unsigned int v1920 = static_cast<unsigned int>(v1458.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1920 = static_cast<unsigned int>(v1457.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1923 = v251 && v1922;
     const bool v1924 = v1921 < v80;
     const bool v1925 = v1923 && v1924;
     if (v1925) {
-      const float v1926 = v1458.x[21];
+      const float v1926 = v1457.x[21];
       const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1928 = v1921 - v78;
       const bool v1929 = v1928 < v2;
@@ -3048,16 +3048,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1934] = v1931;
       }
     }
-    const unsigned int v1935 = static_cast<unsigned int>(v1458.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1935 = static_cast<unsigned int>(v1457.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1936 = v359 + v1935;
-    const unsigned int v1937 = static_cast<unsigned int>(v1458.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1937 = static_cast<unsigned int>(v1457.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1940 = v251 && v1939;
     const bool v1941 = v1938 < v80;
     const bool v1942 = v1940 && v1941;
     if (v1942) {
-      const float v1943 = v1458.x[22];
+      const float v1943 = v1457.x[22];
       const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1945 = v1938 - v78;
       const bool v1946 = v1945 < v2;
@@ -3070,16 +3070,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1951] = v1948;
       }
     }
-    const unsigned int v1952 = static_cast<unsigned int>(v1458.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1952 = static_cast<unsigned int>(v1457.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1953 = v359 + v1952;
-    const unsigned int v1954 = static_cast<unsigned int>(v1458.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1954 = static_cast<unsigned int>(v1457.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1957 = v251 && v1956;
     const bool v1958 = v1955 < v80;
     const bool v1959 = v1957 && v1958;
     if (v1959) {
-      const float v1960 = v1458.x[23];
+      const float v1960 = v1457.x[23];
       const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1962 = v1955 - v78;
       const bool v1963 = v1962 < v2;
@@ -3092,16 +3092,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1968] = v1965;
       }
     }
-    const unsigned int v1969 = static_cast<unsigned int>(v1458.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1969 = static_cast<unsigned int>(v1457.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1970 = v359 + v1969;
-    const unsigned int v1971 = static_cast<unsigned int>(v1458.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1971 = static_cast<unsigned int>(v1457.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1974 = v251 && v1973;
     const bool v1975 = v1972 < v80;
     const bool v1976 = v1974 && v1975;
     if (v1976) {
-      const float v1977 = v1458.x[24];
+      const float v1977 = v1457.x[24];
       const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1979 = v1972 - v78;
       const bool v1980 = v1979 < v2;
@@ -3114,16 +3114,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1985] = v1982;
       }
     }
-    const unsigned int v1986 = static_cast<unsigned int>(v1458.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v1986 = static_cast<unsigned int>(v1457.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v1987 = v359 + v1986;
-    const unsigned int v1988 = static_cast<unsigned int>(v1458.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v1988 = static_cast<unsigned int>(v1457.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1991 = v251 && v1990;
     const bool v1992 = v1989 < v80;
     const bool v1993 = v1991 && v1992;
     if (v1993) {
-      const float v1994 = v1458.x[25];
+      const float v1994 = v1457.x[25];
       const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v1996 = v1989 - v78;
       const bool v1997 = v1996 < v2;
@@ -3136,16 +3136,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2002] = v1999;
       }
     }
-    const unsigned int v2003 = static_cast<unsigned int>(v1458.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2003 = static_cast<unsigned int>(v1457.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2004 = v359 + v2003;
-    const unsigned int v2005 = static_cast<unsigned int>(v1458.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2005 = static_cast<unsigned int>(v1457.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2008 = v251 && v2007;
     const bool v2009 = v2006 < v80;
     const bool v2010 = v2008 && v2009;
     if (v2010) {
-      const float v2011 = v1458.x[26];
+      const float v2011 = v1457.x[26];
       const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2013 = v2006 - v78;
       const bool v2014 = v2013 < v2;
@@ -3158,16 +3158,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2019] = v2016;
       }
     }
-    const unsigned int v2020 = static_cast<unsigned int>(v1458.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2020 = static_cast<unsigned int>(v1457.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2021 = v359 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v1458.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2022 = static_cast<unsigned int>(v1457.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2025 = v251 && v2024;
     const bool v2026 = v2023 < v80;
     const bool v2027 = v2025 && v2026;
     if (v2027) {
-      const float v2028 = v1458.x[27];
+      const float v2028 = v1457.x[27];
       const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2030 = v2023 - v78;
       const bool v2031 = v2030 < v2;
@@ -3180,16 +3180,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2036] = v2033;
       }
     }
-    const unsigned int v2037 = static_cast<unsigned int>(v1458.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2037 = static_cast<unsigned int>(v1457.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2038 = v359 + v2037;
-    const unsigned int v2039 = static_cast<unsigned int>(v1458.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2039 = static_cast<unsigned int>(v1457.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2042 = v251 && v2041;
     const bool v2043 = v2040 < v80;
     const bool v2044 = v2042 && v2043;
     if (v2044) {
-      const float v2045 = v1458.x[28];
+      const float v2045 = v1457.x[28];
       const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2047 = v2040 - v78;
       const bool v2048 = v2047 < v2;
@@ -3202,16 +3202,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2053] = v2050;
       }
     }
-    const unsigned int v2054 = static_cast<unsigned int>(v1458.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2054 = static_cast<unsigned int>(v1457.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2055 = v359 + v2054;
-    const unsigned int v2056 = static_cast<unsigned int>(v1458.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2056 = static_cast<unsigned int>(v1457.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2059 = v251 && v2058;
     const bool v2060 = v2057 < v80;
     const bool v2061 = v2059 && v2060;
     if (v2061) {
-      const float v2062 = v1458.x[29];
+      const float v2062 = v1457.x[29];
       const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2064 = v2057 - v78;
       const bool v2065 = v2064 < v2;
@@ -3224,16 +3224,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2070] = v2067;
       }
     }
-    const unsigned int v2071 = static_cast<unsigned int>(v1458.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2071 = static_cast<unsigned int>(v1457.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2072 = v359 + v2071;
-    const unsigned int v2073 = static_cast<unsigned int>(v1458.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2073 = static_cast<unsigned int>(v1457.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2076 = v251 && v2075;
     const bool v2077 = v2074 < v80;
     const bool v2078 = v2076 && v2077;
     if (v2078) {
-      const float v2079 = v1458.x[30];
+      const float v2079 = v1457.x[30];
       const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2081 = v2074 - v78;
       const bool v2082 = v2081 < v2;
@@ -3246,16 +3246,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2087] = v2084;
       }
     }
-    const unsigned int v2088 = static_cast<unsigned int>(v1458.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2088 = static_cast<unsigned int>(v1457.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2089 = v359 + v2088;
-    const unsigned int v2090 = static_cast<unsigned int>(v1458.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2090 = static_cast<unsigned int>(v1457.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2093 = v251 && v2092;
     const bool v2094 = v2091 < v80;
     const bool v2095 = v2093 && v2094;
     if (v2095) {
-      const float v2096 = v1458.x[31];
+      const float v2096 = v1457.x[31];
       const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2098 = v2091 - v78;
       const bool v2099 = v2098 < v2;
@@ -3268,16 +3268,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2104] = v2101;
       }
     }
-    const unsigned int v2105 = static_cast<unsigned int>(v1458.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2105 = static_cast<unsigned int>(v1457.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2106 = v359 + v2105;
-    const unsigned int v2107 = static_cast<unsigned int>(v1458.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2107 = static_cast<unsigned int>(v1457.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2110 = v251 && v2109;
     const bool v2111 = v2108 < v80;
     const bool v2112 = v2110 && v2111;
     if (v2112) {
-      const float v2113 = v1458.x[32];
+      const float v2113 = v1457.x[32];
       const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2115 = v2108 - v78;
       const bool v2116 = v2115 < v2;
@@ -3290,16 +3290,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2121] = v2118;
       }
     }
-    const unsigned int v2122 = static_cast<unsigned int>(v1458.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2122 = static_cast<unsigned int>(v1457.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2123 = v359 + v2122;
-    const unsigned int v2124 = static_cast<unsigned int>(v1458.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2124 = static_cast<unsigned int>(v1457.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2127 = v251 && v2126;
     const bool v2128 = v2125 < v80;
     const bool v2129 = v2127 && v2128;
     if (v2129) {
-      const float v2130 = v1458.x[33];
+      const float v2130 = v1457.x[33];
       const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2132 = v2125 - v78;
       const bool v2133 = v2132 < v2;
@@ -3312,16 +3312,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2138] = v2135;
       }
     }
-    const unsigned int v2139 = static_cast<unsigned int>(v1458.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2139 = static_cast<unsigned int>(v1457.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2140 = v359 + v2139;
-    const unsigned int v2141 = static_cast<unsigned int>(v1458.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2141 = static_cast<unsigned int>(v1457.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2144 = v251 && v2143;
     const bool v2145 = v2142 < v80;
     const bool v2146 = v2144 && v2145;
     if (v2146) {
-      const float v2147 = v1458.x[34];
+      const float v2147 = v1457.x[34];
       const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2149 = v2142 - v78;
       const bool v2150 = v2149 < v2;
@@ -3334,16 +3334,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2155] = v2152;
       }
     }
-    const unsigned int v2156 = static_cast<unsigned int>(v1458.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2156 = static_cast<unsigned int>(v1457.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2157 = v359 + v2156;
-    const unsigned int v2158 = static_cast<unsigned int>(v1458.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2158 = static_cast<unsigned int>(v1457.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2161 = v251 && v2160;
     const bool v2162 = v2159 < v80;
     const bool v2163 = v2161 && v2162;
     if (v2163) {
-      const float v2164 = v1458.x[35];
+      const float v2164 = v1457.x[35];
       const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2166 = v2159 - v78;
       const bool v2167 = v2166 < v2;
@@ -3356,16 +3356,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2172] = v2169;
       }
     }
-    const unsigned int v2173 = static_cast<unsigned int>(v1458.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2173 = static_cast<unsigned int>(v1457.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2174 = v359 + v2173;
-    const unsigned int v2175 = static_cast<unsigned int>(v1458.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2175 = static_cast<unsigned int>(v1457.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2178 = v251 && v2177;
     const bool v2179 = v2176 < v80;
     const bool v2180 = v2178 && v2179;
     if (v2180) {
-      const float v2181 = v1458.x[36];
+      const float v2181 = v1457.x[36];
       const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2183 = v2176 - v78;
       const bool v2184 = v2183 < v2;
@@ -3378,16 +3378,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2189] = v2186;
       }
     }
-    const unsigned int v2190 = static_cast<unsigned int>(v1458.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2190 = static_cast<unsigned int>(v1457.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2191 = v359 + v2190;
-    const unsigned int v2192 = static_cast<unsigned int>(v1458.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2192 = static_cast<unsigned int>(v1457.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2195 = v251 && v2194;
     const bool v2196 = v2193 < v80;
     const bool v2197 = v2195 && v2196;
     if (v2197) {
-      const float v2198 = v1458.x[37];
+      const float v2198 = v1457.x[37];
       const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2200 = v2193 - v78;
       const bool v2201 = v2200 < v2;
@@ -3400,16 +3400,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2206] = v2203;
       }
     }
-    const unsigned int v2207 = static_cast<unsigned int>(v1458.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2207 = static_cast<unsigned int>(v1457.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2208 = v359 + v2207;
-    const unsigned int v2209 = static_cast<unsigned int>(v1458.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2209 = static_cast<unsigned int>(v1457.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2212 = v251 && v2211;
     const bool v2213 = v2210 < v80;
     const bool v2214 = v2212 && v2213;
     if (v2214) {
-      const float v2215 = v1458.x[38];
+      const float v2215 = v1457.x[38];
       const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2217 = v2210 - v78;
       const bool v2218 = v2217 < v2;
@@ -3422,16 +3422,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2223] = v2220;
       }
     }
-    const unsigned int v2224 = static_cast<unsigned int>(v1458.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2224 = static_cast<unsigned int>(v1457.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2225 = v359 + v2224;
-    const unsigned int v2226 = static_cast<unsigned int>(v1458.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2226 = static_cast<unsigned int>(v1457.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2229 = v251 && v2228;
     const bool v2230 = v2227 < v80;
     const bool v2231 = v2229 && v2230;
     if (v2231) {
-      const float v2232 = v1458.x[39];
+      const float v2232 = v1457.x[39];
       const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2234 = v2227 - v78;
       const bool v2235 = v2234 < v2;
@@ -3444,16 +3444,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2240] = v2237;
       }
     }
-    const unsigned int v2241 = static_cast<unsigned int>(v1458.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2241 = static_cast<unsigned int>(v1457.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2242 = v359 + v2241;
-    const unsigned int v2243 = static_cast<unsigned int>(v1458.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2243 = static_cast<unsigned int>(v1457.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2246 = v251 && v2245;
     const bool v2247 = v2244 < v80;
     const bool v2248 = v2246 && v2247;
     if (v2248) {
-      const float v2249 = v1458.x[40];
+      const float v2249 = v1457.x[40];
       const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2251 = v2244 - v78;
       const bool v2252 = v2251 < v2;
@@ -3466,16 +3466,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2257] = v2254;
       }
     }
-    const unsigned int v2258 = static_cast<unsigned int>(v1458.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2258 = static_cast<unsigned int>(v1457.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2259 = v359 + v2258;
-    const unsigned int v2260 = static_cast<unsigned int>(v1458.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2260 = static_cast<unsigned int>(v1457.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2263 = v251 && v2262;
     const bool v2264 = v2261 < v80;
     const bool v2265 = v2263 && v2264;
     if (v2265) {
-      const float v2266 = v1458.x[41];
+      const float v2266 = v1457.x[41];
       const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2268 = v2261 - v78;
       const bool v2269 = v2268 < v2;
@@ -3488,16 +3488,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2274] = v2271;
       }
     }
-    const unsigned int v2275 = static_cast<unsigned int>(v1458.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2275 = static_cast<unsigned int>(v1457.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2276 = v359 + v2275;
-    const unsigned int v2277 = static_cast<unsigned int>(v1458.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2277 = static_cast<unsigned int>(v1457.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2280 = v251 && v2279;
     const bool v2281 = v2278 < v80;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
-      const float v2283 = v1458.x[42];
+      const float v2283 = v1457.x[42];
       const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2285 = v2278 - v78;
       const bool v2286 = v2285 < v2;
@@ -3510,16 +3510,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2291] = v2288;
       }
     }
-    const unsigned int v2292 = static_cast<unsigned int>(v1458.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2292 = static_cast<unsigned int>(v1457.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2293 = v359 + v2292;
-    const unsigned int v2294 = static_cast<unsigned int>(v1458.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2294 = static_cast<unsigned int>(v1457.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2297 = v251 && v2296;
     const bool v2298 = v2295 < v80;
     const bool v2299 = v2297 && v2298;
     if (v2299) {
-      const float v2300 = v1458.x[43];
+      const float v2300 = v1457.x[43];
       const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2302 = v2295 - v78;
       const bool v2303 = v2302 < v2;
@@ -3532,16 +3532,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2308] = v2305;
       }
     }
-    const unsigned int v2309 = static_cast<unsigned int>(v1458.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2309 = static_cast<unsigned int>(v1457.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2310 = v359 + v2309;
-    const unsigned int v2311 = static_cast<unsigned int>(v1458.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2311 = static_cast<unsigned int>(v1457.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2314 = v251 && v2313;
     const bool v2315 = v2312 < v80;
     const bool v2316 = v2314 && v2315;
     if (v2316) {
-      const float v2317 = v1458.x[44];
+      const float v2317 = v1457.x[44];
       const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2319 = v2312 - v78;
       const bool v2320 = v2319 < v2;
@@ -3554,16 +3554,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2325] = v2322;
       }
     }
-    const unsigned int v2326 = static_cast<unsigned int>(v1458.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2326 = static_cast<unsigned int>(v1457.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2327 = v359 + v2326;
-    const unsigned int v2328 = static_cast<unsigned int>(v1458.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2328 = static_cast<unsigned int>(v1457.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2331 = v251 && v2330;
     const bool v2332 = v2329 < v80;
     const bool v2333 = v2331 && v2332;
     if (v2333) {
-      const float v2334 = v1458.x[45];
+      const float v2334 = v1457.x[45];
       const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2336 = v2329 - v78;
       const bool v2337 = v2336 < v2;
@@ -3576,16 +3576,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2342] = v2339;
       }
     }
-    const unsigned int v2343 = static_cast<unsigned int>(v1458.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2343 = static_cast<unsigned int>(v1457.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2344 = v359 + v2343;
-    const unsigned int v2345 = static_cast<unsigned int>(v1458.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2345 = static_cast<unsigned int>(v1457.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2348 = v251 && v2347;
     const bool v2349 = v2346 < v80;
     const bool v2350 = v2348 && v2349;
     if (v2350) {
-      const float v2351 = v1458.x[46];
+      const float v2351 = v1457.x[46];
       const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2353 = v2346 - v78;
       const bool v2354 = v2353 < v2;
@@ -3598,16 +3598,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2359] = v2356;
       }
     }
-    const unsigned int v2360 = static_cast<unsigned int>(v1458.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2360 = static_cast<unsigned int>(v1457.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2361 = v359 + v2360;
-    const unsigned int v2362 = static_cast<unsigned int>(v1458.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2362 = static_cast<unsigned int>(v1457.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2365 = v251 && v2364;
     const bool v2366 = v2363 < v80;
     const bool v2367 = v2365 && v2366;
     if (v2367) {
-      const float v2368 = v1458.x[47];
+      const float v2368 = v1457.x[47];
       const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2370 = v2363 - v78;
       const bool v2371 = v2370 < v2;
@@ -3620,16 +3620,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2376] = v2373;
       }
     }
-    const unsigned int v2377 = static_cast<unsigned int>(v1458.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2377 = static_cast<unsigned int>(v1457.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2378 = v359 + v2377;
-    const unsigned int v2379 = static_cast<unsigned int>(v1458.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2379 = static_cast<unsigned int>(v1457.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2382 = v251 && v2381;
     const bool v2383 = v2380 < v80;
     const bool v2384 = v2382 && v2383;
     if (v2384) {
-      const float v2385 = v1458.x[48];
+      const float v2385 = v1457.x[48];
       const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2387 = v2380 - v78;
       const bool v2388 = v2387 < v2;
@@ -3642,16 +3642,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2393] = v2390;
       }
     }
-    const unsigned int v2394 = static_cast<unsigned int>(v1458.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2394 = static_cast<unsigned int>(v1457.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2395 = v359 + v2394;
-    const unsigned int v2396 = static_cast<unsigned int>(v1458.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2396 = static_cast<unsigned int>(v1457.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2399 = v251 && v2398;
     const bool v2400 = v2397 < v80;
     const bool v2401 = v2399 && v2400;
     if (v2401) {
-      const float v2402 = v1458.x[49];
+      const float v2402 = v1457.x[49];
       const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2404 = v2397 - v78;
       const bool v2405 = v2404 < v2;
@@ -3664,16 +3664,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2410] = v2407;
       }
     }
-    const unsigned int v2411 = static_cast<unsigned int>(v1458.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2411 = static_cast<unsigned int>(v1457.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2412 = v359 + v2411;
-    const unsigned int v2413 = static_cast<unsigned int>(v1458.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2413 = static_cast<unsigned int>(v1457.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2416 = v251 && v2415;
     const bool v2417 = v2414 < v80;
     const bool v2418 = v2416 && v2417;
     if (v2418) {
-      const float v2419 = v1458.x[50];
+      const float v2419 = v1457.x[50];
       const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2421 = v2414 - v78;
       const bool v2422 = v2421 < v2;
@@ -3686,16 +3686,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2427] = v2424;
       }
     }
-    const unsigned int v2428 = static_cast<unsigned int>(v1458.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2428 = static_cast<unsigned int>(v1457.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2429 = v359 + v2428;
-    const unsigned int v2430 = static_cast<unsigned int>(v1458.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2430 = static_cast<unsigned int>(v1457.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2433 = v251 && v2432;
     const bool v2434 = v2431 < v80;
     const bool v2435 = v2433 && v2434;
     if (v2435) {
-      const float v2436 = v1458.x[51];
+      const float v2436 = v1457.x[51];
       const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2438 = v2431 - v78;
       const bool v2439 = v2438 < v2;
@@ -3708,16 +3708,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2444] = v2441;
       }
     }
-    const unsigned int v2445 = static_cast<unsigned int>(v1458.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2445 = static_cast<unsigned int>(v1457.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2446 = v359 + v2445;
-    const unsigned int v2447 = static_cast<unsigned int>(v1458.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2447 = static_cast<unsigned int>(v1457.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2450 = v251 && v2449;
     const bool v2451 = v2448 < v80;
     const bool v2452 = v2450 && v2451;
     if (v2452) {
-      const float v2453 = v1458.x[52];
+      const float v2453 = v1457.x[52];
       const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2455 = v2448 - v78;
       const bool v2456 = v2455 < v2;
@@ -3730,16 +3730,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2461] = v2458;
       }
     }
-    const unsigned int v2462 = static_cast<unsigned int>(v1458.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2462 = static_cast<unsigned int>(v1457.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2463 = v359 + v2462;
-    const unsigned int v2464 = static_cast<unsigned int>(v1458.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2464 = static_cast<unsigned int>(v1457.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2467 = v251 && v2466;
     const bool v2468 = v2465 < v80;
     const bool v2469 = v2467 && v2468;
     if (v2469) {
-      const float v2470 = v1458.x[53];
+      const float v2470 = v1457.x[53];
       const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2472 = v2465 - v78;
       const bool v2473 = v2472 < v2;
@@ -3752,16 +3752,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2478] = v2475;
       }
     }
-    const unsigned int v2479 = static_cast<unsigned int>(v1458.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2479 = static_cast<unsigned int>(v1457.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2480 = v359 + v2479;
-    const unsigned int v2481 = static_cast<unsigned int>(v1458.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2481 = static_cast<unsigned int>(v1457.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2484 = v251 && v2483;
     const bool v2485 = v2482 < v80;
     const bool v2486 = v2484 && v2485;
     if (v2486) {
-      const float v2487 = v1458.x[54];
+      const float v2487 = v1457.x[54];
       const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2489 = v2482 - v78;
       const bool v2490 = v2489 < v2;
@@ -3774,16 +3774,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2495] = v2492;
       }
     }
-    const unsigned int v2496 = static_cast<unsigned int>(v1458.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2496 = static_cast<unsigned int>(v1457.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2497 = v359 + v2496;
-    const unsigned int v2498 = static_cast<unsigned int>(v1458.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2498 = static_cast<unsigned int>(v1457.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2501 = v251 && v2500;
     const bool v2502 = v2499 < v80;
     const bool v2503 = v2501 && v2502;
     if (v2503) {
-      const float v2504 = v1458.x[55];
+      const float v2504 = v1457.x[55];
       const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2506 = v2499 - v78;
       const bool v2507 = v2506 < v2;
@@ -3796,16 +3796,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2512] = v2509;
       }
     }
-    const unsigned int v2513 = static_cast<unsigned int>(v1458.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2513 = static_cast<unsigned int>(v1457.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2514 = v359 + v2513;
-    const unsigned int v2515 = static_cast<unsigned int>(v1458.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2515 = static_cast<unsigned int>(v1457.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2518 = v251 && v2517;
     const bool v2519 = v2516 < v80;
     const bool v2520 = v2518 && v2519;
     if (v2520) {
-      const float v2521 = v1458.x[56];
+      const float v2521 = v1457.x[56];
       const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2523 = v2516 - v78;
       const bool v2524 = v2523 < v2;
@@ -3818,16 +3818,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2529] = v2526;
       }
     }
-    const unsigned int v2530 = static_cast<unsigned int>(v1458.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2530 = static_cast<unsigned int>(v1457.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2531 = v359 + v2530;
-    const unsigned int v2532 = static_cast<unsigned int>(v1458.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2532 = static_cast<unsigned int>(v1457.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2535 = v251 && v2534;
     const bool v2536 = v2533 < v80;
     const bool v2537 = v2535 && v2536;
     if (v2537) {
-      const float v2538 = v1458.x[57];
+      const float v2538 = v1457.x[57];
       const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2540 = v2533 - v78;
       const bool v2541 = v2540 < v2;
@@ -3840,16 +3840,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2546] = v2543;
       }
     }
-    const unsigned int v2547 = static_cast<unsigned int>(v1458.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2547 = static_cast<unsigned int>(v1457.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2548 = v359 + v2547;
-    const unsigned int v2549 = static_cast<unsigned int>(v1458.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2549 = static_cast<unsigned int>(v1457.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2552 = v251 && v2551;
     const bool v2553 = v2550 < v80;
     const bool v2554 = v2552 && v2553;
     if (v2554) {
-      const float v2555 = v1458.x[58];
+      const float v2555 = v1457.x[58];
       const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2557 = v2550 - v78;
       const bool v2558 = v2557 < v2;
@@ -3862,16 +3862,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2563] = v2560;
       }
     }
-    const unsigned int v2564 = static_cast<unsigned int>(v1458.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2564 = static_cast<unsigned int>(v1457.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2565 = v359 + v2564;
-    const unsigned int v2566 = static_cast<unsigned int>(v1458.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2566 = static_cast<unsigned int>(v1457.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2569 = v251 && v2568;
     const bool v2570 = v2567 < v80;
     const bool v2571 = v2569 && v2570;
     if (v2571) {
-      const float v2572 = v1458.x[59];
+      const float v2572 = v1457.x[59];
       const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2574 = v2567 - v78;
       const bool v2575 = v2574 < v2;
@@ -3884,16 +3884,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2580] = v2577;
       }
     }
-    const unsigned int v2581 = static_cast<unsigned int>(v1458.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2581 = static_cast<unsigned int>(v1457.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2582 = v359 + v2581;
-    const unsigned int v2583 = static_cast<unsigned int>(v1458.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2583 = static_cast<unsigned int>(v1457.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2586 = v251 && v2585;
     const bool v2587 = v2584 < v80;
     const bool v2588 = v2586 && v2587;
     if (v2588) {
-      const float v2589 = v1458.x[60];
+      const float v2589 = v1457.x[60];
       const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2591 = v2584 - v78;
       const bool v2592 = v2591 < v2;
@@ -3906,16 +3906,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2597] = v2594;
       }
     }
-    const unsigned int v2598 = static_cast<unsigned int>(v1458.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2598 = static_cast<unsigned int>(v1457.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2599 = v359 + v2598;
-    const unsigned int v2600 = static_cast<unsigned int>(v1458.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2600 = static_cast<unsigned int>(v1457.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2603 = v251 && v2602;
     const bool v2604 = v2601 < v80;
     const bool v2605 = v2603 && v2604;
     if (v2605) {
-      const float v2606 = v1458.x[61];
+      const float v2606 = v1457.x[61];
       const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2608 = v2601 - v78;
       const bool v2609 = v2608 < v2;
@@ -3928,16 +3928,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2614] = v2611;
       }
     }
-    const unsigned int v2615 = static_cast<unsigned int>(v1458.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2615 = static_cast<unsigned int>(v1457.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2616 = v359 + v2615;
-    const unsigned int v2617 = static_cast<unsigned int>(v1458.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2617 = static_cast<unsigned int>(v1457.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2620 = v251 && v2619;
     const bool v2621 = v2618 < v80;
     const bool v2622 = v2620 && v2621;
     if (v2622) {
-      const float v2623 = v1458.x[62];
+      const float v2623 = v1457.x[62];
       const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2625 = v2618 - v78;
       const bool v2626 = v2625 < v2;
@@ -3950,16 +3950,16 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2631] = v2628;
       }
     }
-    const unsigned int v2632 = static_cast<unsigned int>(v1458.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:464
+    const unsigned int v2632 = static_cast<unsigned int>(v1457.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:551
     const unsigned int v2633 = v359 + v2632;
-    const unsigned int v2634 = static_cast<unsigned int>(v1458.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:465
+    const unsigned int v2634 = static_cast<unsigned int>(v1457.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
     const unsigned int v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2637 = v251 && v2636;
     const bool v2638 = v2635 < v80;
     const bool v2639 = v2637 && v2638;
     if (v2639) {
-      const float v2640 = v1458.x[63];
+      const float v2640 = v1457.x[63];
       const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const unsigned int v2642 = v2635 - v78;
       const bool v2643 = v2642 < v2;

@@ -121,8 +121,8 @@ kernel void iron_conv2d_affine_b4_g64_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:114
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -140,7 +140,7 @@ kernel void iron_conv2d_affine_b4_g64_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:115
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v46 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
@@ -159,11 +159,11 @@ kernel void iron_conv2d_affine_b4_g64_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
-  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:126
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:122
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2246,30 +2246,30 @@ kernel void iron_conv2d_affine_b4_g64_bf16(
         const uint v3246 = v3236 * 132u;  // kernels/gemm/gemm_tiles.hpp:347
         const uint v3247 = v3246 + v3239;
         const float v3250 = shm3[v3247];  // kernels/gemm/gemm_tiles.hpp:348
-        const bfloat v3254 = bfloat(v3250);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3254 = bfloat(v3250);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3255 = v3237 * v4;
         const uint v3256 = v3255 + v68;
         const uint v3259 = v3247 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3260 = shm3[v3259];
-        const bfloat v3264 = bfloat(v3260);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3264 = bfloat(v3260);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3269 = v3247 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3270 = shm3[v3269];
-        const bfloat v3274 = bfloat(v3270);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3274 = bfloat(v3270);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3279 = v3247 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3280 = shm3[v3279];
-        const bfloat v3284 = bfloat(v3280);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3284 = bfloat(v3280);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3289 = v3247 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3290 = shm3[v3289];
-        const bfloat v3294 = bfloat(v3290);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3294 = bfloat(v3290);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3299 = v3247 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3300 = shm3[v3299];
-        const bfloat v3304 = bfloat(v3300);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3304 = bfloat(v3300);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3309 = v3247 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3310 = shm3[v3309];
-        const bfloat v3314 = bfloat(v3310);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3314 = bfloat(v3310);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3319 = v3247 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3320 = shm3[v3319];
-        const bfloat v3324 = bfloat(v3320);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3324 = bfloat(v3320);  // kernels/convolution/conv_tiles.hpp:124
         const uint v4342 = v3240 + v3256;
         *(device iron_bf16x8*)(out + v4342) = iron_bf16x8{{bfloat4(v3254, v3264, v3274, v3284), bfloat4(v3294, v3304, v3314, v3324)}};
       }
@@ -2286,7 +2286,7 @@ kernel void iron_conv2d_affine_b4_g64_bf16(
           const uint v3346 = v3333 * 132u;
           const uint v3347 = v3346 + v3336;
           const float v3348 = shm3[v3347];
-          const bfloat v3350 = bfloat(v3348);  // kernels/convolution/conv_tiles.hpp:114
+          const bfloat v3350 = bfloat(v3348);  // kernels/convolution/conv_tiles.hpp:124
           const uint v3351 = v3334 * v4;
           const uint v3352 = v3351 + v68;
           const uint v3353 = v3352 + v3337;

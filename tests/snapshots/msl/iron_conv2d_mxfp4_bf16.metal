@@ -119,8 +119,8 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v10 = pad_w;
   const uint v11 = dil_h;
   const uint v12 = dil_w;
-  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:101
-  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:104
+  const uint v14 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
+  const uint v17 = v5 * v6;  // kernels/convolution/conv_tiles.hpp:114
   const uint v18 = v17 * v3;
   const uint v22 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
   const uint v23 = v12 * v22;
@@ -138,7 +138,7 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v40 = v39 - 1u;
   const uint v41 = v40 / v7;
   const uint v42 = v41 + 1u;
-  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:105
+  const uint v43 = v0 * v42;  // kernels/convolution/conv_tiles.hpp:115
   const uint v44 = v43 * v30;
   const uint v45 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
   const uint v46 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
@@ -157,11 +157,11 @@ kernel void iron_conv2d_mxfp4_bf16(
   const uint v63 = v62 << 7u;
   const uint v66 = v60 / v58;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v67 = v66 << 7u;
-  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:110
-  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:116
+  const uint v68 = v14 * v4;  // kernels/convolution/conv_tiles.hpp:120
+  const uint v71 = v4 & 7u;  // kernels/convolution/conv_tiles.hpp:126
   const bool v72 = v71 == 0u;
   const bool v77 = v72 && v72;
-  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:112
+  const uint v78 = v14 * v3;  // kernels/convolution/conv_tiles.hpp:122
   const bool v80 = v5 == 1u;  // kernels/convolution/im2col_a.hpp:176
   const bool v82 = v6 == 1u;
   const bool v83 = v80 && v82;
@@ -2660,30 +2660,30 @@ kernel void iron_conv2d_mxfp4_bf16(
         const uint v3814 = v3804 * 132u;  // kernels/gemm/gemm_tiles.hpp:347
         const uint v3815 = v3814 + v3807;
         const float v3818 = shm3[v3815];  // kernels/gemm/gemm_tiles.hpp:348
-        const bfloat v3822 = bfloat(v3818);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3822 = bfloat(v3818);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3823 = v3805 * v4;
         const uint v3824 = v3823 + v68;
         const uint v3827 = v3815 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3828 = shm3[v3827];
-        const bfloat v3832 = bfloat(v3828);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3832 = bfloat(v3828);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3837 = v3815 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3838 = shm3[v3837];
-        const bfloat v3842 = bfloat(v3838);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3842 = bfloat(v3838);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3847 = v3815 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3848 = shm3[v3847];
-        const bfloat v3852 = bfloat(v3848);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3852 = bfloat(v3848);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3857 = v3815 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3858 = shm3[v3857];
-        const bfloat v3862 = bfloat(v3858);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3862 = bfloat(v3858);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3867 = v3815 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3868 = shm3[v3867];
-        const bfloat v3872 = bfloat(v3868);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3872 = bfloat(v3868);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3877 = v3815 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3878 = shm3[v3877];
-        const bfloat v3882 = bfloat(v3878);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3882 = bfloat(v3878);  // kernels/convolution/conv_tiles.hpp:124
         const uint v3887 = v3815 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v3888 = shm3[v3887];
-        const bfloat v3892 = bfloat(v3888);  // kernels/convolution/conv_tiles.hpp:114
+        const bfloat v3892 = bfloat(v3888);  // kernels/convolution/conv_tiles.hpp:124
         const uint v5194 = v3808 + v3824;
         *(device iron_bf16x8*)(out + v5194) = iron_bf16x8{{bfloat4(v3822, v3832, v3842, v3852), bfloat4(v3862, v3872, v3882, v3892)}};
       }
@@ -2700,7 +2700,7 @@ kernel void iron_conv2d_mxfp4_bf16(
           const uint v3914 = v3901 * 132u;
           const uint v3915 = v3914 + v3904;
           const float v3916 = shm3[v3915];
-          const bfloat v3918 = bfloat(v3916);  // kernels/convolution/conv_tiles.hpp:114
+          const bfloat v3918 = bfloat(v3916);  // kernels/convolution/conv_tiles.hpp:124
           const uint v3919 = v3902 * v4;
           const uint v3920 = v3919 + v68;
           const uint v3921 = v3920 + v3905;

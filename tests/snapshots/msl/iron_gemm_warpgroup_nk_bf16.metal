@@ -101,15 +101,15 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v26 = v25 << 8u;
-  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
+  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:504
   const bool v284 = v283 < 8u;
-  const uint v288 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag<float, 16, 128> v290;
-  iron_frag_fill(v290, float(0.0f));
-  const uint v293 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
-  const bool v294 = v293 == 0u;
-  if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:446
+  const uint v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag<float, 16, 128> v289;
+  iron_frag_fill(v289, float(0.0f));
+  const uint v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
+  const bool v293 = v292 == 0u;
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:382
     const uint v2461 = v283 << 5u;
     const uint v2462 = v2461 + v2459;
     const uint v2466 = v2462 >> 3u;
@@ -136,17 +136,17 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const bool v2567 = v2565 < v1;
     const uint v2570 = v2565 * v2;
 
-    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:443
+    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:528
       const uint v2452 = v2450 >> 6u;
       const uint v2454 = v2452 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2457 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-      const uint v2472 = v2450 + v2470;
+      const uint v2456 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2472 = v2450 + v2470;  // kernels/gemm/gemm_warpgroup.hpp:382
       const bool v2474 = v2472 < v2;
       const bool v2475 = v2473 && v2474;
       const uint v2478 = v2476 + v2472;
       const uint v2479 = v2475 ? v2478 : 0u;
-      const uint v2482 = v2457 + v2481;
+      const uint v2482 = v2456 + v2481;
       const uint v2483 = v2482 + v2470;
       for (uint e = 0; e < 8u; ++e) {
         shm3[v2483 + e] = v2475 ? a[v2479 + e] : bfloat(0);
@@ -156,7 +156,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
       const bool v2496 = v2494 && v2495;
       const uint v2499 = v2497 + v2493;
       const uint v2500 = v2496 ? v2499 : 0u;
-      const uint v2503 = v2457 + v2502;
+      const uint v2503 = v2456 + v2502;
       const uint v2504 = v2503 + v2491;
       for (uint e = 0; e < 8u; ++e) {
         shm3[v2504 + e] = v2496 ? a[v2500 + e] : bfloat(0);
@@ -174,7 +174,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v2522 = v2520 + v2516;
         const uint v2523 = v2519 ? v2522 : 0u;
         const uint v2525 = v2510 << 6u;
-        const uint v2526 = v2457 + v2525;
+        const uint v2526 = v2456 + v2525;
         const uint v2527 = v2526 + v2514;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v2527 + e] = v2519 ? a[v2523 + e] : bfloat(0);
@@ -205,19 +205,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v2595 = v2593 + v2589;
         const uint v2596 = v2592 ? v2595 : 0u;
         const uint v2598 = v2583 << 6u;
-        const uint v2599 = v2457 + v2598;
+        const uint v2599 = v2456 + v2598;
         const uint v2600 = v2599 + v2587;
         for (uint e = 0; e < 8u; ++e) {
           shm4[v2600 + e] = v2592 ? b[v2596 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:443
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:528
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v284) {
-        const uint v2609 = v288 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        const uint v2609 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const uint v2610 = v2609 << 6u;
-        const uint v2611 = v2457 + v2610;
+        const uint v2611 = v2456 + v2610;
         const uint v2782 = v283 & 3u;
         const uint v2784 = v2782 << 4u;
         const uint v2786 = v2784 << 6u;
@@ -227,54 +227,54 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<false>(v2795, shm3, long(v2788), long(64u));
         iron_frag<bfloat, 16, 128> v2797;
         iron_frag_fill(v2797, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2797, shm4, long(v2457), long(64u));
-        iron_frag_mma(v290, v2795, v2797);
+        iron_frag_load<true>(v2797, shm4, long(v2456), long(64u));
+        iron_frag_mma(v289, v2795, v2797);
         const uint v2799 = v2788 + 16u;
-        const uint v2802 = v2457 + 16u;
+        const uint v2802 = v2456 + 16u;
         iron_frag<bfloat, 16, 16> v2804;
         iron_frag_fill(v2804, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2804, shm3, long(v2799), long(64u));
         iron_frag<bfloat, 16, 128> v2806;
         iron_frag_fill(v2806, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2806, shm4, long(v2802), long(64u));
-        iron_frag_mma(v290, v2804, v2806);
+        iron_frag_mma(v289, v2804, v2806);
         const uint v2808 = v2788 + 32u;
-        const uint v2811 = v2457 + 32u;
+        const uint v2811 = v2456 + 32u;
         iron_frag<bfloat, 16, 16> v2813;
         iron_frag_fill(v2813, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2813, shm3, long(v2808), long(64u));
         iron_frag<bfloat, 16, 128> v2815;
         iron_frag_fill(v2815, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2815, shm4, long(v2811), long(64u));
-        iron_frag_mma(v290, v2813, v2815);
+        iron_frag_mma(v289, v2813, v2815);
         const uint v2817 = v2788 + 48u;
-        const uint v2820 = v2457 + 48u;
+        const uint v2820 = v2456 + 48u;
         iron_frag<bfloat, 16, 16> v2822;
         iron_frag_fill(v2822, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2822, shm3, long(v2817), long(64u));
         iron_frag<bfloat, 16, 128> v2824;
         iron_frag_fill(v2824, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2824, shm4, long(v2820), long(64u));
-        iron_frag_mma(v290, v2822, v2824);
+        iron_frag_mma(v289, v2822, v2824);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:528
   } else {
     const uint v322 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v323 = iron_tid.x;
 
-    for (uint v321 = 0u; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (uint v320 = 0u; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (uint v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v331 = v330 < v0;
-        const uint v332 = v321 + v329;
+        const uint v332 = v320 + v329;
         const bool v333 = v332 < v2;
         const bool v334 = v331 && v333;
         if (v334) {
           const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v338 = v336 + v321;
+          const uint v338 = v336 + v320;
           const uint v339 = v338 + v329;
           const bfloat v340 = a[v339];
           const uint v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -292,12 +292,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v358 = v357 < v1;
-        const uint v359 = v321 + v356;
+        const uint v359 = v320 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
           const uint v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v365 = v363 + v321;
+          const uint v365 = v363 + v320;
           const uint v366 = v365 + v356;
           const bfloat v367 = b[v366];
           const uint v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -309,9 +309,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v373] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const uint v381 = v288 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const uint v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const uint v382 = v381 << 6u;
         const uint v2827 = v283 & 3u;
         const uint v2829 = v2827 << 4u;
@@ -323,7 +323,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2842;
         iron_frag_fill(v2842, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2842, shm4, long(0u), long(64u));
-        iron_frag_mma(v290, v2840, v2842);
+        iron_frag_mma(v289, v2840, v2842);
         const uint v2844 = v2833 + 16u;
         iron_frag<bfloat, 16, 16> v2849;
         iron_frag_fill(v2849, bfloat(bfloat(0.0f)));
@@ -331,7 +331,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2851;
         iron_frag_fill(v2851, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2851, shm4, long(16u), long(64u));
-        iron_frag_mma(v290, v2849, v2851);
+        iron_frag_mma(v289, v2849, v2851);
         const uint v2853 = v2833 + 32u;
         iron_frag<bfloat, 16, 16> v2858;
         iron_frag_fill(v2858, bfloat(bfloat(0.0f)));
@@ -339,7 +339,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2860;
         iron_frag_fill(v2860, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2860, shm4, long(32u), long(64u));
-        iron_frag_mma(v290, v2858, v2860);
+        iron_frag_mma(v289, v2858, v2860);
         const uint v2862 = v2833 + 48u;
         iron_frag<bfloat, 16, 16> v2867;
         iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
@@ -347,1045 +347,1045 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2869;
         iron_frag_fill(v2869, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2869, shm4, long(48u), long(64u));
-        iron_frag_mma(v290, v2867, v2869);
+        iron_frag_mma(v289, v2867, v2869);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:437
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
   const uint v388 = v387 << 4u;
-  const uint v390 = v288 << 6u;
+  const uint v390 = v287 << 6u;
   const uint v391 = v22 + v390;
   const uint v392 = v391 + v388;
-  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v394 = v392 + v393;
-  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v398 = v284 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
   if (v400) {
-    const float v401 = v290.m[0][0].thread_elements()[0];
+    const float v401 = v289.m[0][0].thread_elements()[0];
     const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v403 = bfloat(v402);
     const uint v404 = v394 * v1;
     const uint v405 = v404 + v396;
     out[v405] = v403;
   }
-  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v407 = v392 + v406;
-  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v411 = v284 && v410;
   const bool v412 = v409 < v1;
   const bool v413 = v411 && v412;
   if (v413) {
-    const float v414 = v290.m[0][0].thread_elements()[1];
+    const float v414 = v289.m[0][0].thread_elements()[1];
     const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v416 = bfloat(v415);
     const uint v417 = v407 * v1;
     const uint v418 = v417 + v409;
     out[v418] = v416;
   }
-  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v420 = v392 + v419;
-  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v424 = v284 && v423;
   const bool v425 = v422 < v1;
   const bool v426 = v424 && v425;
   if (v426) {
-    const float v427 = v290.m[0][1].thread_elements()[0];
+    const float v427 = v289.m[0][1].thread_elements()[0];
     const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v429 = bfloat(v428);
     const uint v430 = v420 * v1;
     const uint v431 = v430 + v422;
     out[v431] = v429;
   }
-  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v433 = v392 + v432;
-  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v437 = v284 && v436;
   const bool v438 = v435 < v1;
   const bool v439 = v437 && v438;
   if (v439) {
-    const float v440 = v290.m[0][1].thread_elements()[1];
+    const float v440 = v289.m[0][1].thread_elements()[1];
     const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v442 = bfloat(v441);
     const uint v443 = v433 * v1;
     const uint v444 = v443 + v435;
     out[v444] = v442;
   }
-  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v446 = v392 + v445;
-  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v450 = v284 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
   if (v452) {
-    const float v453 = v290.m[0][2].thread_elements()[0];
+    const float v453 = v289.m[0][2].thread_elements()[0];
     const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v455 = bfloat(v454);
     const uint v456 = v446 * v1;
     const uint v457 = v456 + v448;
     out[v457] = v455;
   }
-  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v459 = v392 + v458;
-  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v463 = v284 && v462;
   const bool v464 = v461 < v1;
   const bool v465 = v463 && v464;
   if (v465) {
-    const float v466 = v290.m[0][2].thread_elements()[1];
+    const float v466 = v289.m[0][2].thread_elements()[1];
     const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v468 = bfloat(v467);
     const uint v469 = v459 * v1;
     const uint v470 = v469 + v461;
     out[v470] = v468;
   }
-  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v472 = v392 + v471;
-  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v476 = v284 && v475;
   const bool v477 = v474 < v1;
   const bool v478 = v476 && v477;
   if (v478) {
-    const float v479 = v290.m[0][3].thread_elements()[0];
+    const float v479 = v289.m[0][3].thread_elements()[0];
     const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v481 = bfloat(v480);
     const uint v482 = v472 * v1;
     const uint v483 = v482 + v474;
     out[v483] = v481;
   }
-  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v485 = v392 + v484;
-  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v489 = v284 && v488;
   const bool v490 = v487 < v1;
   const bool v491 = v489 && v490;
   if (v491) {
-    const float v492 = v290.m[0][3].thread_elements()[1];
+    const float v492 = v289.m[0][3].thread_elements()[1];
     const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v494 = bfloat(v493);
     const uint v495 = v485 * v1;
     const uint v496 = v495 + v487;
     out[v496] = v494;
   }
-  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v498 = v392 + v497;
-  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v502 = v284 && v501;
   const bool v503 = v500 < v1;
   const bool v504 = v502 && v503;
   if (v504) {
-    const float v505 = v290.m[0][4].thread_elements()[0];
+    const float v505 = v289.m[0][4].thread_elements()[0];
     const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v507 = bfloat(v506);
     const uint v508 = v498 * v1;
     const uint v509 = v508 + v500;
     out[v509] = v507;
   }
-  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v511 = v392 + v510;
-  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v515 = v284 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
   if (v517) {
-    const float v518 = v290.m[0][4].thread_elements()[1];
+    const float v518 = v289.m[0][4].thread_elements()[1];
     const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v520 = bfloat(v519);
     const uint v521 = v511 * v1;
     const uint v522 = v521 + v513;
     out[v522] = v520;
   }
-  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v524 = v392 + v523;
-  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v528 = v284 && v527;
   const bool v529 = v526 < v1;
   const bool v530 = v528 && v529;
   if (v530) {
-    const float v531 = v290.m[0][5].thread_elements()[0];
+    const float v531 = v289.m[0][5].thread_elements()[0];
     const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v533 = bfloat(v532);
     const uint v534 = v524 * v1;
     const uint v535 = v534 + v526;
     out[v535] = v533;
   }
-  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v537 = v392 + v536;
-  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v541 = v284 && v540;
   const bool v542 = v539 < v1;
   const bool v543 = v541 && v542;
   if (v543) {
-    const float v544 = v290.m[0][5].thread_elements()[1];
+    const float v544 = v289.m[0][5].thread_elements()[1];
     const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v546 = bfloat(v545);
     const uint v547 = v537 * v1;
     const uint v548 = v547 + v539;
     out[v548] = v546;
   }
-  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v550 = v392 + v549;
-  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v554 = v284 && v553;
   const bool v555 = v552 < v1;
   const bool v556 = v554 && v555;
   if (v556) {
-    const float v557 = v290.m[0][6].thread_elements()[0];
+    const float v557 = v289.m[0][6].thread_elements()[0];
     const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v559 = bfloat(v558);
     const uint v560 = v550 * v1;
     const uint v561 = v560 + v552;
     out[v561] = v559;
   }
-  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v563 = v392 + v562;
-  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v567 = v284 && v566;
   const bool v568 = v565 < v1;
   const bool v569 = v567 && v568;
   if (v569) {
-    const float v570 = v290.m[0][6].thread_elements()[1];
+    const float v570 = v289.m[0][6].thread_elements()[1];
     const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v572 = bfloat(v571);
     const uint v573 = v563 * v1;
     const uint v574 = v573 + v565;
     out[v574] = v572;
   }
-  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v576 = v392 + v575;
-  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v580 = v284 && v579;
   const bool v581 = v578 < v1;
   const bool v582 = v580 && v581;
   if (v582) {
-    const float v583 = v290.m[0][7].thread_elements()[0];
+    const float v583 = v289.m[0][7].thread_elements()[0];
     const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v585 = bfloat(v584);
     const uint v586 = v576 * v1;
     const uint v587 = v586 + v578;
     out[v587] = v585;
   }
-  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v589 = v392 + v588;
-  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v593 = v284 && v592;
   const bool v594 = v591 < v1;
   const bool v595 = v593 && v594;
   if (v595) {
-    const float v596 = v290.m[0][7].thread_elements()[1];
+    const float v596 = v289.m[0][7].thread_elements()[1];
     const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v598 = bfloat(v597);
     const uint v599 = v589 * v1;
     const uint v600 = v599 + v591;
     out[v600] = v598;
   }
-  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v602 = v392 + v601;
-  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v606 = v284 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
   if (v608) {
-    const float v609 = v290.m[0][8].thread_elements()[0];
+    const float v609 = v289.m[0][8].thread_elements()[0];
     const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v611 = bfloat(v610);
     const uint v612 = v602 * v1;
     const uint v613 = v612 + v604;
     out[v613] = v611;
   }
-  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v615 = v392 + v614;
-  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v619 = v284 && v618;
   const bool v620 = v617 < v1;
   const bool v621 = v619 && v620;
   if (v621) {
-    const float v622 = v290.m[0][8].thread_elements()[1];
+    const float v622 = v289.m[0][8].thread_elements()[1];
     const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v624 = bfloat(v623);
     const uint v625 = v615 * v1;
     const uint v626 = v625 + v617;
     out[v626] = v624;
   }
-  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v628 = v392 + v627;
-  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v632 = v284 && v631;
   const bool v633 = v630 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
-    const float v635 = v290.m[0][9].thread_elements()[0];
+    const float v635 = v289.m[0][9].thread_elements()[0];
     const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v637 = bfloat(v636);
     const uint v638 = v628 * v1;
     const uint v639 = v638 + v630;
     out[v639] = v637;
   }
-  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v641 = v392 + v640;
-  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v645 = v284 && v644;
   const bool v646 = v643 < v1;
   const bool v647 = v645 && v646;
   if (v647) {
-    const float v648 = v290.m[0][9].thread_elements()[1];
+    const float v648 = v289.m[0][9].thread_elements()[1];
     const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v650 = bfloat(v649);
     const uint v651 = v641 * v1;
     const uint v652 = v651 + v643;
     out[v652] = v650;
   }
-  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v654 = v392 + v653;
-  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v658 = v284 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
   if (v660) {
-    const float v661 = v290.m[0][10].thread_elements()[0];
+    const float v661 = v289.m[0][10].thread_elements()[0];
     const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v663 = bfloat(v662);
     const uint v664 = v654 * v1;
     const uint v665 = v664 + v656;
     out[v665] = v663;
   }
-  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v667 = v392 + v666;
-  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v671 = v284 && v670;
   const bool v672 = v669 < v1;
   const bool v673 = v671 && v672;
   if (v673) {
-    const float v674 = v290.m[0][10].thread_elements()[1];
+    const float v674 = v289.m[0][10].thread_elements()[1];
     const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v676 = bfloat(v675);
     const uint v677 = v667 * v1;
     const uint v678 = v677 + v669;
     out[v678] = v676;
   }
-  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v680 = v392 + v679;
-  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v684 = v284 && v683;
   const bool v685 = v682 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
-    const float v687 = v290.m[0][11].thread_elements()[0];
+    const float v687 = v289.m[0][11].thread_elements()[0];
     const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v689 = bfloat(v688);
     const uint v690 = v680 * v1;
     const uint v691 = v690 + v682;
     out[v691] = v689;
   }
-  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v693 = v392 + v692;
-  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v697 = v284 && v696;
   const bool v698 = v695 < v1;
   const bool v699 = v697 && v698;
   if (v699) {
-    const float v700 = v290.m[0][11].thread_elements()[1];
+    const float v700 = v289.m[0][11].thread_elements()[1];
     const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v702 = bfloat(v701);
     const uint v703 = v693 * v1;
     const uint v704 = v703 + v695;
     out[v704] = v702;
   }
-  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v706 = v392 + v705;
-  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v710 = v284 && v709;
   const bool v711 = v708 < v1;
   const bool v712 = v710 && v711;
   if (v712) {
-    const float v713 = v290.m[0][12].thread_elements()[0];
+    const float v713 = v289.m[0][12].thread_elements()[0];
     const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v715 = bfloat(v714);
     const uint v716 = v706 * v1;
     const uint v717 = v716 + v708;
     out[v717] = v715;
   }
-  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v719 = v392 + v718;
-  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v723 = v284 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
   if (v725) {
-    const float v726 = v290.m[0][12].thread_elements()[1];
+    const float v726 = v289.m[0][12].thread_elements()[1];
     const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v728 = bfloat(v727);
     const uint v729 = v719 * v1;
     const uint v730 = v729 + v721;
     out[v730] = v728;
   }
-  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v732 = v392 + v731;
-  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v736 = v284 && v735;
   const bool v737 = v734 < v1;
   const bool v738 = v736 && v737;
   if (v738) {
-    const float v739 = v290.m[0][13].thread_elements()[0];
+    const float v739 = v289.m[0][13].thread_elements()[0];
     const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v741 = bfloat(v740);
     const uint v742 = v732 * v1;
     const uint v743 = v742 + v734;
     out[v743] = v741;
   }
-  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v745 = v392 + v744;
-  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v749 = v284 && v748;
   const bool v750 = v747 < v1;
   const bool v751 = v749 && v750;
   if (v751) {
-    const float v752 = v290.m[0][13].thread_elements()[1];
+    const float v752 = v289.m[0][13].thread_elements()[1];
     const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v754 = bfloat(v753);
     const uint v755 = v745 * v1;
     const uint v756 = v755 + v747;
     out[v756] = v754;
   }
-  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v758 = v392 + v757;
-  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v762 = v284 && v761;
   const bool v763 = v760 < v1;
   const bool v764 = v762 && v763;
   if (v764) {
-    const float v765 = v290.m[0][14].thread_elements()[0];
+    const float v765 = v289.m[0][14].thread_elements()[0];
     const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v767 = bfloat(v766);
     const uint v768 = v758 * v1;
     const uint v769 = v768 + v760;
     out[v769] = v767;
   }
-  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v771 = v392 + v770;
-  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v775 = v284 && v774;
   const bool v776 = v773 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
-    const float v778 = v290.m[0][14].thread_elements()[1];
+    const float v778 = v289.m[0][14].thread_elements()[1];
     const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v780 = bfloat(v779);
     const uint v781 = v771 * v1;
     const uint v782 = v781 + v773;
     out[v782] = v780;
   }
-  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v784 = v392 + v783;
-  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v788 = v284 && v787;
   const bool v789 = v786 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
-    const float v791 = v290.m[0][15].thread_elements()[0];
+    const float v791 = v289.m[0][15].thread_elements()[0];
     const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v793 = bfloat(v792);
     const uint v794 = v784 * v1;
     const uint v795 = v794 + v786;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v797 = v392 + v796;
-  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v801 = v284 && v800;
   const bool v802 = v799 < v1;
   const bool v803 = v801 && v802;
   if (v803) {
-    const float v804 = v290.m[0][15].thread_elements()[1];
+    const float v804 = v289.m[0][15].thread_elements()[1];
     const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v806 = bfloat(v805);
     const uint v807 = v797 * v1;
     const uint v808 = v807 + v799;
     out[v808] = v806;
   }
-  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v810 = v392 + v809;
-  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v814 = v284 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
-    const float v817 = v290.m[1][0].thread_elements()[0];
+    const float v817 = v289.m[1][0].thread_elements()[0];
     const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v819 = bfloat(v818);
     const uint v820 = v810 * v1;
     const uint v821 = v820 + v812;
     out[v821] = v819;
   }
-  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v823 = v392 + v822;
-  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v827 = v284 && v826;
   const bool v828 = v825 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
-    const float v830 = v290.m[1][0].thread_elements()[1];
+    const float v830 = v289.m[1][0].thread_elements()[1];
     const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v832 = bfloat(v831);
     const uint v833 = v823 * v1;
     const uint v834 = v833 + v825;
     out[v834] = v832;
   }
-  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v836 = v392 + v835;
-  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v840 = v284 && v839;
   const bool v841 = v838 < v1;
   const bool v842 = v840 && v841;
   if (v842) {
-    const float v843 = v290.m[1][1].thread_elements()[0];
+    const float v843 = v289.m[1][1].thread_elements()[0];
     const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v845 = bfloat(v844);
     const uint v846 = v836 * v1;
     const uint v847 = v846 + v838;
     out[v847] = v845;
   }
-  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v849 = v392 + v848;
-  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v853 = v284 && v852;
   const bool v854 = v851 < v1;
   const bool v855 = v853 && v854;
   if (v855) {
-    const float v856 = v290.m[1][1].thread_elements()[1];
+    const float v856 = v289.m[1][1].thread_elements()[1];
     const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v858 = bfloat(v857);
     const uint v859 = v849 * v1;
     const uint v860 = v859 + v851;
     out[v860] = v858;
   }
-  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v862 = v392 + v861;
-  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v866 = v284 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
   if (v868) {
-    const float v869 = v290.m[1][2].thread_elements()[0];
+    const float v869 = v289.m[1][2].thread_elements()[0];
     const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v871 = bfloat(v870);
     const uint v872 = v862 * v1;
     const uint v873 = v872 + v864;
     out[v873] = v871;
   }
-  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v875 = v392 + v874;
-  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v879 = v284 && v878;
   const bool v880 = v877 < v1;
   const bool v881 = v879 && v880;
   if (v881) {
-    const float v882 = v290.m[1][2].thread_elements()[1];
+    const float v882 = v289.m[1][2].thread_elements()[1];
     const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v884 = bfloat(v883);
     const uint v885 = v875 * v1;
     const uint v886 = v885 + v877;
     out[v886] = v884;
   }
-  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v888 = v392 + v887;
-  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v892 = v284 && v891;
   const bool v893 = v890 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
-    const float v895 = v290.m[1][3].thread_elements()[0];
+    const float v895 = v289.m[1][3].thread_elements()[0];
     const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v897 = bfloat(v896);
     const uint v898 = v888 * v1;
     const uint v899 = v898 + v890;
     out[v899] = v897;
   }
-  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v901 = v392 + v900;
-  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v905 = v284 && v904;
   const bool v906 = v903 < v1;
   const bool v907 = v905 && v906;
   if (v907) {
-    const float v908 = v290.m[1][3].thread_elements()[1];
+    const float v908 = v289.m[1][3].thread_elements()[1];
     const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v910 = bfloat(v909);
     const uint v911 = v901 * v1;
     const uint v912 = v911 + v903;
     out[v912] = v910;
   }
-  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v914 = v392 + v913;
-  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v918 = v284 && v917;
   const bool v919 = v916 < v1;
   const bool v920 = v918 && v919;
   if (v920) {
-    const float v921 = v290.m[1][4].thread_elements()[0];
+    const float v921 = v289.m[1][4].thread_elements()[0];
     const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v923 = bfloat(v922);
     const uint v924 = v914 * v1;
     const uint v925 = v924 + v916;
     out[v925] = v923;
   }
-  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v927 = v392 + v926;
-  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v931 = v284 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
   if (v933) {
-    const float v934 = v290.m[1][4].thread_elements()[1];
+    const float v934 = v289.m[1][4].thread_elements()[1];
     const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v936 = bfloat(v935);
     const uint v937 = v927 * v1;
     const uint v938 = v937 + v929;
     out[v938] = v936;
   }
-  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v940 = v392 + v939;
-  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v944 = v284 && v943;
   const bool v945 = v942 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
-    const float v947 = v290.m[1][5].thread_elements()[0];
+    const float v947 = v289.m[1][5].thread_elements()[0];
     const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v949 = bfloat(v948);
     const uint v950 = v940 * v1;
     const uint v951 = v950 + v942;
     out[v951] = v949;
   }
-  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v953 = v392 + v952;
-  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v957 = v284 && v956;
   const bool v958 = v955 < v1;
   const bool v959 = v957 && v958;
   if (v959) {
-    const float v960 = v290.m[1][5].thread_elements()[1];
+    const float v960 = v289.m[1][5].thread_elements()[1];
     const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v962 = bfloat(v961);
     const uint v963 = v953 * v1;
     const uint v964 = v963 + v955;
     out[v964] = v962;
   }
-  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v966 = v392 + v965;
-  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v970 = v284 && v969;
   const bool v971 = v968 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
-    const float v973 = v290.m[1][6].thread_elements()[0];
+    const float v973 = v289.m[1][6].thread_elements()[0];
     const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v975 = bfloat(v974);
     const uint v976 = v966 * v1;
     const uint v977 = v976 + v968;
     out[v977] = v975;
   }
-  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v979 = v392 + v978;
-  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v983 = v284 && v982;
   const bool v984 = v981 < v1;
   const bool v985 = v983 && v984;
   if (v985) {
-    const float v986 = v290.m[1][6].thread_elements()[1];
+    const float v986 = v289.m[1][6].thread_elements()[1];
     const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v988 = bfloat(v987);
     const uint v989 = v979 * v1;
     const uint v990 = v989 + v981;
     out[v990] = v988;
   }
-  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v992 = v392 + v991;
-  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v996 = v284 && v995;
   const bool v997 = v994 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
-    const float v999 = v290.m[1][7].thread_elements()[0];
+    const float v999 = v289.m[1][7].thread_elements()[0];
     const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1001 = bfloat(v1000);
     const uint v1002 = v992 * v1;
     const uint v1003 = v1002 + v994;
     out[v1003] = v1001;
   }
-  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1005 = v392 + v1004;
-  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1009 = v284 && v1008;
   const bool v1010 = v1007 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
-    const float v1012 = v290.m[1][7].thread_elements()[1];
+    const float v1012 = v289.m[1][7].thread_elements()[1];
     const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1014 = bfloat(v1013);
     const uint v1015 = v1005 * v1;
     const uint v1016 = v1015 + v1007;
     out[v1016] = v1014;
   }
-  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1018 = v392 + v1017;
-  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1022 = v284 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
   if (v1024) {
-    const float v1025 = v290.m[1][8].thread_elements()[0];
+    const float v1025 = v289.m[1][8].thread_elements()[0];
     const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1027 = bfloat(v1026);
     const uint v1028 = v1018 * v1;
     const uint v1029 = v1028 + v1020;
     out[v1029] = v1027;
   }
-  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1031 = v392 + v1030;
-  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1035 = v284 && v1034;
   const bool v1036 = v1033 < v1;
   const bool v1037 = v1035 && v1036;
   if (v1037) {
-    const float v1038 = v290.m[1][8].thread_elements()[1];
+    const float v1038 = v289.m[1][8].thread_elements()[1];
     const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1040 = bfloat(v1039);
     const uint v1041 = v1031 * v1;
     const uint v1042 = v1041 + v1033;
     out[v1042] = v1040;
   }
-  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1044 = v392 + v1043;
-  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1048 = v284 && v1047;
   const bool v1049 = v1046 < v1;
   const bool v1050 = v1048 && v1049;
   if (v1050) {
-    const float v1051 = v290.m[1][9].thread_elements()[0];
+    const float v1051 = v289.m[1][9].thread_elements()[0];
     const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1053 = bfloat(v1052);
     const uint v1054 = v1044 * v1;
     const uint v1055 = v1054 + v1046;
     out[v1055] = v1053;
   }
-  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1057 = v392 + v1056;
-  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1061 = v284 && v1060;
   const bool v1062 = v1059 < v1;
   const bool v1063 = v1061 && v1062;
   if (v1063) {
-    const float v1064 = v290.m[1][9].thread_elements()[1];
+    const float v1064 = v289.m[1][9].thread_elements()[1];
     const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1066 = bfloat(v1065);
     const uint v1067 = v1057 * v1;
     const uint v1068 = v1067 + v1059;
     out[v1068] = v1066;
   }
-  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1070 = v392 + v1069;
-  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1074 = v284 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
   if (v1076) {
-    const float v1077 = v290.m[1][10].thread_elements()[0];
+    const float v1077 = v289.m[1][10].thread_elements()[0];
     const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1079 = bfloat(v1078);
     const uint v1080 = v1070 * v1;
     const uint v1081 = v1080 + v1072;
     out[v1081] = v1079;
   }
-  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1083 = v392 + v1082;
-  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1087 = v284 && v1086;
   const bool v1088 = v1085 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
-    const float v1090 = v290.m[1][10].thread_elements()[1];
+    const float v1090 = v289.m[1][10].thread_elements()[1];
     const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1092 = bfloat(v1091);
     const uint v1093 = v1083 * v1;
     const uint v1094 = v1093 + v1085;
     out[v1094] = v1092;
   }
-  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1096 = v392 + v1095;
-  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1100 = v284 && v1099;
   const bool v1101 = v1098 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
-    const float v1103 = v290.m[1][11].thread_elements()[0];
+    const float v1103 = v289.m[1][11].thread_elements()[0];
     const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1105 = bfloat(v1104);
     const uint v1106 = v1096 * v1;
     const uint v1107 = v1106 + v1098;
     out[v1107] = v1105;
   }
-  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1109 = v392 + v1108;
-  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1113 = v284 && v1112;
   const bool v1114 = v1111 < v1;
   const bool v1115 = v1113 && v1114;
   if (v1115) {
-    const float v1116 = v290.m[1][11].thread_elements()[1];
+    const float v1116 = v289.m[1][11].thread_elements()[1];
     const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1118 = bfloat(v1117);
     const uint v1119 = v1109 * v1;
     const uint v1120 = v1119 + v1111;
     out[v1120] = v1118;
   }
-  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1122 = v392 + v1121;
-  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1126 = v284 && v1125;
   const bool v1127 = v1124 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
-    const float v1129 = v290.m[1][12].thread_elements()[0];
+    const float v1129 = v289.m[1][12].thread_elements()[0];
     const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1131 = bfloat(v1130);
     const uint v1132 = v1122 * v1;
     const uint v1133 = v1132 + v1124;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1135 = v392 + v1134;
-  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1139 = v284 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
   if (v1141) {
-    const float v1142 = v290.m[1][12].thread_elements()[1];
+    const float v1142 = v289.m[1][12].thread_elements()[1];
     const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1144 = bfloat(v1143);
     const uint v1145 = v1135 * v1;
     const uint v1146 = v1145 + v1137;
     out[v1146] = v1144;
   }
-  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1148 = v392 + v1147;
-  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1152 = v284 && v1151;
   const bool v1153 = v1150 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
-    const float v1155 = v290.m[1][13].thread_elements()[0];
+    const float v1155 = v289.m[1][13].thread_elements()[0];
     const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1157 = bfloat(v1156);
     const uint v1158 = v1148 * v1;
     const uint v1159 = v1158 + v1150;
     out[v1159] = v1157;
   }
-  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1161 = v392 + v1160;
-  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1165 = v284 && v1164;
   const bool v1166 = v1163 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
-    const float v1168 = v290.m[1][13].thread_elements()[1];
+    const float v1168 = v289.m[1][13].thread_elements()[1];
     const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1170 = bfloat(v1169);
     const uint v1171 = v1161 * v1;
     const uint v1172 = v1171 + v1163;
     out[v1172] = v1170;
   }
-  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1174 = v392 + v1173;
-  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1178 = v284 && v1177;
   const bool v1179 = v1176 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
-    const float v1181 = v290.m[1][14].thread_elements()[0];
+    const float v1181 = v289.m[1][14].thread_elements()[0];
     const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1183 = bfloat(v1182);
     const uint v1184 = v1174 * v1;
     const uint v1185 = v1184 + v1176;
     out[v1185] = v1183;
   }
-  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1187 = v392 + v1186;
-  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1191 = v284 && v1190;
   const bool v1192 = v1189 < v1;
   const bool v1193 = v1191 && v1192;
   if (v1193) {
-    const float v1194 = v290.m[1][14].thread_elements()[1];
+    const float v1194 = v289.m[1][14].thread_elements()[1];
     const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1196 = bfloat(v1195);
     const uint v1197 = v1187 * v1;
     const uint v1198 = v1197 + v1189;
     out[v1198] = v1196;
   }
-  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1200 = v392 + v1199;
-  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1204 = v284 && v1203;
   const bool v1205 = v1202 < v1;
   const bool v1206 = v1204 && v1205;
   if (v1206) {
-    const float v1207 = v290.m[1][15].thread_elements()[0];
+    const float v1207 = v289.m[1][15].thread_elements()[0];
     const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1209 = bfloat(v1208);
     const uint v1210 = v1200 * v1;
     const uint v1211 = v1210 + v1202;
     out[v1211] = v1209;
   }
-  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1213 = v392 + v1212;
-  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1217 = v284 && v1216;
   const bool v1218 = v1215 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
-    const float v1220 = v290.m[1][15].thread_elements()[1];
+    const float v1220 = v289.m[1][15].thread_elements()[1];
     const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1222 = bfloat(v1221);
     const uint v1223 = v1213 * v1;
     const uint v1224 = v1223 + v1215;
     out[v1224] = v1222;
   }
-  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-  iron_frag<float, 16, 128> v1235;  // kernels/gemm/gemm_warpgroup.hpp:339
-  iron_frag_fill(v1235, float(0.0f));
-  if (v294) {  // kernels/gemm/gemm_warpgroup.hpp:442
-    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:446
+  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+  iron_frag<float, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:422
+  iron_frag_fill(v1234, float(0.0f));
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:527
+    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:382
     const uint v2626 = v283 << 5u;
     const uint v2627 = v2626 + v2624;
     const uint v2631 = v2627 >> 3u;
@@ -1412,17 +1412,17 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const bool v2732 = v2730 < v1;
     const uint v2735 = v2730 * v2;
 
-    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:443
+    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:528
       const uint v2617 = v2615 >> 6u;
       const uint v2619 = v2617 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2622 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-      const uint v2637 = v2615 + v2635;
+      const uint v2621 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2637 = v2615 + v2635;  // kernels/gemm/gemm_warpgroup.hpp:382
       const bool v2639 = v2637 < v2;
       const bool v2640 = v2638 && v2639;
       const uint v2643 = v2641 + v2637;
       const uint v2644 = v2640 ? v2643 : 0u;
-      const uint v2647 = v2622 + v2646;
+      const uint v2647 = v2621 + v2646;
       const uint v2648 = v2647 + v2635;
       for (uint e = 0; e < 8u; ++e) {
         shm3[v2648 + e] = v2640 ? a[v2644 + e] : bfloat(0);
@@ -1432,7 +1432,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
       const bool v2661 = v2659 && v2660;
       const uint v2664 = v2662 + v2658;
       const uint v2665 = v2661 ? v2664 : 0u;
-      const uint v2668 = v2622 + v2667;
+      const uint v2668 = v2621 + v2667;
       const uint v2669 = v2668 + v2656;
       for (uint e = 0; e < 8u; ++e) {
         shm3[v2669 + e] = v2661 ? a[v2665 + e] : bfloat(0);
@@ -1450,7 +1450,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v2687 = v2685 + v2681;
         const uint v2688 = v2684 ? v2687 : 0u;
         const uint v2690 = v2675 << 6u;
-        const uint v2691 = v2622 + v2690;
+        const uint v2691 = v2621 + v2690;
         const uint v2692 = v2691 + v2679;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v2692 + e] = v2684 ? a[v2688 + e] : bfloat(0);
@@ -1481,18 +1481,18 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v2760 = v2758 + v2754;
         const uint v2761 = v2757 ? v2760 : 0u;
         const uint v2763 = v2748 << 6u;
-        const uint v2764 = v2622 + v2763;
+        const uint v2764 = v2621 + v2763;
         const uint v2765 = v2764 + v2752;
         for (uint e = 0; e < 8u; ++e) {
           shm4[v2765 + e] = v2757 ? b[v2761 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:443
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:528
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v284) {
-        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
-        const uint v2776 = v2622 + v2775;
+        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
+        const uint v2776 = v2621 + v2775;
         const uint v2876 = v388 << 6u;
         const uint v2878 = v2776 + v2876;
         iron_frag<bfloat, 16, 16> v2885;
@@ -1500,54 +1500,54 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<false>(v2885, shm3, long(v2878), long(64u));
         iron_frag<bfloat, 16, 128> v2887;
         iron_frag_fill(v2887, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2887, shm4, long(v2622), long(64u));
-        iron_frag_mma(v1235, v2885, v2887);
+        iron_frag_load<true>(v2887, shm4, long(v2621), long(64u));
+        iron_frag_mma(v1234, v2885, v2887);
         const uint v2889 = v2878 + 16u;
-        const uint v2892 = v2622 + 16u;
+        const uint v2892 = v2621 + 16u;
         iron_frag<bfloat, 16, 16> v2894;
         iron_frag_fill(v2894, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2894, shm3, long(v2889), long(64u));
         iron_frag<bfloat, 16, 128> v2896;
         iron_frag_fill(v2896, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2896, shm4, long(v2892), long(64u));
-        iron_frag_mma(v1235, v2894, v2896);
+        iron_frag_mma(v1234, v2894, v2896);
         const uint v2898 = v2878 + 32u;
-        const uint v2901 = v2622 + 32u;
+        const uint v2901 = v2621 + 32u;
         iron_frag<bfloat, 16, 16> v2903;
         iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2903, shm3, long(v2898), long(64u));
         iron_frag<bfloat, 16, 128> v2905;
         iron_frag_fill(v2905, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2905, shm4, long(v2901), long(64u));
-        iron_frag_mma(v1235, v2903, v2905);
+        iron_frag_mma(v1234, v2903, v2905);
         const uint v2907 = v2878 + 48u;
-        const uint v2910 = v2622 + 48u;
+        const uint v2910 = v2621 + 48u;
         iron_frag<bfloat, 16, 16> v2912;
         iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
         iron_frag_load<false>(v2912, shm3, long(v2907), long(64u));
         iron_frag<bfloat, 16, 128> v2914;
         iron_frag_fill(v2914, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2914, shm4, long(v2910), long(64u));
-        iron_frag_mma(v1235, v2912, v2914);
+        iron_frag_mma(v1234, v2912, v2914);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:528
   } else {
     const uint v1267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1268 = iron_tid.x;
 
-    for (uint v1266 = 0u; v1266 < v2; v1266 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+    for (uint v1265 = 0u; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
       for (uint v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1276 = v1275 < v0;
-        const uint v1277 = v1266 + v1274;
+        const uint v1277 = v1265 + v1274;
         const bool v1278 = v1277 < v2;
         const bool v1279 = v1276 && v1278;
         if (v1279) {
           const uint v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v1283 = v1281 + v1266;
+          const uint v1283 = v1281 + v1265;
           const uint v1284 = v1283 + v1274;
           const bfloat v1285 = a[v1284];
           const uint v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -1565,12 +1565,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         const uint v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1303 = v1302 < v1;
-        const uint v1304 = v1266 + v1301;
+        const uint v1304 = v1265 + v1301;
         const bool v1305 = v1304 < v2;
         const bool v1306 = v1303 && v1305;
         if (v1306) {
           const uint v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v1310 = v1308 + v1266;
+          const uint v1310 = v1308 + v1265;
           const uint v1311 = v1310 + v1301;
           const bfloat v1312 = b[v1311];
           const uint v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -1582,9 +1582,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v1318] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:435
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:436
-        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:518
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:519
+        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
         const uint v2921 = v388 << 6u;
         const uint v2923 = v1327 + v2921;
         iron_frag<bfloat, 16, 16> v2930;
@@ -1593,7 +1593,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2932;
         iron_frag_fill(v2932, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2932, shm4, long(0u), long(64u));
-        iron_frag_mma(v1235, v2930, v2932);
+        iron_frag_mma(v1234, v2930, v2932);
         const uint v2934 = v2923 + 16u;
         iron_frag<bfloat, 16, 16> v2939;
         iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
@@ -1601,7 +1601,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2941;
         iron_frag_fill(v2941, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2941, shm4, long(16u), long(64u));
-        iron_frag_mma(v1235, v2939, v2941);
+        iron_frag_mma(v1234, v2939, v2941);
         const uint v2943 = v2923 + 32u;
         iron_frag<bfloat, 16, 16> v2948;
         iron_frag_fill(v2948, bfloat(bfloat(0.0f)));
@@ -1609,7 +1609,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2950;
         iron_frag_fill(v2950, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2950, shm4, long(32u), long(64u));
-        iron_frag_mma(v1235, v2948, v2950);
+        iron_frag_mma(v1234, v2948, v2950);
         const uint v2952 = v2923 + 48u;
         iron_frag<bfloat, 16, 16> v2957;
         iron_frag_fill(v2957, bfloat(bfloat(0.0f)));
@@ -1617,1029 +1617,1029 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag<bfloat, 16, 128> v2959;
         iron_frag_fill(v2959, bfloat(bfloat(0.0f)));
         iron_frag_load<true>(v2959, shm4, long(48u), long(64u));
-        iron_frag_mma(v1235, v2957, v2959);
+        iron_frag_mma(v1234, v2957, v2959);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:437
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
     }
   }
-  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1339 = v392 + v1338;
-  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1343 = v284 && v1342;
   const bool v1344 = v1341 < v1;
   const bool v1345 = v1343 && v1344;
   if (v1345) {
-    const float v1346 = v1235.m[0][0].thread_elements()[0];
+    const float v1346 = v1234.m[0][0].thread_elements()[0];
     const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1348 = bfloat(v1347);
     const uint v1349 = v1339 * v1;
     const uint v1350 = v1349 + v1341;
     out[v1350] = v1348;
   }
-  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1352 = v392 + v1351;
-  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1356 = v284 && v1355;
   const bool v1357 = v1354 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
-    const float v1359 = v1235.m[0][0].thread_elements()[1];
+    const float v1359 = v1234.m[0][0].thread_elements()[1];
     const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1361 = bfloat(v1360);
     const uint v1362 = v1352 * v1;
     const uint v1363 = v1362 + v1354;
     out[v1363] = v1361;
   }
-  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1365 = v392 + v1364;
-  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1369 = v284 && v1368;
   const bool v1370 = v1367 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
-    const float v1372 = v1235.m[0][1].thread_elements()[0];
+    const float v1372 = v1234.m[0][1].thread_elements()[0];
     const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1374 = bfloat(v1373);
     const uint v1375 = v1365 * v1;
     const uint v1376 = v1375 + v1367;
     out[v1376] = v1374;
   }
-  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1378 = v392 + v1377;
-  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1382 = v284 && v1381;
   const bool v1383 = v1380 < v1;
   const bool v1384 = v1382 && v1383;
   if (v1384) {
-    const float v1385 = v1235.m[0][1].thread_elements()[1];
+    const float v1385 = v1234.m[0][1].thread_elements()[1];
     const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1387 = bfloat(v1386);
     const uint v1388 = v1378 * v1;
     const uint v1389 = v1388 + v1380;
     out[v1389] = v1387;
   }
-  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1391 = v392 + v1390;
-  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1395 = v284 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
   if (v1397) {
-    const float v1398 = v1235.m[0][2].thread_elements()[0];
+    const float v1398 = v1234.m[0][2].thread_elements()[0];
     const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1400 = bfloat(v1399);
     const uint v1401 = v1391 * v1;
     const uint v1402 = v1401 + v1393;
     out[v1402] = v1400;
   }
-  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1404 = v392 + v1403;
-  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1408 = v284 && v1407;
   const bool v1409 = v1406 < v1;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
-    const float v1411 = v1235.m[0][2].thread_elements()[1];
+    const float v1411 = v1234.m[0][2].thread_elements()[1];
     const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1413 = bfloat(v1412);
     const uint v1414 = v1404 * v1;
     const uint v1415 = v1414 + v1406;
     out[v1415] = v1413;
   }
-  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1417 = v392 + v1416;
-  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1421 = v284 && v1420;
   const bool v1422 = v1419 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
-    const float v1424 = v1235.m[0][3].thread_elements()[0];
+    const float v1424 = v1234.m[0][3].thread_elements()[0];
     const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1426 = bfloat(v1425);
     const uint v1427 = v1417 * v1;
     const uint v1428 = v1427 + v1419;
     out[v1428] = v1426;
   }
-  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1430 = v392 + v1429;
-  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1434 = v284 && v1433;
   const bool v1435 = v1432 < v1;
   const bool v1436 = v1434 && v1435;
   if (v1436) {
-    const float v1437 = v1235.m[0][3].thread_elements()[1];
+    const float v1437 = v1234.m[0][3].thread_elements()[1];
     const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1439 = bfloat(v1438);
     const uint v1440 = v1430 * v1;
     const uint v1441 = v1440 + v1432;
     out[v1441] = v1439;
   }
-  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1443 = v392 + v1442;
-  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1447 = v284 && v1446;
   const bool v1448 = v1445 < v1;
   const bool v1449 = v1447 && v1448;
   if (v1449) {
-    const float v1450 = v1235.m[0][4].thread_elements()[0];
+    const float v1450 = v1234.m[0][4].thread_elements()[0];
     const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1452 = bfloat(v1451);
     const uint v1453 = v1443 * v1;
     const uint v1454 = v1453 + v1445;
     out[v1454] = v1452;
   }
-  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1456 = v392 + v1455;
-  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1460 = v284 && v1459;
   const bool v1461 = v1458 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
-    const float v1463 = v1235.m[0][4].thread_elements()[1];
+    const float v1463 = v1234.m[0][4].thread_elements()[1];
     const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1465 = bfloat(v1464);
     const uint v1466 = v1456 * v1;
     const uint v1467 = v1466 + v1458;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1469 = v392 + v1468;
-  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1473 = v284 && v1472;
   const bool v1474 = v1471 < v1;
   const bool v1475 = v1473 && v1474;
   if (v1475) {
-    const float v1476 = v1235.m[0][5].thread_elements()[0];
+    const float v1476 = v1234.m[0][5].thread_elements()[0];
     const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1478 = bfloat(v1477);
     const uint v1479 = v1469 * v1;
     const uint v1480 = v1479 + v1471;
     out[v1480] = v1478;
   }
-  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1482 = v392 + v1481;
-  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1486 = v284 && v1485;
   const bool v1487 = v1484 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
-    const float v1489 = v1235.m[0][5].thread_elements()[1];
+    const float v1489 = v1234.m[0][5].thread_elements()[1];
     const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1491 = bfloat(v1490);
     const uint v1492 = v1482 * v1;
     const uint v1493 = v1492 + v1484;
     out[v1493] = v1491;
   }
-  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1495 = v392 + v1494;
-  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1499 = v284 && v1498;
   const bool v1500 = v1497 < v1;
   const bool v1501 = v1499 && v1500;
   if (v1501) {
-    const float v1502 = v1235.m[0][6].thread_elements()[0];
+    const float v1502 = v1234.m[0][6].thread_elements()[0];
     const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1504 = bfloat(v1503);
     const uint v1505 = v1495 * v1;
     const uint v1506 = v1505 + v1497;
     out[v1506] = v1504;
   }
-  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1508 = v392 + v1507;
-  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1512 = v284 && v1511;
   const bool v1513 = v1510 < v1;
   const bool v1514 = v1512 && v1513;
   if (v1514) {
-    const float v1515 = v1235.m[0][6].thread_elements()[1];
+    const float v1515 = v1234.m[0][6].thread_elements()[1];
     const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1517 = bfloat(v1516);
     const uint v1518 = v1508 * v1;
     const uint v1519 = v1518 + v1510;
     out[v1519] = v1517;
   }
-  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1521 = v392 + v1520;
-  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1525 = v284 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
   if (v1527) {
-    const float v1528 = v1235.m[0][7].thread_elements()[0];
+    const float v1528 = v1234.m[0][7].thread_elements()[0];
     const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1530 = bfloat(v1529);
     const uint v1531 = v1521 * v1;
     const uint v1532 = v1531 + v1523;
     out[v1532] = v1530;
   }
-  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1534 = v392 + v1533;
-  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1538 = v284 && v1537;
   const bool v1539 = v1536 < v1;
   const bool v1540 = v1538 && v1539;
   if (v1540) {
-    const float v1541 = v1235.m[0][7].thread_elements()[1];
+    const float v1541 = v1234.m[0][7].thread_elements()[1];
     const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1543 = bfloat(v1542);
     const uint v1544 = v1534 * v1;
     const uint v1545 = v1544 + v1536;
     out[v1545] = v1543;
   }
-  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1547 = v392 + v1546;
-  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1551 = v284 && v1550;
   const bool v1552 = v1549 < v1;
   const bool v1553 = v1551 && v1552;
   if (v1553) {
-    const float v1554 = v1235.m[0][8].thread_elements()[0];
+    const float v1554 = v1234.m[0][8].thread_elements()[0];
     const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1556 = bfloat(v1555);
     const uint v1557 = v1547 * v1;
     const uint v1558 = v1557 + v1549;
     out[v1558] = v1556;
   }
-  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1560 = v392 + v1559;
-  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1564 = v284 && v1563;
   const bool v1565 = v1562 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
-    const float v1567 = v1235.m[0][8].thread_elements()[1];
+    const float v1567 = v1234.m[0][8].thread_elements()[1];
     const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1569 = bfloat(v1568);
     const uint v1570 = v1560 * v1;
     const uint v1571 = v1570 + v1562;
     out[v1571] = v1569;
   }
-  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1573 = v392 + v1572;
-  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1577 = v284 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
   if (v1579) {
-    const float v1580 = v1235.m[0][9].thread_elements()[0];
+    const float v1580 = v1234.m[0][9].thread_elements()[0];
     const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1582 = bfloat(v1581);
     const uint v1583 = v1573 * v1;
     const uint v1584 = v1583 + v1575;
     out[v1584] = v1582;
   }
-  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1586 = v392 + v1585;
-  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1590 = v284 && v1589;
   const bool v1591 = v1588 < v1;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
-    const float v1593 = v1235.m[0][9].thread_elements()[1];
+    const float v1593 = v1234.m[0][9].thread_elements()[1];
     const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1595 = bfloat(v1594);
     const uint v1596 = v1586 * v1;
     const uint v1597 = v1596 + v1588;
     out[v1597] = v1595;
   }
-  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1599 = v392 + v1598;
-  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1603 = v284 && v1602;
   const bool v1604 = v1601 < v1;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
-    const float v1606 = v1235.m[0][10].thread_elements()[0];
+    const float v1606 = v1234.m[0][10].thread_elements()[0];
     const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1608 = bfloat(v1607);
     const uint v1609 = v1599 * v1;
     const uint v1610 = v1609 + v1601;
     out[v1610] = v1608;
   }
-  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1612 = v392 + v1611;
-  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1616 = v284 && v1615;
   const bool v1617 = v1614 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
-    const float v1619 = v1235.m[0][10].thread_elements()[1];
+    const float v1619 = v1234.m[0][10].thread_elements()[1];
     const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1621 = bfloat(v1620);
     const uint v1622 = v1612 * v1;
     const uint v1623 = v1622 + v1614;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1625 = v392 + v1624;
-  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1629 = v284 && v1628;
   const bool v1630 = v1627 < v1;
   const bool v1631 = v1629 && v1630;
   if (v1631) {
-    const float v1632 = v1235.m[0][11].thread_elements()[0];
+    const float v1632 = v1234.m[0][11].thread_elements()[0];
     const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1634 = bfloat(v1633);
     const uint v1635 = v1625 * v1;
     const uint v1636 = v1635 + v1627;
     out[v1636] = v1634;
   }
-  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1638 = v392 + v1637;
-  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1642 = v284 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
-    const float v1645 = v1235.m[0][11].thread_elements()[1];
+    const float v1645 = v1234.m[0][11].thread_elements()[1];
     const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1647 = bfloat(v1646);
     const uint v1648 = v1638 * v1;
     const uint v1649 = v1648 + v1640;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1651 = v392 + v1650;
-  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1655 = v284 && v1654;
   const bool v1656 = v1653 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
-    const float v1658 = v1235.m[0][12].thread_elements()[0];
+    const float v1658 = v1234.m[0][12].thread_elements()[0];
     const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1660 = bfloat(v1659);
     const uint v1661 = v1651 * v1;
     const uint v1662 = v1661 + v1653;
     out[v1662] = v1660;
   }
-  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1664 = v392 + v1663;
-  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1668 = v284 && v1667;
   const bool v1669 = v1666 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
-    const float v1671 = v1235.m[0][12].thread_elements()[1];
+    const float v1671 = v1234.m[0][12].thread_elements()[1];
     const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1673 = bfloat(v1672);
     const uint v1674 = v1664 * v1;
     const uint v1675 = v1674 + v1666;
     out[v1675] = v1673;
   }
-  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1677 = v392 + v1676;
-  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1681 = v284 && v1680;
   const bool v1682 = v1679 < v1;
   const bool v1683 = v1681 && v1682;
   if (v1683) {
-    const float v1684 = v1235.m[0][13].thread_elements()[0];
+    const float v1684 = v1234.m[0][13].thread_elements()[0];
     const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1686 = bfloat(v1685);
     const uint v1687 = v1677 * v1;
     const uint v1688 = v1687 + v1679;
     out[v1688] = v1686;
   }
-  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1690 = v392 + v1689;
-  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1694 = v284 && v1693;
   const bool v1695 = v1692 < v1;
   const bool v1696 = v1694 && v1695;
   if (v1696) {
-    const float v1697 = v1235.m[0][13].thread_elements()[1];
+    const float v1697 = v1234.m[0][13].thread_elements()[1];
     const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1699 = bfloat(v1698);
     const uint v1700 = v1690 * v1;
     const uint v1701 = v1700 + v1692;
     out[v1701] = v1699;
   }
-  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1703 = v392 + v1702;
-  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1707 = v284 && v1706;
   const bool v1708 = v1705 < v1;
   const bool v1709 = v1707 && v1708;
   if (v1709) {
-    const float v1710 = v1235.m[0][14].thread_elements()[0];
+    const float v1710 = v1234.m[0][14].thread_elements()[0];
     const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1712 = bfloat(v1711);
     const uint v1713 = v1703 * v1;
     const uint v1714 = v1713 + v1705;
     out[v1714] = v1712;
   }
-  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1716 = v392 + v1715;
-  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1720 = v284 && v1719;
   const bool v1721 = v1718 < v1;
   const bool v1722 = v1720 && v1721;
   if (v1722) {
-    const float v1723 = v1235.m[0][14].thread_elements()[1];
+    const float v1723 = v1234.m[0][14].thread_elements()[1];
     const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1725 = bfloat(v1724);
     const uint v1726 = v1716 * v1;
     const uint v1727 = v1726 + v1718;
     out[v1727] = v1725;
   }
-  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1729 = v392 + v1728;
-  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1733 = v284 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
   if (v1735) {
-    const float v1736 = v1235.m[0][15].thread_elements()[0];
+    const float v1736 = v1234.m[0][15].thread_elements()[0];
     const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1738 = bfloat(v1737);
     const uint v1739 = v1729 * v1;
     const uint v1740 = v1739 + v1731;
     out[v1740] = v1738;
   }
-  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1742 = v392 + v1741;
-  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1746 = v284 && v1745;
   const bool v1747 = v1744 < v1;
   const bool v1748 = v1746 && v1747;
   if (v1748) {
-    const float v1749 = v1235.m[0][15].thread_elements()[1];
+    const float v1749 = v1234.m[0][15].thread_elements()[1];
     const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1751 = bfloat(v1750);
     const uint v1752 = v1742 * v1;
     const uint v1753 = v1752 + v1744;
     out[v1753] = v1751;
   }
-  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1755 = v392 + v1754;
-  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1759 = v284 && v1758;
   const bool v1760 = v1757 < v1;
   const bool v1761 = v1759 && v1760;
   if (v1761) {
-    const float v1762 = v1235.m[1][0].thread_elements()[0];
+    const float v1762 = v1234.m[1][0].thread_elements()[0];
     const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1764 = bfloat(v1763);
     const uint v1765 = v1755 * v1;
     const uint v1766 = v1765 + v1757;
     out[v1766] = v1764;
   }
-  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1768 = v392 + v1767;
-  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1772 = v284 && v1771;
   const bool v1773 = v1770 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
-    const float v1775 = v1235.m[1][0].thread_elements()[1];
+    const float v1775 = v1234.m[1][0].thread_elements()[1];
     const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1777 = bfloat(v1776);
     const uint v1778 = v1768 * v1;
     const uint v1779 = v1778 + v1770;
     out[v1779] = v1777;
   }
-  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1781 = v392 + v1780;
-  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1785 = v284 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
   if (v1787) {
-    const float v1788 = v1235.m[1][1].thread_elements()[0];
+    const float v1788 = v1234.m[1][1].thread_elements()[0];
     const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1790 = bfloat(v1789);
     const uint v1791 = v1781 * v1;
     const uint v1792 = v1791 + v1783;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1794 = v392 + v1793;
-  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1798 = v284 && v1797;
   const bool v1799 = v1796 < v1;
   const bool v1800 = v1798 && v1799;
   if (v1800) {
-    const float v1801 = v1235.m[1][1].thread_elements()[1];
+    const float v1801 = v1234.m[1][1].thread_elements()[1];
     const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1803 = bfloat(v1802);
     const uint v1804 = v1794 * v1;
     const uint v1805 = v1804 + v1796;
     out[v1805] = v1803;
   }
-  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1807 = v392 + v1806;
-  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1811 = v284 && v1810;
   const bool v1812 = v1809 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
-    const float v1814 = v1235.m[1][2].thread_elements()[0];
+    const float v1814 = v1234.m[1][2].thread_elements()[0];
     const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1816 = bfloat(v1815);
     const uint v1817 = v1807 * v1;
     const uint v1818 = v1817 + v1809;
     out[v1818] = v1816;
   }
-  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1820 = v392 + v1819;
-  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1824 = v284 && v1823;
   const bool v1825 = v1822 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
-    const float v1827 = v1235.m[1][2].thread_elements()[1];
+    const float v1827 = v1234.m[1][2].thread_elements()[1];
     const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1829 = bfloat(v1828);
     const uint v1830 = v1820 * v1;
     const uint v1831 = v1830 + v1822;
     out[v1831] = v1829;
   }
-  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1833 = v392 + v1832;
-  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1837 = v284 && v1836;
   const bool v1838 = v1835 < v1;
   const bool v1839 = v1837 && v1838;
   if (v1839) {
-    const float v1840 = v1235.m[1][3].thread_elements()[0];
+    const float v1840 = v1234.m[1][3].thread_elements()[0];
     const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1842 = bfloat(v1841);
     const uint v1843 = v1833 * v1;
     const uint v1844 = v1843 + v1835;
     out[v1844] = v1842;
   }
-  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1846 = v392 + v1845;
-  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1850 = v284 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
-    const float v1853 = v1235.m[1][3].thread_elements()[1];
+    const float v1853 = v1234.m[1][3].thread_elements()[1];
     const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1855 = bfloat(v1854);
     const uint v1856 = v1846 * v1;
     const uint v1857 = v1856 + v1848;
     out[v1857] = v1855;
   }
-  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1859 = v392 + v1858;
-  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1863 = v284 && v1862;
   const bool v1864 = v1861 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
-    const float v1866 = v1235.m[1][4].thread_elements()[0];
+    const float v1866 = v1234.m[1][4].thread_elements()[0];
     const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1868 = bfloat(v1867);
     const uint v1869 = v1859 * v1;
     const uint v1870 = v1869 + v1861;
     out[v1870] = v1868;
   }
-  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1872 = v392 + v1871;
-  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1876 = v284 && v1875;
   const bool v1877 = v1874 < v1;
   const bool v1878 = v1876 && v1877;
   if (v1878) {
-    const float v1879 = v1235.m[1][4].thread_elements()[1];
+    const float v1879 = v1234.m[1][4].thread_elements()[1];
     const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1881 = bfloat(v1880);
     const uint v1882 = v1872 * v1;
     const uint v1883 = v1882 + v1874;
     out[v1883] = v1881;
   }
-  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1885 = v392 + v1884;
-  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1889 = v284 && v1888;
   const bool v1890 = v1887 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
-    const float v1892 = v1235.m[1][5].thread_elements()[0];
+    const float v1892 = v1234.m[1][5].thread_elements()[0];
     const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1894 = bfloat(v1893);
     const uint v1895 = v1885 * v1;
     const uint v1896 = v1895 + v1887;
     out[v1896] = v1894;
   }
-  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1898 = v392 + v1897;
-  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1902 = v284 && v1901;
   const bool v1903 = v1900 < v1;
   const bool v1904 = v1902 && v1903;
   if (v1904) {
-    const float v1905 = v1235.m[1][5].thread_elements()[1];
+    const float v1905 = v1234.m[1][5].thread_elements()[1];
     const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1907 = bfloat(v1906);
     const uint v1908 = v1898 * v1;
     const uint v1909 = v1908 + v1900;
     out[v1909] = v1907;
   }
-  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1911 = v392 + v1910;
-  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1915 = v284 && v1914;
   const bool v1916 = v1913 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
-    const float v1918 = v1235.m[1][6].thread_elements()[0];
+    const float v1918 = v1234.m[1][6].thread_elements()[0];
     const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1920 = bfloat(v1919);
     const uint v1921 = v1911 * v1;
     const uint v1922 = v1921 + v1913;
     out[v1922] = v1920;
   }
-  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1924 = v392 + v1923;
-  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1928 = v284 && v1927;
   const bool v1929 = v1926 < v1;
   const bool v1930 = v1928 && v1929;
   if (v1930) {
-    const float v1931 = v1235.m[1][6].thread_elements()[1];
+    const float v1931 = v1234.m[1][6].thread_elements()[1];
     const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1933 = bfloat(v1932);
     const uint v1934 = v1924 * v1;
     const uint v1935 = v1934 + v1926;
     out[v1935] = v1933;
   }
-  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1937 = v392 + v1936;
-  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1941 = v284 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
   if (v1943) {
-    const float v1944 = v1235.m[1][7].thread_elements()[0];
+    const float v1944 = v1234.m[1][7].thread_elements()[0];
     const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1946 = bfloat(v1945);
     const uint v1947 = v1937 * v1;
     const uint v1948 = v1947 + v1939;
     out[v1948] = v1946;
   }
-  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1950 = v392 + v1949;
-  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1954 = v284 && v1953;
   const bool v1955 = v1952 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
-    const float v1957 = v1235.m[1][7].thread_elements()[1];
+    const float v1957 = v1234.m[1][7].thread_elements()[1];
     const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1959 = bfloat(v1958);
     const uint v1960 = v1950 * v1;
     const uint v1961 = v1960 + v1952;
     out[v1961] = v1959;
   }
-  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1963 = v392 + v1962;
-  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1967 = v284 && v1966;
   const bool v1968 = v1965 < v1;
   const bool v1969 = v1967 && v1968;
   if (v1969) {
-    const float v1970 = v1235.m[1][8].thread_elements()[0];
+    const float v1970 = v1234.m[1][8].thread_elements()[0];
     const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1972 = bfloat(v1971);
     const uint v1973 = v1963 * v1;
     const uint v1974 = v1973 + v1965;
     out[v1974] = v1972;
   }
-  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1976 = v392 + v1975;
-  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1980 = v284 && v1979;
   const bool v1981 = v1978 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
-    const float v1983 = v1235.m[1][8].thread_elements()[1];
+    const float v1983 = v1234.m[1][8].thread_elements()[1];
     const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1985 = bfloat(v1984);
     const uint v1986 = v1976 * v1;
     const uint v1987 = v1986 + v1978;
     out[v1987] = v1985;
   }
-  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v1989 = v392 + v1988;
-  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v1993 = v284 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
   if (v1995) {
-    const float v1996 = v1235.m[1][9].thread_elements()[0];
+    const float v1996 = v1234.m[1][9].thread_elements()[0];
     const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v1998 = bfloat(v1997);
     const uint v1999 = v1989 * v1;
     const uint v2000 = v1999 + v1991;
     out[v2000] = v1998;
   }
-  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2002 = v392 + v2001;
-  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2006 = v284 && v2005;
   const bool v2007 = v2004 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
-    const float v2009 = v1235.m[1][9].thread_elements()[1];
+    const float v2009 = v1234.m[1][9].thread_elements()[1];
     const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2011 = bfloat(v2010);
     const uint v2012 = v2002 * v1;
     const uint v2013 = v2012 + v2004;
     out[v2013] = v2011;
   }
-  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2015 = v392 + v2014;
-  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2019 = v284 && v2018;
   const bool v2020 = v2017 < v1;
   const bool v2021 = v2019 && v2020;
   if (v2021) {
-    const float v2022 = v1235.m[1][10].thread_elements()[0];
+    const float v2022 = v1234.m[1][10].thread_elements()[0];
     const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2024 = bfloat(v2023);
     const uint v2025 = v2015 * v1;
     const uint v2026 = v2025 + v2017;
     out[v2026] = v2024;
   }
-  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2028 = v392 + v2027;
-  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2032 = v284 && v2031;
   const bool v2033 = v2030 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
-    const float v2035 = v1235.m[1][10].thread_elements()[1];
+    const float v2035 = v1234.m[1][10].thread_elements()[1];
     const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2037 = bfloat(v2036);
     const uint v2038 = v2028 * v1;
     const uint v2039 = v2038 + v2030;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2041 = v392 + v2040;
-  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2045 = v284 && v2044;
   const bool v2046 = v2043 < v1;
   const bool v2047 = v2045 && v2046;
   if (v2047) {
-    const float v2048 = v1235.m[1][11].thread_elements()[0];
+    const float v2048 = v1234.m[1][11].thread_elements()[0];
     const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2050 = bfloat(v2049);
     const uint v2051 = v2041 * v1;
     const uint v2052 = v2051 + v2043;
     out[v2052] = v2050;
   }
-  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2054 = v392 + v2053;
-  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2058 = v284 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
   if (v2060) {
-    const float v2061 = v1235.m[1][11].thread_elements()[1];
+    const float v2061 = v1234.m[1][11].thread_elements()[1];
     const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2063 = bfloat(v2062);
     const uint v2064 = v2054 * v1;
     const uint v2065 = v2064 + v2056;
     out[v2065] = v2063;
   }
-  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2067 = v392 + v2066;
-  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2071 = v284 && v2070;
   const bool v2072 = v2069 < v1;
   const bool v2073 = v2071 && v2072;
   if (v2073) {
-    const float v2074 = v1235.m[1][12].thread_elements()[0];
+    const float v2074 = v1234.m[1][12].thread_elements()[0];
     const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2076 = bfloat(v2075);
     const uint v2077 = v2067 * v1;
     const uint v2078 = v2077 + v2069;
     out[v2078] = v2076;
   }
-  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2080 = v392 + v2079;
-  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2084 = v284 && v2083;
   const bool v2085 = v2082 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
-    const float v2087 = v1235.m[1][12].thread_elements()[1];
+    const float v2087 = v1234.m[1][12].thread_elements()[1];
     const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2089 = bfloat(v2088);
     const uint v2090 = v2080 * v1;
     const uint v2091 = v2090 + v2082;
     out[v2091] = v2089;
   }
-  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2093 = v392 + v2092;
-  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2097 = v284 && v2096;
   const bool v2098 = v2095 < v1;
   const bool v2099 = v2097 && v2098;
   if (v2099) {
-    const float v2100 = v1235.m[1][13].thread_elements()[0];
+    const float v2100 = v1234.m[1][13].thread_elements()[0];
     const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2102 = bfloat(v2101);
     const uint v2103 = v2093 * v1;
     const uint v2104 = v2103 + v2095;
     out[v2104] = v2102;
   }
-  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2106 = v392 + v2105;
-  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2110 = v284 && v2109;
   const bool v2111 = v2108 < v1;
   const bool v2112 = v2110 && v2111;
   if (v2112) {
-    const float v2113 = v1235.m[1][13].thread_elements()[1];
+    const float v2113 = v1234.m[1][13].thread_elements()[1];
     const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2115 = bfloat(v2114);
     const uint v2116 = v2106 * v1;
     const uint v2117 = v2116 + v2108;
     out[v2117] = v2115;
   }
-  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2119 = v392 + v2118;
-  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2123 = v284 && v2122;
   const bool v2124 = v2121 < v1;
   const bool v2125 = v2123 && v2124;
   if (v2125) {
-    const float v2126 = v1235.m[1][14].thread_elements()[0];
+    const float v2126 = v1234.m[1][14].thread_elements()[0];
     const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2128 = bfloat(v2127);
     const uint v2129 = v2119 * v1;
     const uint v2130 = v2129 + v2121;
     out[v2130] = v2128;
   }
-  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2132 = v392 + v2131;
-  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2136 = v284 && v2135;
   const bool v2137 = v2134 < v1;
   const bool v2138 = v2136 && v2137;
   if (v2138) {
-    const float v2139 = v1235.m[1][14].thread_elements()[1];
+    const float v2139 = v1234.m[1][14].thread_elements()[1];
     const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2141 = bfloat(v2140);
     const uint v2142 = v2132 * v1;
     const uint v2143 = v2142 + v2134;
     out[v2143] = v2141;
   }
-  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2145 = v392 + v2144;
-  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2149 = v284 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
   if (v2151) {
-    const float v2152 = v1235.m[1][15].thread_elements()[0];
+    const float v2152 = v1234.m[1][15].thread_elements()[0];
     const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2154 = bfloat(v2153);
     const uint v2155 = v2145 * v1;
     const uint v2156 = v2155 + v2147;
     out[v2156] = v2154;
   }
-  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
   const uint v2158 = v392 + v2157;
-  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
   const bool v2162 = v284 && v2161;
   const bool v2163 = v2160 < v1;
   const bool v2164 = v2162 && v2163;
   if (v2164) {
-    const float v2165 = v1235.m[1][15].thread_elements()[1];
+    const float v2165 = v1234.m[1][15].thread_elements()[1];
     const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:89
     const bfloat v2167 = bfloat(v2166);
     const uint v2168 = v2158 * v1;

@@ -159,15 +159,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
+    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:504
     const bool v251 = v250 < 8u;
-    const uint v255 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
-    iron_frag<float, 16, 128> v257;
-    iron_frag_fill(v257, float(0.0f));
-    const uint v260 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
-    const bool v261 = v260 == 0u;
-    if (v261) {  // kernels/gemm/gemm_warpgroup.hpp:442
-      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:446
+    const uint v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:422
+    iron_frag<float, 16, 128> v256;
+    iron_frag_fill(v256, float(0.0f));
+    const uint v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:210
+    const bool v260 = v259 == 0u;
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:527
+      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:382
       const uint v2957 = v250 << 5u;
       const uint v2958 = v2957 + v2955;
       const uint v2962 = v2958 >> 3u;
@@ -194,17 +194,17 @@ kernel void iron_moe_gemm_bf16(
       const bool v3063 = v3061 < v80;
       const uint v3066 = v3061 * v3;
 
-      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:443
+      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:528
         const uint v2948 = v2946 >> 6u;
         const uint v2950 = v2948 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2953 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const uint v2968 = v2946 + v2966;
+        const uint v2952 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const uint v2968 = v2946 + v2966;  // kernels/gemm/gemm_warpgroup.hpp:382
         const bool v2970 = v2968 < v3;
         const bool v2971 = v2969 && v2970;
         const uint v2974 = v2972 + v2968;
         const uint v2975 = v2971 ? v2974 : 0u;
-        const uint v2978 = v2953 + v2977;
+        const uint v2978 = v2952 + v2977;
         const uint v2979 = v2978 + v2966;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v2979 + e] = v2971 ? x_sorted[v2975 + e] : bfloat(0);
@@ -214,7 +214,7 @@ kernel void iron_moe_gemm_bf16(
         const bool v2992 = v2990 && v2991;
         const uint v2995 = v2993 + v2989;
         const uint v2996 = v2992 ? v2995 : 0u;
-        const uint v2999 = v2953 + v2998;
+        const uint v2999 = v2952 + v2998;
         const uint v3000 = v2999 + v2987;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v3000 + e] = v2992 ? x_sorted[v2996 + e] : bfloat(0);
@@ -232,7 +232,7 @@ kernel void iron_moe_gemm_bf16(
           const uint v3018 = v3016 + v3012;
           const uint v3019 = v3015 ? v3018 : 0u;
           const uint v3021 = v3006 << 6u;
-          const uint v3022 = v2953 + v3021;
+          const uint v3022 = v2952 + v3021;
           const uint v3023 = v3022 + v3010;
           for (uint e = 0; e < 8u; ++e) {
             shm3[v3023 + e] = v3015 ? x_sorted[v3019 + e] : bfloat(0);
@@ -263,19 +263,19 @@ kernel void iron_moe_gemm_bf16(
           const uint v3091 = v3089 + v3085;
           const uint v3092 = v3088 ? v3091 : 0u;
           const uint v3094 = v3079 << 6u;
-          const uint v3095 = v2953 + v3094;
+          const uint v3095 = v2952 + v3094;
           const uint v3096 = v3095 + v3083;
           for (uint e = 0; e < 8u; ++e) {
             shm4[v3096 + e] = v3088 ? w[v3092 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:443
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:528
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v251) {
-          const uint v3105 = v255 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+          const uint v3105 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const uint v3106 = v3105 << 6u;
-          const uint v3107 = v2953 + v3106;
+          const uint v3107 = v2952 + v3106;
           const uint v3278 = v250 & 3u;
           const uint v3280 = v3278 << 4u;
           const uint v3282 = v3280 << 6u;
@@ -285,54 +285,54 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<false>(v3291, shm3, long(v3284), long(64u));
           iron_frag<bfloat, 16, 128> v3293;
           iron_frag_fill(v3293, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3293, shm4, long(v2953), long(64u));
-          iron_frag_mma(v257, v3291, v3293);
+          iron_frag_load<true>(v3293, shm4, long(v2952), long(64u));
+          iron_frag_mma(v256, v3291, v3293);
           const uint v3295 = v3284 + 16u;
-          const uint v3298 = v2953 + 16u;
+          const uint v3298 = v2952 + 16u;
           iron_frag<bfloat, 16, 16> v3300;
           iron_frag_fill(v3300, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3300, shm3, long(v3295), long(64u));
           iron_frag<bfloat, 16, 128> v3302;
           iron_frag_fill(v3302, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3302, shm4, long(v3298), long(64u));
-          iron_frag_mma(v257, v3300, v3302);
+          iron_frag_mma(v256, v3300, v3302);
           const uint v3304 = v3284 + 32u;
-          const uint v3307 = v2953 + 32u;
+          const uint v3307 = v2952 + 32u;
           iron_frag<bfloat, 16, 16> v3309;
           iron_frag_fill(v3309, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3309, shm3, long(v3304), long(64u));
           iron_frag<bfloat, 16, 128> v3311;
           iron_frag_fill(v3311, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3311, shm4, long(v3307), long(64u));
-          iron_frag_mma(v257, v3309, v3311);
+          iron_frag_mma(v256, v3309, v3311);
           const uint v3313 = v3284 + 48u;
-          const uint v3316 = v2953 + 48u;
+          const uint v3316 = v2952 + 48u;
           iron_frag<bfloat, 16, 16> v3318;
           iron_frag_fill(v3318, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3318, shm3, long(v3313), long(64u));
           iron_frag<bfloat, 16, 128> v3320;
           iron_frag_fill(v3320, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3320, shm4, long(v3316), long(64u));
-          iron_frag_mma(v257, v3318, v3320);
+          iron_frag_mma(v256, v3318, v3320);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:528
     } else {
       const uint v289 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
       const uint v290 = iron_tid.x;
 
-      for (uint v288 = 0u; v288 < v3; v288 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+      for (uint v287 = 0u; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
         for (uint v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
           const uint v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const uint v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v298 = v297 < v0;
-          const uint v299 = v288 + v296;
+          const uint v299 = v287 + v296;
           const bool v300 = v299 < v3;
           const bool v301 = v298 && v300;
           if (v301) {
             const uint v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const uint v305 = v303 + v288;
+            const uint v305 = v303 + v287;
             const uint v306 = v305 + v296;
             const bfloat v307 = x_sorted[v306];
             const uint v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -350,12 +350,12 @@ kernel void iron_moe_gemm_bf16(
           const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v325 = v324 < v80;
-          const uint v326 = v288 + v323;
+          const uint v326 = v287 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
             const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const uint v332 = v330 + v288;
+            const uint v332 = v330 + v287;
             const uint v333 = v332 + v323;
             const bfloat v334 = w[v333];
             const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -367,9 +367,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v340] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:435
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:436
-          const uint v348 = v255 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:518
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:519
+          const uint v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const uint v349 = v348 << 6u;
           const uint v3323 = v250 & 3u;
           const uint v3325 = v3323 << 4u;
@@ -381,7 +381,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3338;
           iron_frag_fill(v3338, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3338, shm4, long(0u), long(64u));
-          iron_frag_mma(v257, v3336, v3338);
+          iron_frag_mma(v256, v3336, v3338);
           const uint v3340 = v3329 + 16u;
           iron_frag<bfloat, 16, 16> v3345;
           iron_frag_fill(v3345, bfloat(bfloat(0.0f)));
@@ -389,7 +389,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3347;
           iron_frag_fill(v3347, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3347, shm4, long(16u), long(64u));
-          iron_frag_mma(v257, v3345, v3347);
+          iron_frag_mma(v256, v3345, v3347);
           const uint v3349 = v3329 + 32u;
           iron_frag<bfloat, 16, 16> v3354;
           iron_frag_fill(v3354, bfloat(bfloat(0.0f)));
@@ -397,7 +397,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3356;
           iron_frag_fill(v3356, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3356, shm4, long(32u), long(64u));
-          iron_frag_mma(v257, v3354, v3356);
+          iron_frag_mma(v256, v3354, v3356);
           const uint v3358 = v3329 + 48u;
           iron_frag<bfloat, 16, 16> v3363;
           iron_frag_fill(v3363, bfloat(bfloat(0.0f)));
@@ -405,26 +405,26 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3365;
           iron_frag_fill(v3365, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3365, shm4, long(48u), long(64u));
-          iron_frag_mma(v257, v3363, v3365);
+          iron_frag_mma(v256, v3363, v3365);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:437
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
       }
     }
-    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:462
+    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:549
     const uint v355 = v354 << 4u;
-    const uint v357 = v255 << 6u;
+    const uint v357 = v254 << 6u;
     const uint v358 = v75 + v357;
     const uint v359 = v358 + v355;
-    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v361 = v359 + v360;
-    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v365 = v251 && v364;
     const bool v366 = v363 < v80;
     const bool v367 = v365 && v366;
     if (v367) {
-      const float v368 = v257.m[0][0].thread_elements()[0];
+      const float v368 = v256.m[0][0].thread_elements()[0];
       const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v370 = v363 - v78;
       const bool v371 = v370 < v2;
@@ -437,16 +437,16 @@ kernel void iron_moe_gemm_bf16(
         out[v376] = v373;
       }
     }
-    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v378 = v359 + v377;
-    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v382 = v251 && v381;
     const bool v383 = v380 < v80;
     const bool v384 = v382 && v383;
     if (v384) {
-      const float v385 = v257.m[0][0].thread_elements()[1];
+      const float v385 = v256.m[0][0].thread_elements()[1];
       const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v387 = v380 - v78;
       const bool v388 = v387 < v2;
@@ -459,16 +459,16 @@ kernel void iron_moe_gemm_bf16(
         out[v393] = v390;
       }
     }
-    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v395 = v359 + v394;
-    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v399 = v251 && v398;
     const bool v400 = v397 < v80;
     const bool v401 = v399 && v400;
     if (v401) {
-      const float v402 = v257.m[0][1].thread_elements()[0];
+      const float v402 = v256.m[0][1].thread_elements()[0];
       const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v404 = v397 - v78;
       const bool v405 = v404 < v2;
@@ -481,16 +481,16 @@ kernel void iron_moe_gemm_bf16(
         out[v410] = v407;
       }
     }
-    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v412 = v359 + v411;
-    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v416 = v251 && v415;
     const bool v417 = v414 < v80;
     const bool v418 = v416 && v417;
     if (v418) {
-      const float v419 = v257.m[0][1].thread_elements()[1];
+      const float v419 = v256.m[0][1].thread_elements()[1];
       const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v421 = v414 - v78;
       const bool v422 = v421 < v2;
@@ -503,16 +503,16 @@ kernel void iron_moe_gemm_bf16(
         out[v427] = v424;
       }
     }
-    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v429 = v359 + v428;
-    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v433 = v251 && v432;
     const bool v434 = v431 < v80;
     const bool v435 = v433 && v434;
     if (v435) {
-      const float v436 = v257.m[0][2].thread_elements()[0];
+      const float v436 = v256.m[0][2].thread_elements()[0];
       const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v438 = v431 - v78;
       const bool v439 = v438 < v2;
@@ -525,16 +525,16 @@ kernel void iron_moe_gemm_bf16(
         out[v444] = v441;
       }
     }
-    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v446 = v359 + v445;
-    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v450 = v251 && v449;
     const bool v451 = v448 < v80;
     const bool v452 = v450 && v451;
     if (v452) {
-      const float v453 = v257.m[0][2].thread_elements()[1];
+      const float v453 = v256.m[0][2].thread_elements()[1];
       const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v455 = v448 - v78;
       const bool v456 = v455 < v2;
@@ -547,16 +547,16 @@ kernel void iron_moe_gemm_bf16(
         out[v461] = v458;
       }
     }
-    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v463 = v359 + v462;
-    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v467 = v251 && v466;
     const bool v468 = v465 < v80;
     const bool v469 = v467 && v468;
     if (v469) {
-      const float v470 = v257.m[0][3].thread_elements()[0];
+      const float v470 = v256.m[0][3].thread_elements()[0];
       const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v472 = v465 - v78;
       const bool v473 = v472 < v2;
@@ -569,16 +569,16 @@ kernel void iron_moe_gemm_bf16(
         out[v478] = v475;
       }
     }
-    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v480 = v359 + v479;
-    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v484 = v251 && v483;
     const bool v485 = v482 < v80;
     const bool v486 = v484 && v485;
     if (v486) {
-      const float v487 = v257.m[0][3].thread_elements()[1];
+      const float v487 = v256.m[0][3].thread_elements()[1];
       const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v489 = v482 - v78;
       const bool v490 = v489 < v2;
@@ -591,16 +591,16 @@ kernel void iron_moe_gemm_bf16(
         out[v495] = v492;
       }
     }
-    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v497 = v359 + v496;
-    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v501 = v251 && v500;
     const bool v502 = v499 < v80;
     const bool v503 = v501 && v502;
     if (v503) {
-      const float v504 = v257.m[0][4].thread_elements()[0];
+      const float v504 = v256.m[0][4].thread_elements()[0];
       const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v506 = v499 - v78;
       const bool v507 = v506 < v2;
@@ -613,16 +613,16 @@ kernel void iron_moe_gemm_bf16(
         out[v512] = v509;
       }
     }
-    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v514 = v359 + v513;
-    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v518 = v251 && v517;
     const bool v519 = v516 < v80;
     const bool v520 = v518 && v519;
     if (v520) {
-      const float v521 = v257.m[0][4].thread_elements()[1];
+      const float v521 = v256.m[0][4].thread_elements()[1];
       const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v523 = v516 - v78;
       const bool v524 = v523 < v2;
@@ -635,16 +635,16 @@ kernel void iron_moe_gemm_bf16(
         out[v529] = v526;
       }
     }
-    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v531 = v359 + v530;
-    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v535 = v251 && v534;
     const bool v536 = v533 < v80;
     const bool v537 = v535 && v536;
     if (v537) {
-      const float v538 = v257.m[0][5].thread_elements()[0];
+      const float v538 = v256.m[0][5].thread_elements()[0];
       const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v540 = v533 - v78;
       const bool v541 = v540 < v2;
@@ -657,16 +657,16 @@ kernel void iron_moe_gemm_bf16(
         out[v546] = v543;
       }
     }
-    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v548 = v359 + v547;
-    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v552 = v251 && v551;
     const bool v553 = v550 < v80;
     const bool v554 = v552 && v553;
     if (v554) {
-      const float v555 = v257.m[0][5].thread_elements()[1];
+      const float v555 = v256.m[0][5].thread_elements()[1];
       const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v557 = v550 - v78;
       const bool v558 = v557 < v2;
@@ -679,16 +679,16 @@ kernel void iron_moe_gemm_bf16(
         out[v563] = v560;
       }
     }
-    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v565 = v359 + v564;
-    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v569 = v251 && v568;
     const bool v570 = v567 < v80;
     const bool v571 = v569 && v570;
     if (v571) {
-      const float v572 = v257.m[0][6].thread_elements()[0];
+      const float v572 = v256.m[0][6].thread_elements()[0];
       const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v574 = v567 - v78;
       const bool v575 = v574 < v2;
@@ -701,16 +701,16 @@ kernel void iron_moe_gemm_bf16(
         out[v580] = v577;
       }
     }
-    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v582 = v359 + v581;
-    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v586 = v251 && v585;
     const bool v587 = v584 < v80;
     const bool v588 = v586 && v587;
     if (v588) {
-      const float v589 = v257.m[0][6].thread_elements()[1];
+      const float v589 = v256.m[0][6].thread_elements()[1];
       const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v591 = v584 - v78;
       const bool v592 = v591 < v2;
@@ -723,16 +723,16 @@ kernel void iron_moe_gemm_bf16(
         out[v597] = v594;
       }
     }
-    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v599 = v359 + v598;
-    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v603 = v251 && v602;
     const bool v604 = v601 < v80;
     const bool v605 = v603 && v604;
     if (v605) {
-      const float v606 = v257.m[0][7].thread_elements()[0];
+      const float v606 = v256.m[0][7].thread_elements()[0];
       const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v608 = v601 - v78;
       const bool v609 = v608 < v2;
@@ -745,16 +745,16 @@ kernel void iron_moe_gemm_bf16(
         out[v614] = v611;
       }
     }
-    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v616 = v359 + v615;
-    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v620 = v251 && v619;
     const bool v621 = v618 < v80;
     const bool v622 = v620 && v621;
     if (v622) {
-      const float v623 = v257.m[0][7].thread_elements()[1];
+      const float v623 = v256.m[0][7].thread_elements()[1];
       const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v625 = v618 - v78;
       const bool v626 = v625 < v2;
@@ -767,16 +767,16 @@ kernel void iron_moe_gemm_bf16(
         out[v631] = v628;
       }
     }
-    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v633 = v359 + v632;
-    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v637 = v251 && v636;
     const bool v638 = v635 < v80;
     const bool v639 = v637 && v638;
     if (v639) {
-      const float v640 = v257.m[0][8].thread_elements()[0];
+      const float v640 = v256.m[0][8].thread_elements()[0];
       const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v642 = v635 - v78;
       const bool v643 = v642 < v2;
@@ -789,16 +789,16 @@ kernel void iron_moe_gemm_bf16(
         out[v648] = v645;
       }
     }
-    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v650 = v359 + v649;
-    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v654 = v251 && v653;
     const bool v655 = v652 < v80;
     const bool v656 = v654 && v655;
     if (v656) {
-      const float v657 = v257.m[0][8].thread_elements()[1];
+      const float v657 = v256.m[0][8].thread_elements()[1];
       const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v659 = v652 - v78;
       const bool v660 = v659 < v2;
@@ -811,16 +811,16 @@ kernel void iron_moe_gemm_bf16(
         out[v665] = v662;
       }
     }
-    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v667 = v359 + v666;
-    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v671 = v251 && v670;
     const bool v672 = v669 < v80;
     const bool v673 = v671 && v672;
     if (v673) {
-      const float v674 = v257.m[0][9].thread_elements()[0];
+      const float v674 = v256.m[0][9].thread_elements()[0];
       const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v676 = v669 - v78;
       const bool v677 = v676 < v2;
@@ -833,16 +833,16 @@ kernel void iron_moe_gemm_bf16(
         out[v682] = v679;
       }
     }
-    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v684 = v359 + v683;
-    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v688 = v251 && v687;
     const bool v689 = v686 < v80;
     const bool v690 = v688 && v689;
     if (v690) {
-      const float v691 = v257.m[0][9].thread_elements()[1];
+      const float v691 = v256.m[0][9].thread_elements()[1];
       const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v693 = v686 - v78;
       const bool v694 = v693 < v2;
@@ -855,16 +855,16 @@ kernel void iron_moe_gemm_bf16(
         out[v699] = v696;
       }
     }
-    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v701 = v359 + v700;
-    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v705 = v251 && v704;
     const bool v706 = v703 < v80;
     const bool v707 = v705 && v706;
     if (v707) {
-      const float v708 = v257.m[0][10].thread_elements()[0];
+      const float v708 = v256.m[0][10].thread_elements()[0];
       const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v710 = v703 - v78;
       const bool v711 = v710 < v2;
@@ -877,16 +877,16 @@ kernel void iron_moe_gemm_bf16(
         out[v716] = v713;
       }
     }
-    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v718 = v359 + v717;
-    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v722 = v251 && v721;
     const bool v723 = v720 < v80;
     const bool v724 = v722 && v723;
     if (v724) {
-      const float v725 = v257.m[0][10].thread_elements()[1];
+      const float v725 = v256.m[0][10].thread_elements()[1];
       const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v727 = v720 - v78;
       const bool v728 = v727 < v2;
@@ -899,16 +899,16 @@ kernel void iron_moe_gemm_bf16(
         out[v733] = v730;
       }
     }
-    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v735 = v359 + v734;
-    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v739 = v251 && v738;
     const bool v740 = v737 < v80;
     const bool v741 = v739 && v740;
     if (v741) {
-      const float v742 = v257.m[0][11].thread_elements()[0];
+      const float v742 = v256.m[0][11].thread_elements()[0];
       const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v744 = v737 - v78;
       const bool v745 = v744 < v2;
@@ -921,16 +921,16 @@ kernel void iron_moe_gemm_bf16(
         out[v750] = v747;
       }
     }
-    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v752 = v359 + v751;
-    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v756 = v251 && v755;
     const bool v757 = v754 < v80;
     const bool v758 = v756 && v757;
     if (v758) {
-      const float v759 = v257.m[0][11].thread_elements()[1];
+      const float v759 = v256.m[0][11].thread_elements()[1];
       const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v761 = v754 - v78;
       const bool v762 = v761 < v2;
@@ -943,16 +943,16 @@ kernel void iron_moe_gemm_bf16(
         out[v767] = v764;
       }
     }
-    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v769 = v359 + v768;
-    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v773 = v251 && v772;
     const bool v774 = v771 < v80;
     const bool v775 = v773 && v774;
     if (v775) {
-      const float v776 = v257.m[0][12].thread_elements()[0];
+      const float v776 = v256.m[0][12].thread_elements()[0];
       const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v778 = v771 - v78;
       const bool v779 = v778 < v2;
@@ -965,16 +965,16 @@ kernel void iron_moe_gemm_bf16(
         out[v784] = v781;
       }
     }
-    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v786 = v359 + v785;
-    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v790 = v251 && v789;
     const bool v791 = v788 < v80;
     const bool v792 = v790 && v791;
     if (v792) {
-      const float v793 = v257.m[0][12].thread_elements()[1];
+      const float v793 = v256.m[0][12].thread_elements()[1];
       const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v795 = v788 - v78;
       const bool v796 = v795 < v2;
@@ -987,16 +987,16 @@ kernel void iron_moe_gemm_bf16(
         out[v801] = v798;
       }
     }
-    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v803 = v359 + v802;
-    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v807 = v251 && v806;
     const bool v808 = v805 < v80;
     const bool v809 = v807 && v808;
     if (v809) {
-      const float v810 = v257.m[0][13].thread_elements()[0];
+      const float v810 = v256.m[0][13].thread_elements()[0];
       const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v812 = v805 - v78;
       const bool v813 = v812 < v2;
@@ -1009,16 +1009,16 @@ kernel void iron_moe_gemm_bf16(
         out[v818] = v815;
       }
     }
-    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v820 = v359 + v819;
-    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v824 = v251 && v823;
     const bool v825 = v822 < v80;
     const bool v826 = v824 && v825;
     if (v826) {
-      const float v827 = v257.m[0][13].thread_elements()[1];
+      const float v827 = v256.m[0][13].thread_elements()[1];
       const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v829 = v822 - v78;
       const bool v830 = v829 < v2;
@@ -1031,16 +1031,16 @@ kernel void iron_moe_gemm_bf16(
         out[v835] = v832;
       }
     }
-    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v837 = v359 + v836;
-    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v841 = v251 && v840;
     const bool v842 = v839 < v80;
     const bool v843 = v841 && v842;
     if (v843) {
-      const float v844 = v257.m[0][14].thread_elements()[0];
+      const float v844 = v256.m[0][14].thread_elements()[0];
       const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v846 = v839 - v78;
       const bool v847 = v846 < v2;
@@ -1053,16 +1053,16 @@ kernel void iron_moe_gemm_bf16(
         out[v852] = v849;
       }
     }
-    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v854 = v359 + v853;
-    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v858 = v251 && v857;
     const bool v859 = v856 < v80;
     const bool v860 = v858 && v859;
     if (v860) {
-      const float v861 = v257.m[0][14].thread_elements()[1];
+      const float v861 = v256.m[0][14].thread_elements()[1];
       const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v863 = v856 - v78;
       const bool v864 = v863 < v2;
@@ -1075,16 +1075,16 @@ kernel void iron_moe_gemm_bf16(
         out[v869] = v866;
       }
     }
-    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v871 = v359 + v870;
-    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v875 = v251 && v874;
     const bool v876 = v873 < v80;
     const bool v877 = v875 && v876;
     if (v877) {
-      const float v878 = v257.m[0][15].thread_elements()[0];
+      const float v878 = v256.m[0][15].thread_elements()[0];
       const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v880 = v873 - v78;
       const bool v881 = v880 < v2;
@@ -1097,16 +1097,16 @@ kernel void iron_moe_gemm_bf16(
         out[v886] = v883;
       }
     }
-    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v888 = v359 + v887;
-    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v892 = v251 && v891;
     const bool v893 = v890 < v80;
     const bool v894 = v892 && v893;
     if (v894) {
-      const float v895 = v257.m[0][15].thread_elements()[1];
+      const float v895 = v256.m[0][15].thread_elements()[1];
       const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v897 = v890 - v78;
       const bool v898 = v897 < v2;
@@ -1119,16 +1119,16 @@ kernel void iron_moe_gemm_bf16(
         out[v903] = v900;
       }
     }
-    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v905 = v359 + v904;
-    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v909 = v251 && v908;
     const bool v910 = v907 < v80;
     const bool v911 = v909 && v910;
     if (v911) {
-      const float v912 = v257.m[1][0].thread_elements()[0];
+      const float v912 = v256.m[1][0].thread_elements()[0];
       const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v914 = v907 - v78;
       const bool v915 = v914 < v2;
@@ -1141,16 +1141,16 @@ kernel void iron_moe_gemm_bf16(
         out[v920] = v917;
       }
     }
-    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v922 = v359 + v921;
-    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v926 = v251 && v925;
     const bool v927 = v924 < v80;
     const bool v928 = v926 && v927;
     if (v928) {
-      const float v929 = v257.m[1][0].thread_elements()[1];
+      const float v929 = v256.m[1][0].thread_elements()[1];
       const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v931 = v924 - v78;
       const bool v932 = v931 < v2;
@@ -1163,16 +1163,16 @@ kernel void iron_moe_gemm_bf16(
         out[v937] = v934;
       }
     }
-    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v939 = v359 + v938;
-    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v943 = v251 && v942;
     const bool v944 = v941 < v80;
     const bool v945 = v943 && v944;
     if (v945) {
-      const float v946 = v257.m[1][1].thread_elements()[0];
+      const float v946 = v256.m[1][1].thread_elements()[0];
       const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v948 = v941 - v78;
       const bool v949 = v948 < v2;
@@ -1185,16 +1185,16 @@ kernel void iron_moe_gemm_bf16(
         out[v954] = v951;
       }
     }
-    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v956 = v359 + v955;
-    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v960 = v251 && v959;
     const bool v961 = v958 < v80;
     const bool v962 = v960 && v961;
     if (v962) {
-      const float v963 = v257.m[1][1].thread_elements()[1];
+      const float v963 = v256.m[1][1].thread_elements()[1];
       const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v965 = v958 - v78;
       const bool v966 = v965 < v2;
@@ -1207,16 +1207,16 @@ kernel void iron_moe_gemm_bf16(
         out[v971] = v968;
       }
     }
-    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v973 = v359 + v972;
-    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v977 = v251 && v976;
     const bool v978 = v975 < v80;
     const bool v979 = v977 && v978;
     if (v979) {
-      const float v980 = v257.m[1][2].thread_elements()[0];
+      const float v980 = v256.m[1][2].thread_elements()[0];
       const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v982 = v975 - v78;
       const bool v983 = v982 < v2;
@@ -1229,16 +1229,16 @@ kernel void iron_moe_gemm_bf16(
         out[v988] = v985;
       }
     }
-    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v990 = v359 + v989;
-    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v994 = v251 && v993;
     const bool v995 = v992 < v80;
     const bool v996 = v994 && v995;
     if (v996) {
-      const float v997 = v257.m[1][2].thread_elements()[1];
+      const float v997 = v256.m[1][2].thread_elements()[1];
       const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v999 = v992 - v78;
       const bool v1000 = v999 < v2;
@@ -1251,16 +1251,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1005] = v1002;
       }
     }
-    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1007 = v359 + v1006;
-    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1011 = v251 && v1010;
     const bool v1012 = v1009 < v80;
     const bool v1013 = v1011 && v1012;
     if (v1013) {
-      const float v1014 = v257.m[1][3].thread_elements()[0];
+      const float v1014 = v256.m[1][3].thread_elements()[0];
       const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1016 = v1009 - v78;
       const bool v1017 = v1016 < v2;
@@ -1273,16 +1273,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1022] = v1019;
       }
     }
-    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1024 = v359 + v1023;
-    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1028 = v251 && v1027;
     const bool v1029 = v1026 < v80;
     const bool v1030 = v1028 && v1029;
     if (v1030) {
-      const float v1031 = v257.m[1][3].thread_elements()[1];
+      const float v1031 = v256.m[1][3].thread_elements()[1];
       const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1033 = v1026 - v78;
       const bool v1034 = v1033 < v2;
@@ -1295,16 +1295,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1039] = v1036;
       }
     }
-    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1041 = v359 + v1040;
-    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1045 = v251 && v1044;
     const bool v1046 = v1043 < v80;
     const bool v1047 = v1045 && v1046;
     if (v1047) {
-      const float v1048 = v257.m[1][4].thread_elements()[0];
+      const float v1048 = v256.m[1][4].thread_elements()[0];
       const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1050 = v1043 - v78;
       const bool v1051 = v1050 < v2;
@@ -1317,16 +1317,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1056] = v1053;
       }
     }
-    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1058 = v359 + v1057;
-    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1062 = v251 && v1061;
     const bool v1063 = v1060 < v80;
     const bool v1064 = v1062 && v1063;
     if (v1064) {
-      const float v1065 = v257.m[1][4].thread_elements()[1];
+      const float v1065 = v256.m[1][4].thread_elements()[1];
       const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1067 = v1060 - v78;
       const bool v1068 = v1067 < v2;
@@ -1339,16 +1339,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1073] = v1070;
       }
     }
-    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1075 = v359 + v1074;
-    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1079 = v251 && v1078;
     const bool v1080 = v1077 < v80;
     const bool v1081 = v1079 && v1080;
     if (v1081) {
-      const float v1082 = v257.m[1][5].thread_elements()[0];
+      const float v1082 = v256.m[1][5].thread_elements()[0];
       const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1084 = v1077 - v78;
       const bool v1085 = v1084 < v2;
@@ -1361,16 +1361,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1090] = v1087;
       }
     }
-    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1092 = v359 + v1091;
-    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1096 = v251 && v1095;
     const bool v1097 = v1094 < v80;
     const bool v1098 = v1096 && v1097;
     if (v1098) {
-      const float v1099 = v257.m[1][5].thread_elements()[1];
+      const float v1099 = v256.m[1][5].thread_elements()[1];
       const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1101 = v1094 - v78;
       const bool v1102 = v1101 < v2;
@@ -1383,16 +1383,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1107] = v1104;
       }
     }
-    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1109 = v359 + v1108;
-    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1113 = v251 && v1112;
     const bool v1114 = v1111 < v80;
     const bool v1115 = v1113 && v1114;
     if (v1115) {
-      const float v1116 = v257.m[1][6].thread_elements()[0];
+      const float v1116 = v256.m[1][6].thread_elements()[0];
       const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1118 = v1111 - v78;
       const bool v1119 = v1118 < v2;
@@ -1405,16 +1405,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1124] = v1121;
       }
     }
-    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1126 = v359 + v1125;
-    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1130 = v251 && v1129;
     const bool v1131 = v1128 < v80;
     const bool v1132 = v1130 && v1131;
     if (v1132) {
-      const float v1133 = v257.m[1][6].thread_elements()[1];
+      const float v1133 = v256.m[1][6].thread_elements()[1];
       const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1135 = v1128 - v78;
       const bool v1136 = v1135 < v2;
@@ -1427,16 +1427,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1141] = v1138;
       }
     }
-    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1143 = v359 + v1142;
-    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1147 = v251 && v1146;
     const bool v1148 = v1145 < v80;
     const bool v1149 = v1147 && v1148;
     if (v1149) {
-      const float v1150 = v257.m[1][7].thread_elements()[0];
+      const float v1150 = v256.m[1][7].thread_elements()[0];
       const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1152 = v1145 - v78;
       const bool v1153 = v1152 < v2;
@@ -1449,16 +1449,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1158] = v1155;
       }
     }
-    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1160 = v359 + v1159;
-    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1164 = v251 && v1163;
     const bool v1165 = v1162 < v80;
     const bool v1166 = v1164 && v1165;
     if (v1166) {
-      const float v1167 = v257.m[1][7].thread_elements()[1];
+      const float v1167 = v256.m[1][7].thread_elements()[1];
       const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1169 = v1162 - v78;
       const bool v1170 = v1169 < v2;
@@ -1471,16 +1471,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1175] = v1172;
       }
     }
-    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1177 = v359 + v1176;
-    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1181 = v251 && v1180;
     const bool v1182 = v1179 < v80;
     const bool v1183 = v1181 && v1182;
     if (v1183) {
-      const float v1184 = v257.m[1][8].thread_elements()[0];
+      const float v1184 = v256.m[1][8].thread_elements()[0];
       const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1186 = v1179 - v78;
       const bool v1187 = v1186 < v2;
@@ -1493,16 +1493,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1192] = v1189;
       }
     }
-    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1194 = v359 + v1193;
-    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1198 = v251 && v1197;
     const bool v1199 = v1196 < v80;
     const bool v1200 = v1198 && v1199;
     if (v1200) {
-      const float v1201 = v257.m[1][8].thread_elements()[1];
+      const float v1201 = v256.m[1][8].thread_elements()[1];
       const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1203 = v1196 - v78;
       const bool v1204 = v1203 < v2;
@@ -1515,16 +1515,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1209] = v1206;
       }
     }
-    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1211 = v359 + v1210;
-    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1215 = v251 && v1214;
     const bool v1216 = v1213 < v80;
     const bool v1217 = v1215 && v1216;
     if (v1217) {
-      const float v1218 = v257.m[1][9].thread_elements()[0];
+      const float v1218 = v256.m[1][9].thread_elements()[0];
       const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1220 = v1213 - v78;
       const bool v1221 = v1220 < v2;
@@ -1537,16 +1537,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1226] = v1223;
       }
     }
-    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1228 = v359 + v1227;
-    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1232 = v251 && v1231;
     const bool v1233 = v1230 < v80;
     const bool v1234 = v1232 && v1233;
     if (v1234) {
-      const float v1235 = v257.m[1][9].thread_elements()[1];
+      const float v1235 = v256.m[1][9].thread_elements()[1];
       const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1237 = v1230 - v78;
       const bool v1238 = v1237 < v2;
@@ -1559,16 +1559,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1243] = v1240;
       }
     }
-    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1245 = v359 + v1244;
-    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1249 = v251 && v1248;
     const bool v1250 = v1247 < v80;
     const bool v1251 = v1249 && v1250;
     if (v1251) {
-      const float v1252 = v257.m[1][10].thread_elements()[0];
+      const float v1252 = v256.m[1][10].thread_elements()[0];
       const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1254 = v1247 - v78;
       const bool v1255 = v1254 < v2;
@@ -1581,16 +1581,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1260] = v1257;
       }
     }
-    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1262 = v359 + v1261;
-    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1266 = v251 && v1265;
     const bool v1267 = v1264 < v80;
     const bool v1268 = v1266 && v1267;
     if (v1268) {
-      const float v1269 = v257.m[1][10].thread_elements()[1];
+      const float v1269 = v256.m[1][10].thread_elements()[1];
       const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1271 = v1264 - v78;
       const bool v1272 = v1271 < v2;
@@ -1603,16 +1603,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1277] = v1274;
       }
     }
-    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1279 = v359 + v1278;
-    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1283 = v251 && v1282;
     const bool v1284 = v1281 < v80;
     const bool v1285 = v1283 && v1284;
     if (v1285) {
-      const float v1286 = v257.m[1][11].thread_elements()[0];
+      const float v1286 = v256.m[1][11].thread_elements()[0];
       const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1288 = v1281 - v78;
       const bool v1289 = v1288 < v2;
@@ -1625,16 +1625,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1294] = v1291;
       }
     }
-    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1296 = v359 + v1295;
-    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1300 = v251 && v1299;
     const bool v1301 = v1298 < v80;
     const bool v1302 = v1300 && v1301;
     if (v1302) {
-      const float v1303 = v257.m[1][11].thread_elements()[1];
+      const float v1303 = v256.m[1][11].thread_elements()[1];
       const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1305 = v1298 - v78;
       const bool v1306 = v1305 < v2;
@@ -1647,16 +1647,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1311] = v1308;
       }
     }
-    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1313 = v359 + v1312;
-    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1317 = v251 && v1316;
     const bool v1318 = v1315 < v80;
     const bool v1319 = v1317 && v1318;
     if (v1319) {
-      const float v1320 = v257.m[1][12].thread_elements()[0];
+      const float v1320 = v256.m[1][12].thread_elements()[0];
       const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1322 = v1315 - v78;
       const bool v1323 = v1322 < v2;
@@ -1669,16 +1669,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1328] = v1325;
       }
     }
-    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1330 = v359 + v1329;
-    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1334 = v251 && v1333;
     const bool v1335 = v1332 < v80;
     const bool v1336 = v1334 && v1335;
     if (v1336) {
-      const float v1337 = v257.m[1][12].thread_elements()[1];
+      const float v1337 = v256.m[1][12].thread_elements()[1];
       const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1339 = v1332 - v78;
       const bool v1340 = v1339 < v2;
@@ -1691,16 +1691,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1345] = v1342;
       }
     }
-    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1347 = v359 + v1346;
-    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1351 = v251 && v1350;
     const bool v1352 = v1349 < v80;
     const bool v1353 = v1351 && v1352;
     if (v1353) {
-      const float v1354 = v257.m[1][13].thread_elements()[0];
+      const float v1354 = v256.m[1][13].thread_elements()[0];
       const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1356 = v1349 - v78;
       const bool v1357 = v1356 < v2;
@@ -1713,16 +1713,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1362] = v1359;
       }
     }
-    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1364 = v359 + v1363;
-    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1368 = v251 && v1367;
     const bool v1369 = v1366 < v80;
     const bool v1370 = v1368 && v1369;
     if (v1370) {
-      const float v1371 = v257.m[1][13].thread_elements()[1];
+      const float v1371 = v256.m[1][13].thread_elements()[1];
       const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1373 = v1366 - v78;
       const bool v1374 = v1373 < v2;
@@ -1735,16 +1735,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1379] = v1376;
       }
     }
-    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1381 = v359 + v1380;
-    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1385 = v251 && v1384;
     const bool v1386 = v1383 < v80;
     const bool v1387 = v1385 && v1386;
     if (v1387) {
-      const float v1388 = v257.m[1][14].thread_elements()[0];
+      const float v1388 = v256.m[1][14].thread_elements()[0];
       const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1390 = v1383 - v78;
       const bool v1391 = v1390 < v2;
@@ -1757,16 +1757,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1396] = v1393;
       }
     }
-    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1398 = v359 + v1397;
-    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1402 = v251 && v1401;
     const bool v1403 = v1400 < v80;
     const bool v1404 = v1402 && v1403;
     if (v1404) {
-      const float v1405 = v257.m[1][14].thread_elements()[1];
+      const float v1405 = v256.m[1][14].thread_elements()[1];
       const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1407 = v1400 - v78;
       const bool v1408 = v1407 < v2;
@@ -1779,16 +1779,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1413] = v1410;
       }
     }
-    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1415 = v359 + v1414;
-    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1419 = v251 && v1418;
     const bool v1420 = v1417 < v80;
     const bool v1421 = v1419 && v1420;
     if (v1421) {
-      const float v1422 = v257.m[1][15].thread_elements()[0];
+      const float v1422 = v256.m[1][15].thread_elements()[0];
       const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1424 = v1417 - v78;
       const bool v1425 = v1424 < v2;
@@ -1801,16 +1801,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1430] = v1427;
       }
     }
-    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1432 = v359 + v1431;
-    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1436 = v251 && v1435;
     const bool v1437 = v1434 < v80;
     const bool v1438 = v1436 && v1437;
     if (v1438) {
-      const float v1439 = v257.m[1][15].thread_elements()[1];
+      const float v1439 = v256.m[1][15].thread_elements()[1];
       const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1441 = v1434 - v78;
       const bool v1442 = v1441 < v2;
@@ -1823,11 +1823,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1447] = v1444;
       }
     }
-    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:526
-    iron_frag<float, 16, 128> v1458;  // kernels/gemm/gemm_warpgroup.hpp:339
-    iron_frag_fill(v1458, float(0.0f));
-    if (v261) {  // kernels/gemm/gemm_warpgroup.hpp:442
-      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:446
+    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:618
+    iron_frag<float, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:422
+    iron_frag_fill(v1457, float(0.0f));
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:527
+      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:382
       const uint v3122 = v250 << 5u;
       const uint v3123 = v3122 + v3120;
       const uint v3127 = v3123 >> 3u;
@@ -1854,17 +1854,17 @@ kernel void iron_moe_gemm_bf16(
       const bool v3228 = v3226 < v80;
       const uint v3231 = v3226 * v3;
 
-      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:443
+      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:528
         const uint v3113 = v3111 >> 6u;
         const uint v3115 = v3113 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3118 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:446
-        const uint v3133 = v3111 + v3131;
+        const uint v3117 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const uint v3133 = v3111 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:382
         const bool v3135 = v3133 < v3;
         const bool v3136 = v3134 && v3135;
         const uint v3139 = v3137 + v3133;
         const uint v3140 = v3136 ? v3139 : 0u;
-        const uint v3143 = v3118 + v3142;
+        const uint v3143 = v3117 + v3142;
         const uint v3144 = v3143 + v3131;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v3144 + e] = v3136 ? x_sorted[v3140 + e] : bfloat(0);
@@ -1874,7 +1874,7 @@ kernel void iron_moe_gemm_bf16(
         const bool v3157 = v3155 && v3156;
         const uint v3160 = v3158 + v3154;
         const uint v3161 = v3157 ? v3160 : 0u;
-        const uint v3164 = v3118 + v3163;
+        const uint v3164 = v3117 + v3163;
         const uint v3165 = v3164 + v3152;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v3165 + e] = v3157 ? x_sorted[v3161 + e] : bfloat(0);
@@ -1892,7 +1892,7 @@ kernel void iron_moe_gemm_bf16(
           const uint v3183 = v3181 + v3177;
           const uint v3184 = v3180 ? v3183 : 0u;
           const uint v3186 = v3171 << 6u;
-          const uint v3187 = v3118 + v3186;
+          const uint v3187 = v3117 + v3186;
           const uint v3188 = v3187 + v3175;
           for (uint e = 0; e < 8u; ++e) {
             shm3[v3188 + e] = v3180 ? x_sorted[v3184 + e] : bfloat(0);
@@ -1923,18 +1923,18 @@ kernel void iron_moe_gemm_bf16(
           const uint v3256 = v3254 + v3250;
           const uint v3257 = v3253 ? v3256 : 0u;
           const uint v3259 = v3244 << 6u;
-          const uint v3260 = v3118 + v3259;
+          const uint v3260 = v3117 + v3259;
           const uint v3261 = v3260 + v3248;
           for (uint e = 0; e < 8u; ++e) {
             shm4[v3261 + e] = v3253 ? w[v3257 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:443
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:528
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v251) {
-          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
-          const uint v3272 = v3118 + v3271;
+          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
+          const uint v3272 = v3117 + v3271;
           const uint v3372 = v355 << 6u;
           const uint v3374 = v3272 + v3372;
           iron_frag<bfloat, 16, 16> v3381;
@@ -1942,54 +1942,54 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<false>(v3381, shm3, long(v3374), long(64u));
           iron_frag<bfloat, 16, 128> v3383;
           iron_frag_fill(v3383, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3383, shm4, long(v3118), long(64u));
-          iron_frag_mma(v1458, v3381, v3383);
+          iron_frag_load<true>(v3383, shm4, long(v3117), long(64u));
+          iron_frag_mma(v1457, v3381, v3383);
           const uint v3385 = v3374 + 16u;
-          const uint v3388 = v3118 + 16u;
+          const uint v3388 = v3117 + 16u;
           iron_frag<bfloat, 16, 16> v3390;
           iron_frag_fill(v3390, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3390, shm3, long(v3385), long(64u));
           iron_frag<bfloat, 16, 128> v3392;
           iron_frag_fill(v3392, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3392, shm4, long(v3388), long(64u));
-          iron_frag_mma(v1458, v3390, v3392);
+          iron_frag_mma(v1457, v3390, v3392);
           const uint v3394 = v3374 + 32u;
-          const uint v3397 = v3118 + 32u;
+          const uint v3397 = v3117 + 32u;
           iron_frag<bfloat, 16, 16> v3399;
           iron_frag_fill(v3399, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3399, shm3, long(v3394), long(64u));
           iron_frag<bfloat, 16, 128> v3401;
           iron_frag_fill(v3401, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3401, shm4, long(v3397), long(64u));
-          iron_frag_mma(v1458, v3399, v3401);
+          iron_frag_mma(v1457, v3399, v3401);
           const uint v3403 = v3374 + 48u;
-          const uint v3406 = v3118 + 48u;
+          const uint v3406 = v3117 + 48u;
           iron_frag<bfloat, 16, 16> v3408;
           iron_frag_fill(v3408, bfloat(bfloat(0.0f)));
           iron_frag_load<false>(v3408, shm3, long(v3403), long(64u));
           iron_frag<bfloat, 16, 128> v3410;
           iron_frag_fill(v3410, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3410, shm4, long(v3406), long(64u));
-          iron_frag_mma(v1458, v3408, v3410);
+          iron_frag_mma(v1457, v3408, v3410);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:528
     } else {
       const uint v1490 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
       const uint v1491 = iron_tid.x;
 
-      for (uint v1489 = 0u; v1489 < v3; v1489 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
+      for (uint v1488 = 0u; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:514
         for (uint v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
           const uint v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const uint v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v1499 = v1498 < v0;
-          const uint v1500 = v1489 + v1497;
+          const uint v1500 = v1488 + v1497;
           const bool v1501 = v1500 < v3;
           const bool v1502 = v1499 && v1501;
           if (v1502) {
             const uint v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const uint v1506 = v1504 + v1489;
+            const uint v1506 = v1504 + v1488;
             const uint v1507 = v1506 + v1497;
             const bfloat v1508 = x_sorted[v1507];
             const uint v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2007,12 +2007,12 @@ kernel void iron_moe_gemm_bf16(
           const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
           const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:107
           const bool v1526 = v1525 < v80;
-          const uint v1527 = v1489 + v1524;
+          const uint v1527 = v1488 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
             const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:108
-            const uint v1533 = v1531 + v1489;
+            const uint v1533 = v1531 + v1488;
             const uint v1534 = v1533 + v1524;
             const bfloat v1535 = w[v1534];
             const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
@@ -2024,9 +2024,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v1541] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:435
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:436
-          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:382
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:518
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:519
+          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:465
           const uint v3417 = v355 << 6u;
           const uint v3419 = v1550 + v3417;
           iron_frag<bfloat, 16, 16> v3426;
@@ -2035,7 +2035,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3428;
           iron_frag_fill(v3428, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3428, shm4, long(0u), long(64u));
-          iron_frag_mma(v1458, v3426, v3428);
+          iron_frag_mma(v1457, v3426, v3428);
           const uint v3430 = v3419 + 16u;
           iron_frag<bfloat, 16, 16> v3435;
           iron_frag_fill(v3435, bfloat(bfloat(0.0f)));
@@ -2043,7 +2043,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3437;
           iron_frag_fill(v3437, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3437, shm4, long(16u), long(64u));
-          iron_frag_mma(v1458, v3435, v3437);
+          iron_frag_mma(v1457, v3435, v3437);
           const uint v3439 = v3419 + 32u;
           iron_frag<bfloat, 16, 16> v3444;
           iron_frag_fill(v3444, bfloat(bfloat(0.0f)));
@@ -2051,7 +2051,7 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3446;
           iron_frag_fill(v3446, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3446, shm4, long(32u), long(64u));
-          iron_frag_mma(v1458, v3444, v3446);
+          iron_frag_mma(v1457, v3444, v3446);
           const uint v3448 = v3419 + 48u;
           iron_frag<bfloat, 16, 16> v3453;
           iron_frag_fill(v3453, bfloat(bfloat(0.0f)));
@@ -2059,21 +2059,21 @@ kernel void iron_moe_gemm_bf16(
           iron_frag<bfloat, 16, 128> v3455;
           iron_frag_fill(v3455, bfloat(bfloat(0.0f)));
           iron_frag_load<true>(v3455, shm4, long(48u), long(64u));
-          iron_frag_mma(v1458, v3453, v3455);
+          iron_frag_mma(v1457, v3453, v3455);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:437
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:520
       }
     }
-    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1562 = v359 + v1561;
-    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1566 = v251 && v1565;
     const bool v1567 = v1564 < v80;
     const bool v1568 = v1566 && v1567;
     if (v1568) {
-      const float v1569 = v1458.m[0][0].thread_elements()[0];
+      const float v1569 = v1457.m[0][0].thread_elements()[0];
       const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1571 = v1564 - v78;
       const bool v1572 = v1571 < v2;
@@ -2086,16 +2086,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1577] = v1574;
       }
     }
-    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1579 = v359 + v1578;
-    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1583 = v251 && v1582;
     const bool v1584 = v1581 < v80;
     const bool v1585 = v1583 && v1584;
     if (v1585) {
-      const float v1586 = v1458.m[0][0].thread_elements()[1];
+      const float v1586 = v1457.m[0][0].thread_elements()[1];
       const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1588 = v1581 - v78;
       const bool v1589 = v1588 < v2;
@@ -2108,16 +2108,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1594] = v1591;
       }
     }
-    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1596 = v359 + v1595;
-    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1600 = v251 && v1599;
     const bool v1601 = v1598 < v80;
     const bool v1602 = v1600 && v1601;
     if (v1602) {
-      const float v1603 = v1458.m[0][1].thread_elements()[0];
+      const float v1603 = v1457.m[0][1].thread_elements()[0];
       const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1605 = v1598 - v78;
       const bool v1606 = v1605 < v2;
@@ -2130,16 +2130,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1611] = v1608;
       }
     }
-    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1613 = v359 + v1612;
-    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1617 = v251 && v1616;
     const bool v1618 = v1615 < v80;
     const bool v1619 = v1617 && v1618;
     if (v1619) {
-      const float v1620 = v1458.m[0][1].thread_elements()[1];
+      const float v1620 = v1457.m[0][1].thread_elements()[1];
       const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1622 = v1615 - v78;
       const bool v1623 = v1622 < v2;
@@ -2152,16 +2152,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1628] = v1625;
       }
     }
-    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1630 = v359 + v1629;
-    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1634 = v251 && v1633;
     const bool v1635 = v1632 < v80;
     const bool v1636 = v1634 && v1635;
     if (v1636) {
-      const float v1637 = v1458.m[0][2].thread_elements()[0];
+      const float v1637 = v1457.m[0][2].thread_elements()[0];
       const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1639 = v1632 - v78;
       const bool v1640 = v1639 < v2;
@@ -2174,16 +2174,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1645] = v1642;
       }
     }
-    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1647 = v359 + v1646;
-    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1651 = v251 && v1650;
     const bool v1652 = v1649 < v80;
     const bool v1653 = v1651 && v1652;
     if (v1653) {
-      const float v1654 = v1458.m[0][2].thread_elements()[1];
+      const float v1654 = v1457.m[0][2].thread_elements()[1];
       const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1656 = v1649 - v78;
       const bool v1657 = v1656 < v2;
@@ -2196,16 +2196,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1662] = v1659;
       }
     }
-    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1664 = v359 + v1663;
-    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1668 = v251 && v1667;
     const bool v1669 = v1666 < v80;
     const bool v1670 = v1668 && v1669;
     if (v1670) {
-      const float v1671 = v1458.m[0][3].thread_elements()[0];
+      const float v1671 = v1457.m[0][3].thread_elements()[0];
       const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1673 = v1666 - v78;
       const bool v1674 = v1673 < v2;
@@ -2218,16 +2218,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1679] = v1676;
       }
     }
-    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1681 = v359 + v1680;
-    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1685 = v251 && v1684;
     const bool v1686 = v1683 < v80;
     const bool v1687 = v1685 && v1686;
     if (v1687) {
-      const float v1688 = v1458.m[0][3].thread_elements()[1];
+      const float v1688 = v1457.m[0][3].thread_elements()[1];
       const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1690 = v1683 - v78;
       const bool v1691 = v1690 < v2;
@@ -2240,16 +2240,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1696] = v1693;
       }
     }
-    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1698 = v359 + v1697;
-    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1702 = v251 && v1701;
     const bool v1703 = v1700 < v80;
     const bool v1704 = v1702 && v1703;
     if (v1704) {
-      const float v1705 = v1458.m[0][4].thread_elements()[0];
+      const float v1705 = v1457.m[0][4].thread_elements()[0];
       const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1707 = v1700 - v78;
       const bool v1708 = v1707 < v2;
@@ -2262,16 +2262,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1713] = v1710;
       }
     }
-    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1715 = v359 + v1714;
-    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1719 = v251 && v1718;
     const bool v1720 = v1717 < v80;
     const bool v1721 = v1719 && v1720;
     if (v1721) {
-      const float v1722 = v1458.m[0][4].thread_elements()[1];
+      const float v1722 = v1457.m[0][4].thread_elements()[1];
       const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1724 = v1717 - v78;
       const bool v1725 = v1724 < v2;
@@ -2284,16 +2284,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1730] = v1727;
       }
     }
-    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1732 = v359 + v1731;
-    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1736 = v251 && v1735;
     const bool v1737 = v1734 < v80;
     const bool v1738 = v1736 && v1737;
     if (v1738) {
-      const float v1739 = v1458.m[0][5].thread_elements()[0];
+      const float v1739 = v1457.m[0][5].thread_elements()[0];
       const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1741 = v1734 - v78;
       const bool v1742 = v1741 < v2;
@@ -2306,16 +2306,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1747] = v1744;
       }
     }
-    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1749 = v359 + v1748;
-    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1753 = v251 && v1752;
     const bool v1754 = v1751 < v80;
     const bool v1755 = v1753 && v1754;
     if (v1755) {
-      const float v1756 = v1458.m[0][5].thread_elements()[1];
+      const float v1756 = v1457.m[0][5].thread_elements()[1];
       const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1758 = v1751 - v78;
       const bool v1759 = v1758 < v2;
@@ -2328,16 +2328,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1764] = v1761;
       }
     }
-    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1766 = v359 + v1765;
-    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1770 = v251 && v1769;
     const bool v1771 = v1768 < v80;
     const bool v1772 = v1770 && v1771;
     if (v1772) {
-      const float v1773 = v1458.m[0][6].thread_elements()[0];
+      const float v1773 = v1457.m[0][6].thread_elements()[0];
       const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1775 = v1768 - v78;
       const bool v1776 = v1775 < v2;
@@ -2350,16 +2350,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1781] = v1778;
       }
     }
-    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1783 = v359 + v1782;
-    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1787 = v251 && v1786;
     const bool v1788 = v1785 < v80;
     const bool v1789 = v1787 && v1788;
     if (v1789) {
-      const float v1790 = v1458.m[0][6].thread_elements()[1];
+      const float v1790 = v1457.m[0][6].thread_elements()[1];
       const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1792 = v1785 - v78;
       const bool v1793 = v1792 < v2;
@@ -2372,16 +2372,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1798] = v1795;
       }
     }
-    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1800 = v359 + v1799;
-    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1804 = v251 && v1803;
     const bool v1805 = v1802 < v80;
     const bool v1806 = v1804 && v1805;
     if (v1806) {
-      const float v1807 = v1458.m[0][7].thread_elements()[0];
+      const float v1807 = v1457.m[0][7].thread_elements()[0];
       const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1809 = v1802 - v78;
       const bool v1810 = v1809 < v2;
@@ -2394,16 +2394,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1815] = v1812;
       }
     }
-    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1817 = v359 + v1816;
-    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1821 = v251 && v1820;
     const bool v1822 = v1819 < v80;
     const bool v1823 = v1821 && v1822;
     if (v1823) {
-      const float v1824 = v1458.m[0][7].thread_elements()[1];
+      const float v1824 = v1457.m[0][7].thread_elements()[1];
       const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1826 = v1819 - v78;
       const bool v1827 = v1826 < v2;
@@ -2416,16 +2416,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1832] = v1829;
       }
     }
-    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1834 = v359 + v1833;
-    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1838 = v251 && v1837;
     const bool v1839 = v1836 < v80;
     const bool v1840 = v1838 && v1839;
     if (v1840) {
-      const float v1841 = v1458.m[0][8].thread_elements()[0];
+      const float v1841 = v1457.m[0][8].thread_elements()[0];
       const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1843 = v1836 - v78;
       const bool v1844 = v1843 < v2;
@@ -2438,16 +2438,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1849] = v1846;
       }
     }
-    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1851 = v359 + v1850;
-    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1855 = v251 && v1854;
     const bool v1856 = v1853 < v80;
     const bool v1857 = v1855 && v1856;
     if (v1857) {
-      const float v1858 = v1458.m[0][8].thread_elements()[1];
+      const float v1858 = v1457.m[0][8].thread_elements()[1];
       const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1860 = v1853 - v78;
       const bool v1861 = v1860 < v2;
@@ -2460,16 +2460,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1866] = v1863;
       }
     }
-    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1868 = v359 + v1867;
-    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1872 = v251 && v1871;
     const bool v1873 = v1870 < v80;
     const bool v1874 = v1872 && v1873;
     if (v1874) {
-      const float v1875 = v1458.m[0][9].thread_elements()[0];
+      const float v1875 = v1457.m[0][9].thread_elements()[0];
       const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1877 = v1870 - v78;
       const bool v1878 = v1877 < v2;
@@ -2482,16 +2482,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1883] = v1880;
       }
     }
-    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1885 = v359 + v1884;
-    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1889 = v251 && v1888;
     const bool v1890 = v1887 < v80;
     const bool v1891 = v1889 && v1890;
     if (v1891) {
-      const float v1892 = v1458.m[0][9].thread_elements()[1];
+      const float v1892 = v1457.m[0][9].thread_elements()[1];
       const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1894 = v1887 - v78;
       const bool v1895 = v1894 < v2;
@@ -2504,16 +2504,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1900] = v1897;
       }
     }
-    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1902 = v359 + v1901;
-    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1906 = v251 && v1905;
     const bool v1907 = v1904 < v80;
     const bool v1908 = v1906 && v1907;
     if (v1908) {
-      const float v1909 = v1458.m[0][10].thread_elements()[0];
+      const float v1909 = v1457.m[0][10].thread_elements()[0];
       const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1911 = v1904 - v78;
       const bool v1912 = v1911 < v2;
@@ -2526,16 +2526,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1917] = v1914;
       }
     }
-    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1919 = v359 + v1918;
-    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1923 = v251 && v1922;
     const bool v1924 = v1921 < v80;
     const bool v1925 = v1923 && v1924;
     if (v1925) {
-      const float v1926 = v1458.m[0][10].thread_elements()[1];
+      const float v1926 = v1457.m[0][10].thread_elements()[1];
       const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1928 = v1921 - v78;
       const bool v1929 = v1928 < v2;
@@ -2548,16 +2548,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1934] = v1931;
       }
     }
-    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1936 = v359 + v1935;
-    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1940 = v251 && v1939;
     const bool v1941 = v1938 < v80;
     const bool v1942 = v1940 && v1941;
     if (v1942) {
-      const float v1943 = v1458.m[0][11].thread_elements()[0];
+      const float v1943 = v1457.m[0][11].thread_elements()[0];
       const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1945 = v1938 - v78;
       const bool v1946 = v1945 < v2;
@@ -2570,16 +2570,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1951] = v1948;
       }
     }
-    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1953 = v359 + v1952;
-    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1957 = v251 && v1956;
     const bool v1958 = v1955 < v80;
     const bool v1959 = v1957 && v1958;
     if (v1959) {
-      const float v1960 = v1458.m[0][11].thread_elements()[1];
+      const float v1960 = v1457.m[0][11].thread_elements()[1];
       const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1962 = v1955 - v78;
       const bool v1963 = v1962 < v2;
@@ -2592,16 +2592,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1968] = v1965;
       }
     }
-    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1970 = v359 + v1969;
-    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1974 = v251 && v1973;
     const bool v1975 = v1972 < v80;
     const bool v1976 = v1974 && v1975;
     if (v1976) {
-      const float v1977 = v1458.m[0][12].thread_elements()[0];
+      const float v1977 = v1457.m[0][12].thread_elements()[0];
       const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1979 = v1972 - v78;
       const bool v1980 = v1979 < v2;
@@ -2614,16 +2614,16 @@ kernel void iron_moe_gemm_bf16(
         out[v1985] = v1982;
       }
     }
-    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v1987 = v359 + v1986;
-    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v1991 = v251 && v1990;
     const bool v1992 = v1989 < v80;
     const bool v1993 = v1991 && v1992;
     if (v1993) {
-      const float v1994 = v1458.m[0][12].thread_elements()[1];
+      const float v1994 = v1457.m[0][12].thread_elements()[1];
       const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v1996 = v1989 - v78;
       const bool v1997 = v1996 < v2;
@@ -2636,16 +2636,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2002] = v1999;
       }
     }
-    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2004 = v359 + v2003;
-    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2008 = v251 && v2007;
     const bool v2009 = v2006 < v80;
     const bool v2010 = v2008 && v2009;
     if (v2010) {
-      const float v2011 = v1458.m[0][13].thread_elements()[0];
+      const float v2011 = v1457.m[0][13].thread_elements()[0];
       const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2013 = v2006 - v78;
       const bool v2014 = v2013 < v2;
@@ -2658,16 +2658,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2019] = v2016;
       }
     }
-    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2021 = v359 + v2020;
-    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2025 = v251 && v2024;
     const bool v2026 = v2023 < v80;
     const bool v2027 = v2025 && v2026;
     if (v2027) {
-      const float v2028 = v1458.m[0][13].thread_elements()[1];
+      const float v2028 = v1457.m[0][13].thread_elements()[1];
       const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2030 = v2023 - v78;
       const bool v2031 = v2030 < v2;
@@ -2680,16 +2680,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2036] = v2033;
       }
     }
-    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2038 = v359 + v2037;
-    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2042 = v251 && v2041;
     const bool v2043 = v2040 < v80;
     const bool v2044 = v2042 && v2043;
     if (v2044) {
-      const float v2045 = v1458.m[0][14].thread_elements()[0];
+      const float v2045 = v1457.m[0][14].thread_elements()[0];
       const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2047 = v2040 - v78;
       const bool v2048 = v2047 < v2;
@@ -2702,16 +2702,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2053] = v2050;
       }
     }
-    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2055 = v359 + v2054;
-    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2059 = v251 && v2058;
     const bool v2060 = v2057 < v80;
     const bool v2061 = v2059 && v2060;
     if (v2061) {
-      const float v2062 = v1458.m[0][14].thread_elements()[1];
+      const float v2062 = v1457.m[0][14].thread_elements()[1];
       const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2064 = v2057 - v78;
       const bool v2065 = v2064 < v2;
@@ -2724,16 +2724,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2070] = v2067;
       }
     }
-    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2072 = v359 + v2071;
-    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2076 = v251 && v2075;
     const bool v2077 = v2074 < v80;
     const bool v2078 = v2076 && v2077;
     if (v2078) {
-      const float v2079 = v1458.m[0][15].thread_elements()[0];
+      const float v2079 = v1457.m[0][15].thread_elements()[0];
       const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2081 = v2074 - v78;
       const bool v2082 = v2081 < v2;
@@ -2746,16 +2746,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2087] = v2084;
       }
     }
-    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2089 = v359 + v2088;
-    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2093 = v251 && v2092;
     const bool v2094 = v2091 < v80;
     const bool v2095 = v2093 && v2094;
     if (v2095) {
-      const float v2096 = v1458.m[0][15].thread_elements()[1];
+      const float v2096 = v1457.m[0][15].thread_elements()[1];
       const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2098 = v2091 - v78;
       const bool v2099 = v2098 < v2;
@@ -2768,16 +2768,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2104] = v2101;
       }
     }
-    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2106 = v359 + v2105;
-    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2110 = v251 && v2109;
     const bool v2111 = v2108 < v80;
     const bool v2112 = v2110 && v2111;
     if (v2112) {
-      const float v2113 = v1458.m[1][0].thread_elements()[0];
+      const float v2113 = v1457.m[1][0].thread_elements()[0];
       const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2115 = v2108 - v78;
       const bool v2116 = v2115 < v2;
@@ -2790,16 +2790,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2121] = v2118;
       }
     }
-    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2123 = v359 + v2122;
-    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2127 = v251 && v2126;
     const bool v2128 = v2125 < v80;
     const bool v2129 = v2127 && v2128;
     if (v2129) {
-      const float v2130 = v1458.m[1][0].thread_elements()[1];
+      const float v2130 = v1457.m[1][0].thread_elements()[1];
       const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2132 = v2125 - v78;
       const bool v2133 = v2132 < v2;
@@ -2812,16 +2812,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2138] = v2135;
       }
     }
-    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2140 = v359 + v2139;
-    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2144 = v251 && v2143;
     const bool v2145 = v2142 < v80;
     const bool v2146 = v2144 && v2145;
     if (v2146) {
-      const float v2147 = v1458.m[1][1].thread_elements()[0];
+      const float v2147 = v1457.m[1][1].thread_elements()[0];
       const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2149 = v2142 - v78;
       const bool v2150 = v2149 < v2;
@@ -2834,16 +2834,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2155] = v2152;
       }
     }
-    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2157 = v359 + v2156;
-    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2161 = v251 && v2160;
     const bool v2162 = v2159 < v80;
     const bool v2163 = v2161 && v2162;
     if (v2163) {
-      const float v2164 = v1458.m[1][1].thread_elements()[1];
+      const float v2164 = v1457.m[1][1].thread_elements()[1];
       const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2166 = v2159 - v78;
       const bool v2167 = v2166 < v2;
@@ -2856,16 +2856,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2172] = v2169;
       }
     }
-    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2174 = v359 + v2173;
-    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2178 = v251 && v2177;
     const bool v2179 = v2176 < v80;
     const bool v2180 = v2178 && v2179;
     if (v2180) {
-      const float v2181 = v1458.m[1][2].thread_elements()[0];
+      const float v2181 = v1457.m[1][2].thread_elements()[0];
       const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2183 = v2176 - v78;
       const bool v2184 = v2183 < v2;
@@ -2878,16 +2878,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2189] = v2186;
       }
     }
-    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2191 = v359 + v2190;
-    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2195 = v251 && v2194;
     const bool v2196 = v2193 < v80;
     const bool v2197 = v2195 && v2196;
     if (v2197) {
-      const float v2198 = v1458.m[1][2].thread_elements()[1];
+      const float v2198 = v1457.m[1][2].thread_elements()[1];
       const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2200 = v2193 - v78;
       const bool v2201 = v2200 < v2;
@@ -2900,16 +2900,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2206] = v2203;
       }
     }
-    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2208 = v359 + v2207;
-    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2212 = v251 && v2211;
     const bool v2213 = v2210 < v80;
     const bool v2214 = v2212 && v2213;
     if (v2214) {
-      const float v2215 = v1458.m[1][3].thread_elements()[0];
+      const float v2215 = v1457.m[1][3].thread_elements()[0];
       const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2217 = v2210 - v78;
       const bool v2218 = v2217 < v2;
@@ -2922,16 +2922,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2223] = v2220;
       }
     }
-    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2225 = v359 + v2224;
-    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2229 = v251 && v2228;
     const bool v2230 = v2227 < v80;
     const bool v2231 = v2229 && v2230;
     if (v2231) {
-      const float v2232 = v1458.m[1][3].thread_elements()[1];
+      const float v2232 = v1457.m[1][3].thread_elements()[1];
       const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2234 = v2227 - v78;
       const bool v2235 = v2234 < v2;
@@ -2944,16 +2944,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2240] = v2237;
       }
     }
-    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2242 = v359 + v2241;
-    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2246 = v251 && v2245;
     const bool v2247 = v2244 < v80;
     const bool v2248 = v2246 && v2247;
     if (v2248) {
-      const float v2249 = v1458.m[1][4].thread_elements()[0];
+      const float v2249 = v1457.m[1][4].thread_elements()[0];
       const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2251 = v2244 - v78;
       const bool v2252 = v2251 < v2;
@@ -2966,16 +2966,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2257] = v2254;
       }
     }
-    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2259 = v359 + v2258;
-    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2263 = v251 && v2262;
     const bool v2264 = v2261 < v80;
     const bool v2265 = v2263 && v2264;
     if (v2265) {
-      const float v2266 = v1458.m[1][4].thread_elements()[1];
+      const float v2266 = v1457.m[1][4].thread_elements()[1];
       const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2268 = v2261 - v78;
       const bool v2269 = v2268 < v2;
@@ -2988,16 +2988,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2274] = v2271;
       }
     }
-    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2276 = v359 + v2275;
-    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2280 = v251 && v2279;
     const bool v2281 = v2278 < v80;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
-      const float v2283 = v1458.m[1][5].thread_elements()[0];
+      const float v2283 = v1457.m[1][5].thread_elements()[0];
       const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2285 = v2278 - v78;
       const bool v2286 = v2285 < v2;
@@ -3010,16 +3010,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2291] = v2288;
       }
     }
-    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2293 = v359 + v2292;
-    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2297 = v251 && v2296;
     const bool v2298 = v2295 < v80;
     const bool v2299 = v2297 && v2298;
     if (v2299) {
-      const float v2300 = v1458.m[1][5].thread_elements()[1];
+      const float v2300 = v1457.m[1][5].thread_elements()[1];
       const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2302 = v2295 - v78;
       const bool v2303 = v2302 < v2;
@@ -3032,16 +3032,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2308] = v2305;
       }
     }
-    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2310 = v359 + v2309;
-    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2314 = v251 && v2313;
     const bool v2315 = v2312 < v80;
     const bool v2316 = v2314 && v2315;
     if (v2316) {
-      const float v2317 = v1458.m[1][6].thread_elements()[0];
+      const float v2317 = v1457.m[1][6].thread_elements()[0];
       const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2319 = v2312 - v78;
       const bool v2320 = v2319 < v2;
@@ -3054,16 +3054,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2325] = v2322;
       }
     }
-    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2327 = v359 + v2326;
-    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2331 = v251 && v2330;
     const bool v2332 = v2329 < v80;
     const bool v2333 = v2331 && v2332;
     if (v2333) {
-      const float v2334 = v1458.m[1][6].thread_elements()[1];
+      const float v2334 = v1457.m[1][6].thread_elements()[1];
       const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2336 = v2329 - v78;
       const bool v2337 = v2336 < v2;
@@ -3076,16 +3076,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2342] = v2339;
       }
     }
-    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2344 = v359 + v2343;
-    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2348 = v251 && v2347;
     const bool v2349 = v2346 < v80;
     const bool v2350 = v2348 && v2349;
     if (v2350) {
-      const float v2351 = v1458.m[1][7].thread_elements()[0];
+      const float v2351 = v1457.m[1][7].thread_elements()[0];
       const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2353 = v2346 - v78;
       const bool v2354 = v2353 < v2;
@@ -3098,16 +3098,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2359] = v2356;
       }
     }
-    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2361 = v359 + v2360;
-    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2365 = v251 && v2364;
     const bool v2366 = v2363 < v80;
     const bool v2367 = v2365 && v2366;
     if (v2367) {
-      const float v2368 = v1458.m[1][7].thread_elements()[1];
+      const float v2368 = v1457.m[1][7].thread_elements()[1];
       const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2370 = v2363 - v78;
       const bool v2371 = v2370 < v2;
@@ -3120,16 +3120,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2376] = v2373;
       }
     }
-    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2378 = v359 + v2377;
-    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2382 = v251 && v2381;
     const bool v2383 = v2380 < v80;
     const bool v2384 = v2382 && v2383;
     if (v2384) {
-      const float v2385 = v1458.m[1][8].thread_elements()[0];
+      const float v2385 = v1457.m[1][8].thread_elements()[0];
       const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2387 = v2380 - v78;
       const bool v2388 = v2387 < v2;
@@ -3142,16 +3142,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2393] = v2390;
       }
     }
-    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2395 = v359 + v2394;
-    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2399 = v251 && v2398;
     const bool v2400 = v2397 < v80;
     const bool v2401 = v2399 && v2400;
     if (v2401) {
-      const float v2402 = v1458.m[1][8].thread_elements()[1];
+      const float v2402 = v1457.m[1][8].thread_elements()[1];
       const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2404 = v2397 - v78;
       const bool v2405 = v2404 < v2;
@@ -3164,16 +3164,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2410] = v2407;
       }
     }
-    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2412 = v359 + v2411;
-    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2416 = v251 && v2415;
     const bool v2417 = v2414 < v80;
     const bool v2418 = v2416 && v2417;
     if (v2418) {
-      const float v2419 = v1458.m[1][9].thread_elements()[0];
+      const float v2419 = v1457.m[1][9].thread_elements()[0];
       const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2421 = v2414 - v78;
       const bool v2422 = v2421 < v2;
@@ -3186,16 +3186,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2427] = v2424;
       }
     }
-    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2429 = v359 + v2428;
-    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2433 = v251 && v2432;
     const bool v2434 = v2431 < v80;
     const bool v2435 = v2433 && v2434;
     if (v2435) {
-      const float v2436 = v1458.m[1][9].thread_elements()[1];
+      const float v2436 = v1457.m[1][9].thread_elements()[1];
       const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2438 = v2431 - v78;
       const bool v2439 = v2438 < v2;
@@ -3208,16 +3208,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2444] = v2441;
       }
     }
-    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2446 = v359 + v2445;
-    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2450 = v251 && v2449;
     const bool v2451 = v2448 < v80;
     const bool v2452 = v2450 && v2451;
     if (v2452) {
-      const float v2453 = v1458.m[1][10].thread_elements()[0];
+      const float v2453 = v1457.m[1][10].thread_elements()[0];
       const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2455 = v2448 - v78;
       const bool v2456 = v2455 < v2;
@@ -3230,16 +3230,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2461] = v2458;
       }
     }
-    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2463 = v359 + v2462;
-    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2467 = v251 && v2466;
     const bool v2468 = v2465 < v80;
     const bool v2469 = v2467 && v2468;
     if (v2469) {
-      const float v2470 = v1458.m[1][10].thread_elements()[1];
+      const float v2470 = v1457.m[1][10].thread_elements()[1];
       const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2472 = v2465 - v78;
       const bool v2473 = v2472 < v2;
@@ -3252,16 +3252,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2478] = v2475;
       }
     }
-    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2480 = v359 + v2479;
-    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2484 = v251 && v2483;
     const bool v2485 = v2482 < v80;
     const bool v2486 = v2484 && v2485;
     if (v2486) {
-      const float v2487 = v1458.m[1][11].thread_elements()[0];
+      const float v2487 = v1457.m[1][11].thread_elements()[0];
       const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2489 = v2482 - v78;
       const bool v2490 = v2489 < v2;
@@ -3274,16 +3274,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2495] = v2492;
       }
     }
-    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2497 = v359 + v2496;
-    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2501 = v251 && v2500;
     const bool v2502 = v2499 < v80;
     const bool v2503 = v2501 && v2502;
     if (v2503) {
-      const float v2504 = v1458.m[1][11].thread_elements()[1];
+      const float v2504 = v1457.m[1][11].thread_elements()[1];
       const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2506 = v2499 - v78;
       const bool v2507 = v2506 < v2;
@@ -3296,16 +3296,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2512] = v2509;
       }
     }
-    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2514 = v359 + v2513;
-    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2518 = v251 && v2517;
     const bool v2519 = v2516 < v80;
     const bool v2520 = v2518 && v2519;
     if (v2520) {
-      const float v2521 = v1458.m[1][12].thread_elements()[0];
+      const float v2521 = v1457.m[1][12].thread_elements()[0];
       const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2523 = v2516 - v78;
       const bool v2524 = v2523 < v2;
@@ -3318,16 +3318,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2529] = v2526;
       }
     }
-    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2531 = v359 + v2530;
-    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2535 = v251 && v2534;
     const bool v2536 = v2533 < v80;
     const bool v2537 = v2535 && v2536;
     if (v2537) {
-      const float v2538 = v1458.m[1][12].thread_elements()[1];
+      const float v2538 = v1457.m[1][12].thread_elements()[1];
       const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2540 = v2533 - v78;
       const bool v2541 = v2540 < v2;
@@ -3340,16 +3340,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2546] = v2543;
       }
     }
-    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2548 = v359 + v2547;
-    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2552 = v251 && v2551;
     const bool v2553 = v2550 < v80;
     const bool v2554 = v2552 && v2553;
     if (v2554) {
-      const float v2555 = v1458.m[1][13].thread_elements()[0];
+      const float v2555 = v1457.m[1][13].thread_elements()[0];
       const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2557 = v2550 - v78;
       const bool v2558 = v2557 < v2;
@@ -3362,16 +3362,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2563] = v2560;
       }
     }
-    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2565 = v359 + v2564;
-    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2569 = v251 && v2568;
     const bool v2570 = v2567 < v80;
     const bool v2571 = v2569 && v2570;
     if (v2571) {
-      const float v2572 = v1458.m[1][13].thread_elements()[1];
+      const float v2572 = v1457.m[1][13].thread_elements()[1];
       const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2574 = v2567 - v78;
       const bool v2575 = v2574 < v2;
@@ -3384,16 +3384,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2580] = v2577;
       }
     }
-    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2582 = v359 + v2581;
-    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2586 = v251 && v2585;
     const bool v2587 = v2584 < v80;
     const bool v2588 = v2586 && v2587;
     if (v2588) {
-      const float v2589 = v1458.m[1][14].thread_elements()[0];
+      const float v2589 = v1457.m[1][14].thread_elements()[0];
       const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2591 = v2584 - v78;
       const bool v2592 = v2591 < v2;
@@ -3406,16 +3406,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2597] = v2594;
       }
     }
-    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2599 = v359 + v2598;
-    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2603 = v251 && v2602;
     const bool v2604 = v2601 < v80;
     const bool v2605 = v2603 && v2604;
     if (v2605) {
-      const float v2606 = v1458.m[1][14].thread_elements()[1];
+      const float v2606 = v1457.m[1][14].thread_elements()[1];
       const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2608 = v2601 - v78;
       const bool v2609 = v2608 < v2;
@@ -3428,16 +3428,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2614] = v2611;
       }
     }
-    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2616 = v359 + v2615;
-    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2620 = v251 && v2619;
     const bool v2621 = v2618 < v80;
     const bool v2622 = v2620 && v2621;
     if (v2622) {
-      const float v2623 = v1458.m[1][15].thread_elements()[0];
+      const float v2623 = v1457.m[1][15].thread_elements()[0];
       const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2625 = v2618 - v78;
       const bool v2626 = v2625 < v2;
@@ -3450,16 +3450,16 @@ kernel void iron_moe_gemm_bf16(
         out[v2631] = v2628;
       }
     }
-    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:464
+    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:551
     const uint v2633 = v359 + v2632;
-    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:465
+    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:552
     const uint v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:466
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:556
     const bool v2637 = v251 && v2636;
     const bool v2638 = v2635 < v80;
     const bool v2639 = v2637 && v2638;
     if (v2639) {
-      const float v2640 = v1458.m[1][15].thread_elements()[1];
+      const float v2640 = v1457.m[1][15].thread_elements()[1];
       const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
       const uint v2642 = v2635 - v78;
       const bool v2643 = v2642 < v2;
