@@ -276,19 +276,32 @@ struct ElementOfA<dsl::TensorParam<T, K>> {
 template <class A>
 using element_of_a = typename ElementOfA<A>::type;
 
-/// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the BM×BN tile at (row0,
-/// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
-/// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
-/// WHOLE_TILES: a tile wholly inside (m, n) is copied out with no check an element, which took
-/// the GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks
-/// bounds of its own (the grouped products' expert rows) does better with the checked loop
-/// alone. Every thread of the group reaches its barriers; with CONSUMERS_ONLY, the consumers
-/// alone (barrier_among: a specialized pipeline's compute block, whose producer runs on).
+/// The rows of out a product's tile is: rows row0 … of a matrix of m rows (an a source, kSourceA,
+/// has whole_rows, inside and at of its own instead).
+struct MatrixRows {
+  dsl::Expr<dsl::u32> row0;
+  dsl::Expr<dsl::u32> m;
+  template <std::uint32_t BM>
+  dsl::Expr<bool> whole_rows() const {
+    return row0 + BM <= m;
+  }
+};
+
+/// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile at `rows`, col0 inside
+/// out whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows rows
+/// at a time through shared memory, each warp's calls on 32 consecutive columns of a row. With
+/// MatrixRows, r is row0 + the tile's row and inside means r < m; with an a source, the tile's
+/// row r is out's row rows.at(r), inside where rows.inside(r). WHOLE_TILES: a tile wholly inside
+/// out (rows.whole_rows, and the columns) is copied out with no check an element, which took the
+/// GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks bounds
+/// of its own (the grouped products' expert rows) does better with the checked loop alone.
+/// Every thread of the group reaches its barriers; with CONSUMERS_ONLY, the consumers alone
+/// (barrier_among: a specialized pipeline's compute block, whose producer runs on).
 template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, bool CONSUMERS_ONLY = false,
-          class Epilogue>
-void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>& m,
-                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
-                     const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+          class Rows, class Epilogue>
+void staged_epilogue_of(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
+                        const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& col0,
+                        Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
   constexpr std::uint32_t kPitch = BN + 4;
@@ -303,7 +316,23 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
     }
   };
   // No element of the tile outside out, and rows of whole 16-byte runs of 16-bit elements.
-  auto whole = row0 + BM <= m && col0 + BN <= n && n % kRun == 0u;
+  auto whole = rows.template whole_rows<BM>() && col0 + BN <= n && n % kRun == 0u;
+  // The round's rows handed on, unchecked (runs) or each checked (checked).
+  const auto hand_on = [&](const Expr<u32>& first_row, const Expr<u32>& m, auto&& runs,
+                           auto&& checked) {
+    const auto each_checked = [&] {
+      hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, m, n,
+                                                                 checked);
+    };
+    if constexpr (WHOLE_TILES) {
+      IRON_IF(whole) {
+        hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, runs);
+      }
+      IRON_ELSE { each_checked(); }
+    } else {
+      each_checked();
+    }
+  };
   // A traced loop, not a C++ one: the code holds one accumulator store and one copy-out, not
   // one a round (NVRTC spent ~80 ms on the three more; bench/NOTES.md §39).
   for (auto round : range(0u, BM / kStagedRows)) {
@@ -312,62 +341,31 @@ void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>&
     }
     sync();
     IRON_IF(consumer) {
-      auto first_row = row0 + round * kStagedRows;
-      const auto checked = [&] {
-        hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, m, n,
-                                                                   epilogue);
-      };
-      if constexpr (WHOLE_TILES) {
-        IRON_IF(whole) {
-          hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0,
-                                                                  epilogue);
-        }
-        IRON_ELSE { checked(); }
+      if constexpr (std::is_same_v<Rows, MatrixRows>) {
+        hand_on(rows.row0 + round * kStagedRows, rows.m, epilogue, epilogue);
       } else {
-        checked();
+        hand_on(
+            round * kStagedRows, Expr<u32>(BM),
+            [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+              epilogue(rows.at(r), c, sum);
+            },
+            [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+              IRON_IF(rows.inside(r)) { epilogue(rows.at(r), c, sum); }
+            });
       }
     }
     sync();
   }
 }
 
-/// staged_epilogue for the tile of an a source (kSourceA): its rows are local (0 … BM - 1), and
-/// `rows` says which are inside out (rows.inside) and which row of out each is (rows.at); a tile
-/// whose rows are all inside (rows.whole_rows) hands its runs on unchecked, as staged_epilogue.
-template <std::uint32_t BM, std::uint32_t BN, class Rows, class Epilogue>
-void staged_source_epilogue(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
-                            const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& col0,
-                            Epilogue&& epilogue) {
-  using namespace iron::dsl;
-  constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
-  constexpr std::uint32_t kPitch = BN + 4;
-  auto staged = shared<f32>(kStagedRows * kPitch);
-  constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
-  auto consumer = simdgroup_id() < kConsumerThreads / 32u;
-  auto whole = rows.template whole_rows<BM>() && col0 + BN <= n && n % kRun == 0u;
-  const auto mapped = [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-    epilogue(rows.at(r), c, sum);
-  };
-  const auto checked = [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
-    IRON_IF(rows.inside(r)) { epilogue(rows.at(r), c, sum); }
-  };
-  for (auto round : range(0u, BM / kStagedRows)) {
-    IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
-      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
-    }
-    barrier();
-    IRON_IF(consumer) {
-      auto first_row = round * kStagedRows;
-      IRON_IF(whole) {
-        hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, mapped);
-      }
-      IRON_ELSE {
-        hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(
-            staged, first_row, col0, Expr<u32>(BM), n, checked);
-      }
-    }
-    barrier();
-  }
+/// staged_epilogue_of the tile at (row0, col0) of out [m, n].
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, bool CONSUMERS_ONLY = false,
+          class Epilogue>
+void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>& m,
+                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
+                     const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+  staged_epilogue_of<BM, BN, WHOLE_TILES, CONSUMERS_ONLY>(acc, MatrixRows{row0, m}, n, col0,
+                                                          epilogue);
 }
 
 /// Starts copying the step at k offset p0 of product's a operand to ring[at …]: BM rows of STEP
@@ -542,7 +540,7 @@ void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t s
     step_by_step();
   }
   if constexpr (STAGED && kSourceA<A>) {
-    staged_source_epilogue<BM, BN>(acc, a, n, col0, epilogue);
+    staged_epilogue_of<BM, BN, true>(acc, a, n, col0, epilogue);
   } else if constexpr (STAGED) {
     staged_epilogue<BM, BN, WHOLE_TILES>(acc, m, n, row0, col0, epilogue);
   } else {

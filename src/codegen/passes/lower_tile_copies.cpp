@@ -279,7 +279,6 @@ class Lowering {
       return;
     }
     const DType u32 = DType::U32;
-    const ValueId at = copy.args[0];
     const ValueId base = copy.args[1];
     const ValueId height = copy.args[2];
     const ValueId matrix_width = copy.args[3];
@@ -295,10 +294,19 @@ class Lowering {
     const ValueId offset = b.make(OpKind::Mul, u32, {row, matrix_width}).result;
     const ValueId element =
         b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {base, offset}).result, col}).result;
-    const ValueId from = b.make(OpKind::Select, u32, {inside, element, base}).result;
+    start_chunk(b, copy, inside, element, r, c, width);
+  }
+
+  /// Starts the chunk of box row r, column c: element `element` of the source where `inside`,
+  /// else zeros (from the base, a valid index).
+  static void start_chunk(ir::Builder& b, const ir::Op& copy, ValueId inside, ValueId element,
+                          ValueId r, ValueId c, std::uint32_t width) {
+    const DType u32 = DType::U32;
+    const ValueId from = b.make(OpKind::Select, u32, {inside, element, copy.args[1]}).result;
     const ValueId place = b.make(OpKind::Mul, u32, {r, b.constant(u32, copy.fragment.cols)}).result;
     const ValueId to =
-        b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {at, place}).result, c}).result;
+        b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {copy.args[0], place}).result, c})
+            .result;
     ir::Op& started = b.make(OpKind::CopyAsync, copy.type, {to, from, inside});
     started.shared = copy.shared;
     started.param = copy.param;
@@ -313,7 +321,6 @@ class Lowering {
     const DType u32 = DType::U32;
     const DType i32 = DType::I32;
     const DType boolean = DType::Bool;
-    const ValueId at = copy.args[0];
     const ValueId base = copy.args[1];
     const ValueId height = copy.args[2];
     const ValueId channels = copy.args[3];
@@ -353,14 +360,7 @@ class Lowering {
     const ValueId offset = b.make(OpKind::Mul, u32, {pixel, channels}).result;
     const ValueId element =
         b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {base, offset}).result, col}).result;
-    const ValueId from = b.make(OpKind::Select, u32, {inside, element, base}).result;
-    const ValueId place = b.make(OpKind::Mul, u32, {r, b.constant(u32, copy.fragment.cols)}).result;
-    const ValueId to =
-        b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {at, place}).result, c}).result;
-    ir::Op& started = b.make(OpKind::CopyAsync, copy.type, {to, from, inside});
-    started.shared = copy.shared;
-    started.param = copy.param;
-    started.lanes = static_cast<std::uint8_t>(width);
+    start_chunk(b, copy, inside, element, r, c, width);
   }
 
   ir::Kernel& kernel_;
