@@ -436,7 +436,7 @@ class Parser {
   }
 
   /// An image map's ` image [images, image_width] across W`.
-  void image_map(const Line& line, const std::string& text, TensorMap& m) {
+  static void image_map(const Line& line, const std::string& text, TensorMap& m) {
     const std::size_t open = text.find('[');
     const std::size_t close = text.find(']');
     if (open == std::string::npos || close == std::string::npos || close < open) {
