@@ -105,9 +105,7 @@ IRON_KERNEL(iron_conv1d, (Tensor<T> x, Tensor<T> weight, Out<T> out, Constexpr<u
 
 IRON_GEOMETRY(iron_conv2d) { return convolution::dense_conv2d_geometry(q); }
 IRON_GEOMETRY(iron_conv1d) { return convolution::conv1d_geometry(q); }
-IRON_TUNING(iron_conv2d) {
-  return convolution::dense_tuning(&convolution::prefer_dense_2d);
-}
+IRON_TUNING(iron_conv2d) { return convolution::dense_tuning(&convolution::prefer_dense_2d); }
 IRON_TUNING(iron_conv1d) { return convolution::dense_tuning(&convolution::prefer_dense_1d); }
 
 }  // namespace iron::kernels

@@ -153,9 +153,9 @@ inline std::optional<dsl::Geometry> image_geometry(const dsl::GeometryQuery& q, 
   const std::uint32_t bh = kImagePixels / bw;
   const gemm::warpgroup::Shape shape = image_shape();
   const std::uint64_t tiles = q.constant("batch") * ((oh + bh - 1) / bh) * ((ow + bw - 1) / bw);
-  return dsl::Geometry{{dsl::tile_count(q.constant("c_out"), shape.bn),
-                        static_cast<std::uint32_t>(tiles), 1},
-                       {gemm::warpgroup::threads_of(shape.bm), 1, 1}};
+  return dsl::Geometry{
+      {dsl::tile_count(q.constant("c_out"), shape.bn), static_cast<std::uint32_t>(tiles), 1},
+      {gemm::warpgroup::threads_of(shape.bm), 1, 1}};
 }
 
 /// out [pixels, c_out] ← value(channel, Σ x's im2col row · weight row) rounded to T for this
