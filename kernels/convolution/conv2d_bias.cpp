@@ -185,6 +185,11 @@ IRON_TEST(iron_conv2d_fused_bias_silu, tuned_pointwise_1x12x12x24_to_40, F16, BF
   return fused_setup("silu", square(1, 12, 24, 40, 1, 1, 0), dt, rng,
                      {{"pointwise", 1}, {"bn", 128}});
 }
+// The image path (knob `image`): a 3×3 with the bias and ReLU in its epilogue, 80 channels
+// past a 64-column tile, rows of 7 pixels in boxes 8 wide.
+IRON_TEST(iron_conv2d_fused_bias_relu, tuned_image_2x7x7x64_to_80, F16, BF16) {
+  return fused_setup("relu", square(2, 7, 64, 80, 3, 1, 1), dt, rng, {{"image", 8}, {"bn", 64}});
+}
 
 // ResNet-50's 28×28×128 3×3 with its ReLU, EfficientNet's 1×1 expansion with SiLU, batch 32.
 IRON_BENCH(iron_conv2d_fused_bias, resnet_b32_28x28x128_3x3, BF16) {
