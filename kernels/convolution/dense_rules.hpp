@@ -14,7 +14,7 @@ namespace iron::kernels::convolution {
 
 /// The image path's configuration for a launch of oh × ow output pixels a `batch` images when
 /// it qualifies (16-bit, `stride_one` and one group, c_in a multiple of 64), else the defaults:
-/// the box as wide as a row (box_width_for); the tile's width the narrowest that holds c_out,
+/// the box of box_width_for; the tile's width the narrowest that holds c_out,
 /// narrowed further until the launch has gemm::warpgroup::kFillTiles tiles; and, under 256
 /// columns, a ring as deep as the shared memory holds (as gemm::warpgroup::prefer_tiles does).
 inline dsl::TuningConfig image_when(DType dtype, const dsl::LaunchConstants& c, bool stride_one,
@@ -28,7 +28,7 @@ inline dsl::TuningConfig image_when(DType dtype, const dsl::LaunchConstants& c, 
       !constants_are(c, {"group_count"}, {})) {
     return {};
   }
-  const std::uint32_t bw = box_width_for(ow);
+  const std::uint32_t bw = box_width_for(oh, ow);
   const double tiles_of_pixels =
       batch * std::ceil(oh / (kImagePixels / bw)) * std::ceil(ow / static_cast<double>(bw));
   std::uint32_t bn = kBN;

@@ -31,9 +31,13 @@ bool image_path() {
   return dsl::lane_bytes<T>() == 2 && dsl::tuned(kImageKnob) != 0;
 }
 
-/// The box's width for output rows `ow` pixels wide: the narrowest power of two from 8 to 128
-/// that holds a row, so that a tile of 128 pixels is whole rows where a row is at most 128.
-inline std::uint32_t box_width_for(double ow) {
+/// The box's width for an output of oh × ow pixels: 16 × 8 pixels (8 × 16 for rows of at most 8),
+/// whose taps' halo over the box is the least of the widths (on the H100, 47.6 µs against 61.2
+/// for boxes of 64 × 2 at ResNet's 56² × 64 3×3, and the best or within 1% at 28² and 14²,
+/// bench/NOTES.md §64); a sequence (one row) one row of the narrowest power of two from 8 to
+/// 128 that holds it.
+inline std::uint32_t box_width_for(double oh, double ow) {
+  if (oh > 1) return ow > 8 ? 16 : 8;
   std::uint32_t width = 8;
   while (width < kImagePixels && width < ow) width *= 2;
   return width;

@@ -49,8 +49,8 @@ TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
 }
 
 // A 16-bit launch of stride 1, one group and c_in a multiple of 64 that is not a plain 1×1: the
-// image path, its box as wide as an output row, its tile as narrow as holds c_out and fills the
-// device (96 tiles), on the deepest ring where narrowed.
+// image path, its box 16 × 8 pixels (8 × 16 for rows of at most 8; a sequence's one row), its tile
+// as narrow as holds c_out and fills the device (96 tiles), on the deepest ring where narrowed.
 TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
   const std::map<std::string, LaunchConstants> wide{
       {"3x3", {{"kh", 3}, {"kw", 3}, {"pad_h", 1}, {"pad_w", 1}}},
@@ -58,8 +58,8 @@ TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
       {"padded 1x1", {{"pad_w", 1}}}};
   for (const auto& [what, changed] : wide) {
     EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(changed)),
-              (TuningConfig{{"image", 64}}))
-        << what << ": rows of 54 to 58 pixels, 56 tiles of pixels by 4 of 256 channels";
+              (TuningConfig{{"image", 16}}))
+        << what << ": rows of 54 to 58 pixels, 56 tiles of 16 x 8 pixels by 4 of 256 channels";
   }
   const auto resnet = [](double size, double channels) {
     return conv2d_1x1({{"batch", 32},
@@ -74,9 +74,12 @@ TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
   };
   for (DType dt : {DType::BF16, DType::F16}) {
     EXPECT_EQ(chosen("iron_conv2d", dt, resnet(56, 64)),
-              (TuningConfig{{"image", 64}, {"bn", 64}, {"stages", 16}}));
+              (TuningConfig{{"image", 16}, {"bn", 64}, {"stages", 16}}));
     EXPECT_EQ(chosen("iron_conv2d_fused_bias_relu", dt, resnet(28, 128)),
-              (TuningConfig{{"image", 32}, {"bn", 128}, {"stages", 16}}));
+              (TuningConfig{{"image", 16}, {"bn", 128}, {"stages", 16}}));
+    EXPECT_EQ(chosen("iron_conv2d", dt, resnet(7, 64)),
+              (TuningConfig{{"image", 8}, {"bn", 64}, {"stages", 16}}))
+        << "rows of 7 pixels: boxes of 8 x 16";
     EXPECT_EQ(chosen("iron_conv2d", dt, resnet(14, 256)),
               (TuningConfig{{"image", 16}, {"bn", 128}, {"stages", 16}}))
         << "64 tiles of 256 channels, 128 of 128";
