@@ -48,10 +48,10 @@ inline dsl::TuningConfig image_when(DType dtype, const dsl::LaunchConstants& c, 
 inline dsl::TuningConfig prefer_dense_2d(DType dtype, const dsl::LaunchConstants& c) {
   dsl::TuningConfig pointwise = prefer_pointwise_2d(dtype, c);
   if (!pointwise.empty()) return pointwise;
+  // The output's extent along an axis at stride 1 (no other takes the image path).
   const auto span = [&](const char* size, const char* pad, const char* dil, const char* k) {
-    return std::floor((constant_or_zero(c, size) + 2 * constant_or_zero(c, pad) -
-                       constant_or_zero(c, dil) * (constant_or_zero(c, k) - 1) - 1)) +
-           1;
+    return constant_or_zero(c, size) + 2 * constant_or_zero(c, pad) -
+           constant_or_zero(c, dil) * (constant_or_zero(c, k) - 1);
   };
   return image_when(dtype, c, constants_are(c, {"stride_h", "stride_w"}, {}),
                     constant_or_zero(c, "batch"), span("h", "pad_h", "dil_h", "kh"),
