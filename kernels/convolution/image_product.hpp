@@ -156,7 +156,8 @@ inline std::optional<dsl::Geometry> image_geometry(const dsl::GeometryQuery& q, 
   if (!half || bw == 0) return std::nullopt;
   const std::uint32_t bh = kImagePixels / bw;
   const gemm::warpgroup::Shape shape = image_shape();
-  const std::uint64_t tiles = q.constant("batch") * ((oh + bh - 1) / bh) * ((ow + bw - 1) / bw);
+  const std::uint64_t tiles =
+      q.constant("batch") * std::uint64_t{dsl::tile_count(oh, bh)} * dsl::tile_count(ow, bw);
   return dsl::Geometry{
       {dsl::tile_count(q.constant("c_out"), shape.bn), static_cast<std::uint32_t>(tiles), 1},
       {gemm::warpgroup::threads_of(shape.bm), 1, 1}};
