@@ -12,13 +12,15 @@
 /// vectors), one a row of groups along y. A group first copies its slice's K² weights into
 /// threadgroup memory as f32, tap-major, so a thread reads a tap's weights for its channels in one
 /// 16-byte access; then, in a grid-stride loop over its slice, each item is kOut = 4 consecutive
-/// outputs of one row for V = 4 channels (one 8-byte access in f16/bf16, 16 in f32, when c is a
-/// multiple of 4; else one channel). The kernel rows are a loop (the code stays small); within a
-/// row the item reads each tap's weights once and, with stride and dilation 1, each of the
-/// kOut + K − 1 input vectors it needs once (other strides: one a tap and output). Padding is a
-/// select, never a branch (a tap in the padding reads a pixel of the image and counts zero), so
-/// all of an item's loads can be in flight together. The groups are few enough (four a
-/// multiprocessor, shared among the slices) that each reuses its staged weights for many items.
+/// outputs of a row for V = 4 channels (one 8-byte access in f16/bf16, 16 in f32, when c is a
+/// multiple of 4; else one channel). With stride 1 or 2 and dilation 1 an item holds R such rows
+/// of outputs (the knob `rows`) and loads each input vector they need once, from the input rows
+/// down, multiplying it into every output and tap that reads it (so neighbouring output rows do
+/// not each fetch their shared input rows from L2); other strides and dilations take items of one
+/// row whose kernel rows are a loop, an input vector a tap and output. Padding is a select, never
+/// a branch (a tap in the padding reads a pixel of the image and counts zero), so all of an item's
+/// loads can be in flight together. The groups are few enough (four a multiprocessor, shared
+/// among the slices) that each reuses its staged weights for many items.
 ///
 /// ## Layout
 /// - `x [batch, h, w, c]` T; `weight [c, K, K]` T (PyTorch's [c, 1, K, K])
@@ -26,9 +28,9 @@
 ///   alike
 ///
 /// ## Dispatch
-/// Tiled: ⌈c / 128⌉ groups along y; along x any count up to one thread per item of the whole
-/// image (batch · oh · ⌈ow / 4⌉ · c; a grid-stride loop covers the rest), groups of a multiple of
-/// 32 threads up to 256.
+/// Tiled: ⌈c / 128⌉ groups along y; along x any count up to one thread per item of one output row
+/// (batch · oh · ⌈ow / 4⌉ · c; a grid-stride loop covers the rest), groups of a multiple of 32
+/// threads up to 256.
 #include <algorithm>
 #include <array>
 #include <iron/iron.hpp>
@@ -45,6 +47,8 @@ inline constexpr u32 kV = 4;        ///< channels per access on the vector path
 inline constexpr u32 kSlice = 128;  ///< most channels a slice (a row of groups) holds
 inline constexpr u32 kPitch =
     kSlice + kV;  ///< a tap's row of staged weights (4-way staging stores)
+inline constexpr const char* kRowsKnob = "rows";      ///< output rows an item (stride 1 or 2)
+inline constexpr const char* kGroupsKnob = "groups";  ///< groups a multiprocessor asked of ptxas
 
 /// The sizes the body reads.
 struct Sizes {
@@ -110,11 +114,87 @@ void stage_weights(const Tensor<T>& weight, const Shared<f32>& staged, const Sli
   barrier();
 }
 
-/// The items of this row of groups: kOut outputs of a row for V channels each; `unit` when stride
-/// and dilation are 1 (the outputs share their input vectors).
-template <u32 K, u32 V, bool unit, class T>
-void outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, const Sizes& s,
-             const Slice& sl) {
+/// Stores an item's sums: output o of row `row` (b · oh + oy) from acc[first + o · V …] where the
+/// column ox0 + o is inside the image.
+template <u32 V, class T>
+void store_outputs(const Out<T>& out, const Sizes& s, const std::vector<Var<f32>>& acc,
+                   std::size_t first, const Expr<u32>& row, const Expr<u32>& ox0,
+                   const Expr<u32>& ch) {
+  for (u32 o = 0; o < kOut; ++o) {
+    IRON_IF(ox0 + o < s.ow) {
+      auto at = (row * s.ow + ox0 + o) * s.c + ch;
+      if constexpr (V == 1) {
+        store(out[at], cast<T>(acc[first + o].get()));
+      } else {
+        std::array<Expr<T>, V> values;
+        for (u32 e = 0; e < V; ++e) values[e] = cast<T>(acc[first + o * V + e].get());
+        store_lanes(out[at], values);
+      }
+    }
+  }
+}
+
+/// The items of this row of groups for a stride S and dilation D known at trace time: each item
+/// is R output rows × kOut outputs of V channels, and reads each input row its outputs need
+/// ((R − 1)·S + (K − 1)·D + 1 of them) once, every tap of every output row that uses it
+/// multiplied while it is in registers. At stride 1 an input row is then read (R + K − 1) / R
+/// times, not K times as by items of one row (bench/NOTES.md §65).
+template <u32 K, u32 V, u32 S, u32 D, u32 R, class T>
+void rolling_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out,
+                     const Sizes& s, const Slice& sl) {
+  constexpr u32 kRows = (R - 1) * S + (K - 1) * D + 1;
+  constexpr u32 kCols = (kOut - 1) * S + (K - 1) * D + 1;
+  auto strips = (s.ow + (kOut - 1u)) / kOut;
+  auto chunks = (s.oh + (R - 1u)) / R;
+  auto items = s.batch * chunks * strips * sl.sv;
+  for (auto i : range(global_id<0>(), items, grid_threads<0>())) {
+    auto chl = i % sl.sv * V;
+    auto ch = sl.v0 * V + chl;
+    auto rest = i / sl.sv;
+    auto ox0 = rest % strips * kOut;
+    auto chunk = rest / strips;  // b · chunks + oy0 / R
+    auto oy0 = chunk % chunks * R;
+    auto b = chunk / chunks;
+    // acc[(q · kOut + o) · V + e]: output row oy0 + q, column ox0 + o, channel ch + e.
+    std::vector<Var<f32>> acc;
+    acc.reserve(std::size_t{R} * kOut * V);
+    for (u32 a = 0; a < R * kOut * V; ++a) acc.emplace_back(0.0f);
+    for (u32 j = 0; j < kRows; ++j) {
+      auto yp = oy0 * S + j;
+      auto row_inside = yp >= s.pad && yp < s.h + s.pad;
+      auto image_row = b * s.h + max(yp, s.pad) - s.pad;
+      std::array<std::array<Expr<f32>, V>, kCols> px;
+      for (u32 col = 0; col < kCols; ++col)
+        px[col] = pixel<V>(x, s, image_row, row_inside, ox0 * S + col, ch);
+      // Output row q reads input row j = q·S + ky·D at tap row ky.
+      for (u32 q = 0; q < R; ++q) {
+        if (j < q * S || (j - q * S) % D != 0 || (j - q * S) / D >= K) continue;
+        const u32 ky = (j - q * S) / D;
+        for (u32 kx = 0; kx < K; ++kx) {
+          const auto wk = tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl);
+          for (u32 o = 0; o < kOut; ++o) {
+            const auto& v = px[o * S + kx * D];
+            for (u32 e = 0; e < V; ++e) {
+              auto& a = acc[(std::size_t{q} * kOut + o) * V + e];
+              a = fma(v[e], wk[e], a.get());
+            }
+          }
+        }
+      }
+    }
+    for (u32 q = 0; q < R; ++q) {
+      IRON_IF(oy0 + q < s.oh) {
+        store_outputs<V>(out, s, acc, std::size_t{q} * kOut * V, b * s.oh + oy0 + q, ox0, ch);
+      }
+    }
+  }
+}
+
+/// The items of this row of groups for any stride and dilation: kOut outputs of a row for V
+/// channels each, every tap's input vector loaded for each output.
+template <u32 K, u32 V, class T>
+void strided_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out,
+                     const Sizes& s, const Slice& sl) {
   auto strips = (s.ow + (kOut - 1u)) / kOut;
   auto items = s.batch * s.oh * strips * sl.sv;
   for (auto i : range(global_id<0>(), items, grid_threads<0>())) {
@@ -133,55 +213,52 @@ void outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, c
       auto yp = oy * s.stride + ky * s.dil;
       auto row_inside = yp >= s.pad && yp < s.h + s.pad;
       auto image_row = b * s.h + max(yp, s.pad) - s.pad;
-      // Each tap's weights are read where first used, so at most kOut taps' are live at once.
-      std::array<std::array<Expr<f32>, V>, K> wk;
-      if constexpr (unit) {
-        // Input column ox0 + j serves output o at tap kx = j − o.
-        for (u32 j = 0; j < kOut + K - 1; ++j) {
-          if (j < K) wk[j] = tap_weights<V>(staged, ky * K + j, chl);
-          const auto v = pixel<V>(x, s, image_row, row_inside, ox0 + j, ch);
-          for (u32 o = 0; o < kOut && o <= j; ++o) {
-            if (j - o >= K) continue;
-            for (u32 e = 0; e < V; ++e)
-              acc[o * V + e] = fma(v[e], wk[j - o][e], acc[o * V + e].get());
-          }
-        }
-      } else {
-        for (u32 kx = 0; kx < K; ++kx) {
-          wk[kx] = tap_weights<V>(staged, ky * K + kx, chl);
-          for (u32 o = 0; o < kOut; ++o) {
-            const auto v =
-                pixel<V>(x, s, image_row, row_inside, (ox0 + o) * s.stride + kx * s.dil, ch);
-            for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[kx][e], acc[o * V + e].get());
-          }
+      for (u32 kx = 0; kx < K; ++kx) {
+        const auto wk = tap_weights<V>(staged, ky * K + kx, chl);
+        for (u32 o = 0; o < kOut; ++o) {
+          const auto v =
+              pixel<V>(x, s, image_row, row_inside, (ox0 + o) * s.stride + kx * s.dil, ch);
+          for (u32 e = 0; e < V; ++e) acc[o * V + e] = fma(v[e], wk[e], acc[o * V + e].get());
         }
       }
     }
-    for (u32 o = 0; o < kOut; ++o) {
-      IRON_IF(ox0 + o < s.ow) {
-        auto at = (row * s.ow + ox0 + o) * s.c + ch;
-        if constexpr (V == 1) {
-          store(out[at], cast<T>(acc[std::size_t{o} * V].get()));
-        } else {
-          std::array<Expr<T>, V> values;
-          for (u32 e = 0; e < V; ++e) values[e] = cast<T>(acc[o * V + e].get());
-          store_lanes(out[at], values);
-        }
-      }
-    }
+    store_outputs<V>(out, s, acc, 0, row, ox0, ch);
   }
 }
 
-/// The whole body for V channels an access: stage the slice's weights, then its items.
-template <u32 K, u32 V, class T>
+/// The whole body for V channels an access: stage the slice's weights, then its items (R output
+/// rows each where the stride is 1 or 2 and the dilation 1).
+template <u32 K, u32 V, u32 R, class T>
 void convolve(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
               const Shared<f32>& staged) {
   const Slice sl = slice_of<V>(s);
   stage_weights<K, V>(weight, staged, sl);
   IRON_IF(specialized(s.stride == 1u && s.dil == 1u)) {
-    outputs<K, V, true>(x, staged, out, s, sl);
+    rolling_outputs<K, V, 1, 1, R>(x, staged, out, s, sl);
   }
-  IRON_ELSE { outputs<K, V, false>(x, staged, out, s, sl); }
+  IRON_ELSE {
+    IRON_IF(specialized(s.stride == 2u && s.dil == 1u)) {
+      rolling_outputs<K, V, 2, 1, R>(x, staged, out, s, sl);
+    }
+    IRON_ELSE { strided_outputs<K, V>(x, staged, out, s, sl); }
+  }
+}
+
+/// convolve with the knob `rows` (R) in force.
+template <u32 K, u32 V, class T>
+void convolve_rows(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
+                   const Shared<f32>& staged) {
+  switch (tuned(kRowsKnob)) {
+    case 1:
+      convolve<K, V, 1>(x, weight, out, s, staged);
+      break;
+    case 2:
+      convolve<K, V, 2>(x, weight, out, s, staged);
+      break;
+    default:
+      convolve<K, V, 4>(x, weight, out, s, staged);
+      break;
+  }
 }
 
 /// The contract's output height (and width) over the constexprs, for a K × K kernel.
@@ -199,6 +276,7 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
   const std::string oh = depthwise::out_size("h", K);
   const std::string ow = depthwise::out_size("w", K);
   dispatch(tiled, {multiple_of(32), at_most(256)});
+  if (tuned(depthwise::kGroupsKnob) != 0) occupancy(tuned(depthwise::kGroupsKnob));
   grid("[<= ceil_div(batch * " + oh + " * ceil_div(" + ow + ", " + std::to_string(depthwise::kOut) +
        ") * c, tpg), ceil_div(c, " + std::to_string(depthwise::kSlice) + "), 1]");
   layout(x, "[batch, h, w, c]");
@@ -216,9 +294,9 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
                            (w + 2u * padding - reach) / stride + 1u};
   auto staged = shared<f32>(K * K * depthwise::kPitch);
   IRON_IF(specialized(c % depthwise::kV == 0u)) {
-    depthwise::convolve<K, depthwise::kV>(x, weight, out, s, staged);
+    depthwise::convolve_rows<K, depthwise::kV>(x, weight, out, s, staged);
   }
-  IRON_ELSE { depthwise::convolve<K, 1>(x, weight, out, s, staged); }
+  IRON_ELSE { depthwise::convolve_rows<K, 1>(x, weight, out, s, staged); }
 }
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k3, 3);
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k5, 5);
@@ -238,15 +316,37 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   const std::uint64_t vectors = c % kV == 0 ? c / kV : c;
   const std::uint64_t slices = (c + kSlice - 1) / kSlice;
   const std::uint64_t slice_vectors = (vectors + slices - 1) / slices;
-  const std::uint64_t items = q.constant("batch") * span(q.constant("h")) *
+  const std::uint64_t stride = q.constant("stride");
+  const bool rolling = (stride == 1 || stride == 2) && q.constant("dilation") == 1;
+  const std::uint64_t rows = rolling ? tuned(kRowsKnob) : 1;
+  const std::uint64_t items = q.constant("batch") * ((span(q.constant("h")) + rows - 1) / rows) *
                               ((span(q.constant("w")) + kOut - 1) / kOut) * slice_vectors;
   const std::uint32_t tpg = q.threads_per_group(256);
   const std::uint64_t resident = (4ull * q.device.multiprocessors + slices - 1) / slices;
   const std::uint64_t groups = std::min<std::uint64_t>(tile_count(items, tpg), resident);
   return {{static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(slices), 1}, {tpg, 1, 1}};
 }
+
+/// The knobs, their defaults per kernel width: `rows`, the output rows an item of a stride-1 or
+/// -2 launch holds (R · 4 · 4 f32 sums a thread), each input row read once for all of them; and
+/// `groups`, the groups of 256 threads a multiprocessor ptxas is asked to fit (0: no bound), which
+/// trades the loads it hoists for groups in flight.
+inline TuningSpace tuning(std::uint32_t default_rows, std::uint32_t default_groups) {
+  const auto default_first = [](std::uint32_t first, std::initializer_list<std::uint32_t> all) {
+    std::vector<std::uint32_t> values{first};
+    for (std::uint32_t v : all)
+      if (v != first) values.push_back(v);
+    return values;
+  };
+  return TuningSpace{}
+      .knob(kRowsKnob, default_first(default_rows, {1u, 2u, 4u}))
+      .knob(kGroupsKnob, default_first(default_groups, {0u, 2u, 3u, 4u}));
+}
 }  // namespace depthwise
 
+IRON_TUNING(iron_conv2d_depthwise_k3) { return depthwise::tuning(4, 2); }
+IRON_TUNING(iron_conv2d_depthwise_k5) { return depthwise::tuning(2, 2); }
+IRON_TUNING(iron_conv2d_depthwise_k7) { return depthwise::tuning(1, 2); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k3) { return depthwise::geometry(q, 3); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k5) { return depthwise::geometry(q, 5); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k7) { return depthwise::geometry(q, 7); }
@@ -287,12 +387,13 @@ void depthwise_constants(Setup& setup, const Sizes& s) {
       .constant("dilation", static_cast<double>(s.dil_w));
 }
 
-testing::TestSetup depthwise_setup(const Sizes& s, DType dt, testing::Rng& rng) {
+testing::TestSetup depthwise_setup(const Sizes& s, DType dt, testing::Rng& rng,
+                                   const dsl::TuningConfig& config = {}) {
   namespace tol = testing::tolerance;
   const auto x = testing::round_through(rng.uniform(s.input(), -1.0f, 1.0f), dt);
   const auto weight = testing::round_through(rng.uniform(s.weights(), -1.0f, 1.0f), dt);
   const ProductExpected want = convolution::conv_oracle(x, weight, s);
-  testing::TestSetup setup(depthwise_name(s.kw), dt);
+  testing::TestSetup setup(depthwise_name(s.kw), dt, config);
   setup.input("x", x).input("weight", weight).output("out", s.output());
   depthwise_constants(setup, s);
   setup.expect("out", want.out)
@@ -360,6 +461,23 @@ IRON_TEST(iron_conv2d_depthwise_k7, same_1x10x10x16, F32, F16, BF16) {
 // The kernel covering the whole image: one output.
 IRON_TEST(iron_conv2d_depthwise_k7, one_pixel_1x7x7x12, F32, F16, BF16) {
   return depthwise_setup(depthwise_sizes(1, 7, 12, 7, 1, 0), dt, rng);
+}
+
+// The knob `rows` at each value off its default: items of one, two and four output rows over
+// heights that leave a partial last item, at stride 1 and 2, with ptxas's group bound too.
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows1_2x7x9x16, F32, F16, BF16) {
+  return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng, {{"rows", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows2_s2_1x11x8x12, F32, F16, BF16) {
+  return depthwise_setup({1, 11, 8, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 12}, dt, rng,
+                         {{"rows", 2}, {"groups", 3}});
+}
+IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows4_1x11x6x8, F32, F16, BF16) {
+  return depthwise_setup({1, 11, 6, 8, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8}, dt, rng, {{"rows", 4}});
+}
+IRON_TEST(iron_conv2d_depthwise_k7, tuned_rows4_s2_1x13x9x5, F32, F16, BF16) {
+  return depthwise_setup({1, 13, 9, 5, 5, 7, 7, 2, 2, 3, 3, 1, 1, 5}, dt, rng,
+                         {{"rows", 4}, {"groups", 0}});
 }
 
 // MobileNetV2's 112×112×96 3×3, EfficientNet's 56×56×144 5×5 and ConvNeXt's 56×56×96 7×7,
