@@ -327,26 +327,43 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   return {{static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(slices), 1}, {tpg, 1, 1}};
 }
 
-/// The knobs, their defaults per kernel width: `rows`, the output rows an item of a stride-1 or
-/// -2 launch holds (R · 4 · 4 f32 sums a thread), each input row read once for all of them; and
-/// `groups`, the groups of 256 threads a multiprocessor ptxas is asked to fit (0: no bound), which
-/// trades the loads it hoists for groups in flight.
-inline TuningSpace tuning(std::uint32_t default_rows, std::uint32_t default_groups) {
-  const auto default_first = [](std::uint32_t first, std::initializer_list<std::uint32_t> all) {
-    std::vector<std::uint32_t> values{first};
-    for (std::uint32_t v : all)
-      if (v != first) values.push_back(v);
-    return values;
+/// The rule of a K × K kernel: for f16 and bf16 launches of dilation 1, the fastest `rows` and
+/// `groups` that `iron tune` found for the benches on an H100 (bench/NOTES.md §65): at stride 1
+/// 3×3 four rows under two groups, 5×5 two rows under two groups, 7×7 two rows unbounded; at
+/// stride 2 3×3 two rows under two groups. Anything else keeps the defaults (one row, no bound),
+/// which ptxas fits without local memory in every dtype.
+template <u32 K>
+dsl::TuningConfig prefer_rows(DType dtype, const dsl::LaunchConstants& c) {
+  const auto is = [&](const char* name, double value) {
+    const auto it = c.find(name);
+    return it != c.end() && it->second == value;
   };
+  if (dtype_size(dtype) != 2 || !is("dilation", 1)) return {};
+  if (is("stride", 1)) {
+    if constexpr (K == 3) return {{kRowsKnob, 4}, {kGroupsKnob, 2}};
+    if constexpr (K == 5) return {{kRowsKnob, 2}, {kGroupsKnob, 2}};
+    if constexpr (K == 7) return {{kRowsKnob, 2}};
+  }
+  if (K == 3 && is("stride", 2)) return {{kRowsKnob, 2}, {kGroupsKnob, 2}};
+  return {};
+}
+
+/// The knobs: `rows`, the output rows an item of a stride-1 or -2 launch holds (R · 4 · 4 f32
+/// sums a thread), each input row read once for all of them; `groups`, the groups of 256 threads
+/// a multiprocessor ptxas is asked to fit (0: no bound), which trades the loads it hoists for
+/// groups in flight; and the rule above.
+template <u32 K>
+TuningSpace tuning() {
   return TuningSpace{}
-      .knob(kRowsKnob, default_first(default_rows, {1u, 2u, 4u}))
-      .knob(kGroupsKnob, default_first(default_groups, {0u, 2u, 3u, 4u}));
+      .knob(kRowsKnob, {1, 2, 4})
+      .knob(kGroupsKnob, {0, 1, 2, 3, 4})
+      .prefer(&prefer_rows<K>);
 }
 }  // namespace depthwise
 
-IRON_TUNING(iron_conv2d_depthwise_k3) { return depthwise::tuning(4, 2); }
-IRON_TUNING(iron_conv2d_depthwise_k5) { return depthwise::tuning(2, 2); }
-IRON_TUNING(iron_conv2d_depthwise_k7) { return depthwise::tuning(1, 2); }
+IRON_TUNING(iron_conv2d_depthwise_k3) { return depthwise::tuning<3>(); }
+IRON_TUNING(iron_conv2d_depthwise_k5) { return depthwise::tuning<5>(); }
+IRON_TUNING(iron_conv2d_depthwise_k7) { return depthwise::tuning<7>(); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k3) { return depthwise::geometry(q, 3); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k5) { return depthwise::geometry(q, 5); }
 IRON_GEOMETRY(iron_conv2d_depthwise_k7) { return depthwise::geometry(q, 7); }
@@ -463,21 +480,32 @@ IRON_TEST(iron_conv2d_depthwise_k7, one_pixel_1x7x7x12, F32, F16, BF16) {
   return depthwise_setup(depthwise_sizes(1, 7, 12, 7, 1, 0), dt, rng);
 }
 
-// The knob `rows` at each value off its default: items of one, two and four output rows over
-// heights that leave a partial last item, at stride 1 and 2, with ptxas's group bound too.
-IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows1_2x7x9x16, F32, F16, BF16) {
-  return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng, {{"rows", 1}});
+// The knobs off their defaults: items of two and four output rows over heights that leave a
+// partial last item, at stride 1 and 2, under ptxas's group bounds (the rule's configurations
+// among them: 3×3 four rows, two groups; its stride 2 two rows, two groups; 5×5 two rows, two
+// groups; 7×7 two rows).
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows4_2x7x9x16, F32, F16, BF16) {
+  return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
+                         {{"rows", 4}, {"groups", 2}});
 }
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows2_s2_1x11x8x12, F32, F16, BF16) {
   return depthwise_setup({1, 11, 8, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 12}, dt, rng,
-                         {{"rows", 2}, {"groups", 3}});
+                         {{"rows", 2}, {"groups", 2}});
+}
+IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows2_1x9x6x20, F32, F16, BF16) {
+  return depthwise_setup({1, 9, 6, 20, 20, 5, 5, 1, 1, 2, 2, 1, 1, 20}, dt, rng,
+                         {{"rows", 2}, {"groups", 2}});
 }
 IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows4_1x11x6x8, F32, F16, BF16) {
-  return depthwise_setup({1, 11, 6, 8, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8}, dt, rng, {{"rows", 4}});
+  return depthwise_setup({1, 11, 6, 8, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8}, dt, rng,
+                         {{"rows", 4}, {"groups", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k7, tuned_rows2_1x9x10x8, F32, F16, BF16) {
+  return depthwise_setup({1, 9, 10, 8, 8, 7, 7, 1, 1, 3, 3, 1, 1, 8}, dt, rng, {{"rows", 2}});
 }
 IRON_TEST(iron_conv2d_depthwise_k7, tuned_rows4_s2_1x13x9x5, F32, F16, BF16) {
   return depthwise_setup({1, 13, 9, 5, 5, 7, 7, 2, 2, 3, 3, 1, 1, 5}, dt, rng,
-                         {{"rows", 4}, {"groups", 0}});
+                         {{"rows", 4}, {"groups", 3}});
 }
 
 // MobileNetV2's 112×112×96 3×3, EfficientNet's 56×56×144 5×5 and ConvNeXt's 56×56×96 7×7,

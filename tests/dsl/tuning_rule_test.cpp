@@ -3,7 +3,8 @@
 /// convolutions, whose rule puts a plain 16-bit 1×1 on the warpgroup product and whose contract
 /// under that knob refuses every other shape; the warpgroup products' rule, which makes a launch
 /// of many tiles persistent and narrows the tiles of a launch of few, and the persistent form's
-/// contract (k, and for b [k, n] n, whole 16-byte pieces).
+/// contract (k, and for b [k, n] n, whole 16-byte pieces); the depthwise convolutions' rows and
+/// groups by dtype, stride and dilation.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -238,6 +239,33 @@ TEST(TuningRule, ThePersistentContractOfBRowsRefusesRaggedN) {
       {{{"m", 128}, {"n", 260}, {"k", 64}}, {}, 384, {{"persistent", 1}}, 1});
   EXPECT_NE(refusal.find("constexpr n (260) must be a multiple of 8"), std::string::npos)
       << refusal;
+}
+
+TEST(TuningRule, A16BitDepthwiseConvolutionTakesItsMeasuredRowsAndGroups) {
+  const auto depthwise = [](double stride, double dilation) {
+    return LaunchConstants{{"batch", 32},
+                           {"h", 112},
+                           {"w", 112},
+                           {"c", 96},
+                           {"stride", stride},
+                           {"padding", 1},
+                           {"dilation", dilation}};
+  };
+  const TuningConfig four_rows{{"rows", 4}, {"groups", 2}};
+  const TuningConfig two_rows{{"rows", 2}, {"groups", 2}};
+  for (const DType dtype : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(1, 1)), four_rows);
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(2, 1)), two_rows);
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k5", dtype, depthwise(1, 1)), two_rows);
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k7", dtype, depthwise(1, 1)),
+              (TuningConfig{{"rows", 2}}));
+  }
+  // Unmeasured strides and dilations, and f32, keep the defaults (one row, no bound).
+  const TuningConfig defaults;  // the rule names nothing: the defaults
+  EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", DType::BF16, depthwise(1, 2)), defaults);
+  EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", DType::BF16, depthwise(3, 1)), defaults);
+  EXPECT_EQ(chosen("iron_conv2d_depthwise_k5", DType::BF16, depthwise(2, 1)), defaults);
+  EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", DType::F32, depthwise(1, 1)), defaults);
 }
 
 }  // namespace
