@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <iron/iron.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ inline constexpr u32 kPitch =
     kSlice + kV;  ///< a tap's row of staged weights (4-way staging stores)
 inline constexpr const char* kRowsKnob = "rows";      ///< output rows an item (stride 1 or 2)
 inline constexpr const char* kGroupsKnob = "groups";  ///< groups a multiprocessor asked of ptxas
+inline constexpr const char* kOrderKnob = "order";    ///< 1: an item's taps outermost, else rows
+inline constexpr const char* kVectorKnob = "vector";  ///< channels a thread: kV or 2
 
 /// The sizes the body reads.
 struct Sizes {
@@ -139,7 +142,7 @@ void store_outputs(const Out<T>& out, const Sizes& s, const std::vector<Var<f32>
 /// ((R − 1)·S + (K − 1)·D + 1 of them) once, every tap of every output row that uses it
 /// multiplied while it is in registers. At stride 1 an input row is then read (R + K − 1) / R
 /// times, not K times as by items of one row (bench/NOTES.md §65).
-template <u32 K, u32 V, u32 S, u32 D, u32 R, class T>
+template <u32 K, u32 V, u32 S, u32 D, u32 R, bool kTapsOuter, class T>
 void rolling_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out,
                      const Sizes& s, const Slice& sl) {
   constexpr u32 kRows = (R - 1) * S + (K - 1) * D + 1;
@@ -159,26 +162,47 @@ void rolling_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>
     std::vector<Var<f32>> acc;
     acc.reserve(std::size_t{R} * kOut * V);
     for (u32 a = 0; a < R * kOut * V; ++a) acc.emplace_back(0.0f);
-    for (u32 j = 0; j < kRows; ++j) {
-      auto yp = oy0 * S + j;
-      auto row_inside = yp >= s.pad && yp < s.h + s.pad;
-      auto image_row = b * s.h + max(yp, s.pad) - s.pad;
-      std::array<std::array<Expr<f32>, V>, kCols> px;
-      for (u32 col = 0; col < kCols; ++col)
-        px[col] = pixel<V>(x, s, image_row, row_inside, ox0 * S + col, ch);
-      // Output row q reads input row j = q·S + ky·D at tap row ky.
-      for (u32 q = 0; q < R; ++q) {
-        if (j < q * S || (j - q * S) % D != 0 || (j - q * S) / D >= K) continue;
-        const u32 ky = (j - q * S) / D;
+    // Input row j's vectors, loaded where first used.
+    using Row = std::array<std::array<Expr<f32>, V>, kCols>;
+    std::array<std::optional<Row>, kRows> loaded;
+    const auto row = [&](u32 j) -> const Row& {
+      if (!loaded[j]) {
+        auto yp = oy0 * S + j;
+        auto row_inside = yp >= s.pad && yp < s.h + s.pad;
+        auto image_row = b * s.h + max(yp, s.pad) - s.pad;
+        Row px;
+        for (u32 col = 0; col < kCols; ++col)
+          px[col] = pixel<V>(x, s, image_row, row_inside, ox0 * S + col, ch);
+        loaded[j] = px;
+      }
+      return *loaded[j];
+    };
+    // Output row q, tap (ky, kx): input row q·S + ky·D, its columns o·S + kx·D.
+    const auto multiply = [&](u32 q, u32 ky, u32 kx, const std::array<Expr<f32>, V>& wk) {
+      const Row& px = row(q * S + ky * D);
+      for (u32 o = 0; o < kOut; ++o) {
+        for (u32 e = 0; e < V; ++e) {
+          auto& a = acc[(std::size_t{q} * kOut + o) * V + e];
+          a = fma(px[o * S + kx * D][e], wk[e], a.get());
+        }
+      }
+    };
+    if constexpr (kTapsOuter) {
+      // Each tap's weights read once; the input rows slide down with ky.
+      for (u32 ky = 0; ky < K; ++ky) {
         for (u32 kx = 0; kx < K; ++kx) {
           const auto wk = tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl);
-          for (u32 o = 0; o < kOut; ++o) {
-            const auto& v = px[o * S + kx * D];
-            for (u32 e = 0; e < V; ++e) {
-              auto& a = acc[(std::size_t{q} * kOut + o) * V + e];
-              a = fma(v[e], wk[e], a.get());
-            }
-          }
+          for (u32 q = 0; q < R; ++q) multiply(q, ky, kx, wk);
+        }
+      }
+    } else {
+      // Each input row in turn, into every output row and tap that reads it.
+      for (u32 j = 0; j < kRows; ++j) {
+        for (u32 q = 0; q < R; ++q) {
+          if (j < q * S || (j - q * S) % D != 0 || (j - q * S) / D >= K) continue;
+          const u32 ky = (j - q * S) / D;
+          for (u32 kx = 0; kx < K; ++kx)
+            multiply(q, ky, kx, tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl));
         }
       }
     }
@@ -228,36 +252,43 @@ void strided_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>
 
 /// The whole body for V channels an access: stage the slice's weights, then its items (R output
 /// rows each where the stride is 1 or 2 and the dilation 1).
-template <u32 K, u32 V, u32 R, class T>
+template <u32 K, u32 V, u32 R, bool kTapsOuter, class T>
 void convolve(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
               const Shared<f32>& staged) {
   const Slice sl = slice_of<V>(s);
   stage_weights<K, V>(weight, staged, sl);
   IRON_IF(specialized(s.stride == 1u && s.dil == 1u)) {
-    rolling_outputs<K, V, 1, 1, R>(x, staged, out, s, sl);
+    rolling_outputs<K, V, 1, 1, R, kTapsOuter>(x, staged, out, s, sl);
   }
   IRON_ELSE {
     IRON_IF(specialized(s.stride == 2u && s.dil == 1u)) {
-      rolling_outputs<K, V, 2, 1, R>(x, staged, out, s, sl);
+      rolling_outputs<K, V, 2, 1, R, kTapsOuter>(x, staged, out, s, sl);
     }
     IRON_ELSE { strided_outputs<K, V>(x, staged, out, s, sl); }
   }
 }
 
-/// convolve with the knob `rows` (R) in force.
+/// convolve with the knobs `rows` (R) and `order` in force.
 template <u32 K, u32 V, class T>
 void convolve_rows(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
                    const Shared<f32>& staged) {
-  switch (tuned(kRowsKnob)) {
-    case 1:
-      convolve<K, V, 1>(x, weight, out, s, staged);
-      break;
-    case 2:
-      convolve<K, V, 2>(x, weight, out, s, staged);
-      break;
-    default:
-      convolve<K, V, 4>(x, weight, out, s, staged);
-      break;
+  const auto with_rows = [&]<bool kTapsOuter>() {
+    switch (tuned(kRowsKnob)) {
+      case 2:
+        convolve<K, V, 2, kTapsOuter>(x, weight, out, s, staged);
+        break;
+      case 4:
+        convolve<K, V, 4, kTapsOuter>(x, weight, out, s, staged);
+        break;
+      default:
+        convolve<K, V, 1, kTapsOuter>(x, weight, out, s, staged);
+        break;
+    }
+  };
+  if (tuned(kOrderKnob) != 0) {
+    with_rows.template operator()<true>();
+  } else {
+    with_rows.template operator()<false>();
   }
 }
 
@@ -294,7 +325,11 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
                            (w + 2u * padding - reach) / stride + 1u};
   auto staged = shared<f32>(K * K * depthwise::kPitch);
   IRON_IF(specialized(c % depthwise::kV == 0u)) {
-    depthwise::convolve_rows<K, depthwise::kV>(x, weight, out, s, staged);
+    if (tuned(depthwise::kVectorKnob) == 2) {
+      depthwise::convolve_rows<K, 2>(x, weight, out, s, staged);
+    } else {
+      depthwise::convolve_rows<K, depthwise::kV>(x, weight, out, s, staged);
+    }
   }
   IRON_ELSE { depthwise::convolve_rows<K, 1>(x, weight, out, s, staged); }
 }
@@ -313,7 +348,8 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
            1;
   };
   const std::uint64_t c = q.constant("c");
-  const std::uint64_t vectors = c % kV == 0 ? c / kV : c;
+  const std::uint64_t v = tuned(kVectorKnob);
+  const std::uint64_t vectors = c % kV == 0 ? c / v : c;
   const std::uint64_t slices = (c + kSlice - 1) / kSlice;
   const std::uint64_t slice_vectors = (vectors + slices - 1) / slices;
   const std::uint64_t stride = q.constant("stride");
@@ -357,6 +393,8 @@ TuningSpace tuning() {
   return TuningSpace{}
       .knob(kRowsKnob, {1, 2, 4})
       .knob(kGroupsKnob, {0, 1, 2, 3, 4})
+      .knob(kOrderKnob, {0, 1})
+      .knob(kVectorKnob, {kV, 2})
       .prefer(&prefer_rows<K>);
 }
 }  // namespace depthwise
@@ -506,6 +544,24 @@ IRON_TEST(iron_conv2d_depthwise_k7, tuned_rows2_1x9x10x8, F32, F16, BF16) {
 IRON_TEST(iron_conv2d_depthwise_k7, tuned_rows4_s2_1x13x9x5, F32, F16, BF16) {
   return depthwise_setup({1, 13, 9, 5, 5, 7, 7, 2, 2, 3, 3, 1, 1, 5}, dt, rng,
                          {{"rows", 4}, {"groups", 3}});
+}
+
+// Two channels a thread (knob `vector`), with the taps outermost (knob `order`) or not, over
+// the same partial items.
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_rows4_taps_2x7x9x16, F32, F16, BF16) {
+  return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
+                         {{"rows", 4}, {"order", 1}, {"vector", 2}});
+}
+IRON_TEST(iron_conv2d_depthwise_k5, tuned_vector2_rows2_s2_1x11x8x12, F32, F16, BF16) {
+  return depthwise_setup({1, 11, 8, 12, 12, 5, 5, 2, 2, 2, 2, 1, 1, 12}, dt, rng,
+                         {{"rows", 2}, {"vector", 2}});
+}
+IRON_TEST(iron_conv2d_depthwise_k7, tuned_vector2_rows2_taps_1x9x10x136, F32, F16, BF16) {
+  return depthwise_setup({1, 9, 10, 136, 136, 7, 7, 1, 1, 3, 3, 1, 1, 136}, dt, rng,
+                         {{"rows", 2}, {"order", 1}, {"vector", 2}});
+}
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_strided_dilated_1x9x9x8, F32, F16, BF16) {
+  return depthwise_setup({1, 9, 9, 8, 8, 3, 3, 2, 2, 2, 2, 2, 2, 8}, dt, rng, {{"vector", 2}});
 }
 
 // MobileNetV2's 112×112×96 3×3, EfficientNet's 56×56×144 5×5 and ConvNeXt's 56×56×96 7×7,
