@@ -13,11 +13,13 @@
 /// threadgroup memory as f32, tap-major, so a thread reads a tap's weights for its channels in one
 /// 16-byte access; then, in a grid-stride loop over its slice, each item is kOut = 4 consecutive
 /// outputs of a row for V = 4 channels (one 8-byte access in f16/bf16, 16 in f32, when c is a
-/// multiple of 4; else one channel). With stride 1 or 2 and dilation 1 an item holds R such rows
-/// of outputs (the knob `rows`) and loads each input vector they need once, from the input rows
-/// down, multiplying it into every output and tap that reads it (so neighbouring output rows do
-/// not each fetch their shared input rows from L2); other strides and dilations take items of one
-/// row whose kernel rows are a loop, an input vector a tap and output. Padding is a select, never
+/// multiple of 4; V = 2 under the knob `vector`; else one channel). With stride 1 or 2 and
+/// dilation 1 an item holds R such rows of outputs (the knob `rows`) and loads each input vector
+/// they need once, multiplying it into every output and tap that reads it (so neighbouring output
+/// rows do not each fetch their shared input rows from L2), in the order of its input rows or of
+/// its taps (the knob `order`); other strides and dilations take items of one row whose kernel
+/// rows are a loop, an input vector a tap and output. The kernels' rule picks the knobs by dtype
+/// and stride. Padding is a select, never
 /// a branch (a tap in the padding reads a pixel of the image and counts zero), so all of an item's
 /// loads can be in flight together. The groups are few enough (four a multiprocessor, shared
 /// among the slices) that each reuses its staged weights for many items.
@@ -363,11 +365,12 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
   return {{static_cast<std::uint32_t>(groups), static_cast<std::uint32_t>(slices), 1}, {tpg, 1, 1}};
 }
 
-/// The rule of a K × K kernel: for f16 and bf16 launches of dilation 1, the fastest `rows` and
-/// `groups` that `iron tune` found for the benches on an H100 (bench/NOTES.md §65): at stride 1
-/// 3×3 four rows under two groups, 5×5 two rows under two groups, 7×7 two rows unbounded; at
-/// stride 2 3×3 two rows under two groups. Anything else keeps the defaults (one row, no bound),
-/// which ptxas fits without local memory in every dtype.
+/// The rule of a K × K kernel: for f16 and bf16 launches of dilation 1, the fastest
+/// configuration `iron tune` found for the benches on an H100 (bench/NOTES.md §65), each with the
+/// taps outermost but the last: at stride 1 3×3 four rows under two groups, 5×5 two rows, 7×7
+/// four rows of two channels under two groups; at stride 2 3×3 one row of two channels.
+/// Anything else keeps the defaults (one row of four channels, no bound), which ptxas fits
+/// without local memory in every dtype.
 template <u32 K>
 dsl::TuningConfig prefer_rows(DType dtype, const dsl::LaunchConstants& c) {
   const auto is = [&](const char* name, double value) {
@@ -376,18 +379,22 @@ dsl::TuningConfig prefer_rows(DType dtype, const dsl::LaunchConstants& c) {
   };
   if (dtype_size(dtype) != 2 || !is("dilation", 1)) return {};
   if (is("stride", 1)) {
-    if constexpr (K == 3) return {{kRowsKnob, 4}, {kGroupsKnob, 2}};
-    if constexpr (K == 5) return {{kRowsKnob, 2}, {kGroupsKnob, 2}};
-    if constexpr (K == 7) return {{kRowsKnob, 2}};
+    if constexpr (K == 3) return {{kRowsKnob, 4}, {kGroupsKnob, 2}, {kOrderKnob, 1}};
+    if constexpr (K == 5) return {{kRowsKnob, 2}, {kOrderKnob, 1}};
+    if constexpr (K == 7)
+      return {{kRowsKnob, 4}, {kGroupsKnob, 2}, {kOrderKnob, 1}, {kVectorKnob, 2}};
   }
-  if (K == 3 && is("stride", 2)) return {{kRowsKnob, 2}, {kGroupsKnob, 2}};
+  if (K == 3 && is("stride", 2)) return {{kVectorKnob, 2}};
   return {};
 }
 
-/// The knobs: `rows`, the output rows an item of a stride-1 or -2 launch holds (R · 4 · 4 f32
+/// The knobs: `rows`, the output rows an item of a stride-1 or -2 launch holds (R · 4 · V f32
 /// sums a thread), each input row read once for all of them; `groups`, the groups of 256 threads
 /// a multiprocessor ptxas is asked to fit (0: no bound), which trades the loads it hoists for
-/// groups in flight; and the rule above.
+/// groups in flight; `order`, whether an item's loop runs over its taps (each tap's weights read
+/// once, the input rows loaded as the taps reach them) or its input rows (0); `vector`, the
+/// channels a thread (V: 4, or 2 for half the registers a thread and twice the threads); and the
+/// rule above.
 template <u32 K>
 TuningSpace tuning() {
   return TuningSpace{}
@@ -520,19 +527,20 @@ IRON_TEST(iron_conv2d_depthwise_k7, one_pixel_1x7x7x12, F32, F16, BF16) {
 
 // The knobs off their defaults: items of two and four output rows over heights that leave a
 // partial last item, at stride 1 and 2, under ptxas's group bounds (the rule's configurations
-// among them: 3×3 four rows, two groups; its stride 2 two rows, two groups; 5×5 two rows, two
-// groups; 7×7 two rows).
-IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows4_2x7x9x16, F32, F16, BF16) {
+// among these and the next: 3×3 four rows under two groups, taps outermost; its stride 2 two
+// channels a thread; 5×5 two rows, taps outermost; 7×7 four rows of two channels, taps outermost,
+// two groups).
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows4_taps_2x7x9x16, F32, F16, BF16) {
   return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
-                         {{"rows", 4}, {"groups", 2}});
+                         {{"rows", 4}, {"groups", 2}, {"order", 1}});
 }
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows2_s2_1x11x8x12, F32, F16, BF16) {
   return depthwise_setup({1, 11, 8, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 12}, dt, rng,
                          {{"rows", 2}, {"groups", 2}});
 }
-IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows2_1x9x6x20, F32, F16, BF16) {
+IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows2_taps_1x9x6x20, F32, F16, BF16) {
   return depthwise_setup({1, 9, 6, 20, 20, 5, 5, 1, 1, 2, 2, 1, 1, 20}, dt, rng,
-                         {{"rows", 2}, {"groups", 2}});
+                         {{"rows", 2}, {"order", 1}});
 }
 IRON_TEST(iron_conv2d_depthwise_k5, tuned_rows4_1x11x6x8, F32, F16, BF16) {
   return depthwise_setup({1, 11, 6, 8, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8}, dt, rng,
@@ -556,9 +564,12 @@ IRON_TEST(iron_conv2d_depthwise_k5, tuned_vector2_rows2_s2_1x11x8x12, F32, F16, 
   return depthwise_setup({1, 11, 8, 12, 12, 5, 5, 2, 2, 2, 2, 1, 1, 12}, dt, rng,
                          {{"rows", 2}, {"vector", 2}});
 }
-IRON_TEST(iron_conv2d_depthwise_k7, tuned_vector2_rows2_taps_1x9x10x136, F32, F16, BF16) {
+IRON_TEST(iron_conv2d_depthwise_k7, tuned_vector2_rows4_taps_1x9x10x136, F32, F16, BF16) {
   return depthwise_setup({1, 9, 10, 136, 136, 7, 7, 1, 1, 3, 3, 1, 1, 136}, dt, rng,
-                         {{"rows", 2}, {"order", 1}, {"vector", 2}});
+                         {{"rows", 4}, {"groups", 2}, {"order", 1}, {"vector", 2}});
+}
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_s2_2x9x11x20, F32, F16, BF16) {
+  return depthwise_setup({2, 9, 11, 20, 20, 3, 3, 2, 2, 1, 1, 1, 1, 20}, dt, rng, {{"vector", 2}});
 }
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_strided_dilated_1x9x9x8, F32, F16, BF16) {
   return depthwise_setup({1, 9, 9, 8, 8, 3, 3, 2, 2, 2, 2, 2, 2, 8}, dt, rng, {{"vector", 2}});

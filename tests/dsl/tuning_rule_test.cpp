@@ -251,14 +251,15 @@ TEST(TuningRule, A16BitDepthwiseConvolutionTakesItsMeasuredRowsAndGroups) {
                            {"padding", 1},
                            {"dilation", dilation}};
   };
-  const TuningConfig four_rows{{"rows", 4}, {"groups", 2}};
-  const TuningConfig two_rows{{"rows", 2}, {"groups", 2}};
   for (const DType dtype : {DType::BF16, DType::F16}) {
-    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(1, 1)), four_rows);
-    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(2, 1)), two_rows);
-    EXPECT_EQ(chosen("iron_conv2d_depthwise_k5", dtype, depthwise(1, 1)), two_rows);
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(1, 1)),
+              (TuningConfig{{"groups", 2}, {"order", 1}, {"rows", 4}}));
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(2, 1)),
+              (TuningConfig{{"vector", 2}}));
+    EXPECT_EQ(chosen("iron_conv2d_depthwise_k5", dtype, depthwise(1, 1)),
+              (TuningConfig{{"order", 1}, {"rows", 2}}));
     EXPECT_EQ(chosen("iron_conv2d_depthwise_k7", dtype, depthwise(1, 1)),
-              (TuningConfig{{"rows", 2}}));
+              (TuningConfig{{"groups", 2}, {"order", 1}, {"rows", 4}, {"vector", 2}}));
   }
   // Unmeasured strides and dilations, and f32, keep the defaults (one row, no bound).
   const TuningConfig defaults;  // the rule names nothing: the defaults
