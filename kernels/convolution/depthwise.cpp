@@ -54,6 +54,7 @@ inline constexpr const char* kRowsKnob = "rows";      ///< output rows an item (
 inline constexpr const char* kGroupsKnob = "groups";  ///< groups a multiprocessor asked of ptxas
 inline constexpr const char* kOrderKnob = "order";    ///< 1: an item's taps outermost, else rows
 inline constexpr const char* kVectorKnob = "vector";  ///< channels a thread: kV or 2
+inline constexpr const char* kInteriorKnob = "interior";  ///< 1: items inside skip the selects
 
 /// The sizes the body reads.
 struct Sizes {
@@ -74,6 +75,19 @@ std::array<Expr<f32>, V> pixel(const Tensor<T>& x, const Sizes& s, const Expr<u3
   } else {
     const auto lanes = load_lanes<V>(x[at]);
     for (u32 e = 0; e < V; ++e) v[e] = select(inside, cast<f32>(lanes[e]), Expr<f32>(0.0f));
+  }
+  return v;
+}
+
+/// V channels' f32 values of x at element `at`, a pixel inside the image.
+template <u32 V, class T>
+std::array<Expr<f32>, V> inner_pixel(const Tensor<T>& x, const Expr<u32>& at) {
+  std::array<Expr<f32>, V> v;
+  if constexpr (V == 1) {
+    v[0] = cast<f32>(load(x[at]));
+  } else {
+    const auto lanes = load_lanes<V>(x[at]);
+    for (u32 e = 0; e < V; ++e) v[e] = cast<f32>(lanes[e]);
   }
   return v;
 }
@@ -139,12 +153,82 @@ void store_outputs(const Out<T>& out, const Sizes& s, const std::vector<Var<f32>
   }
 }
 
-/// The items of this row of groups for a stride S and dilation D known at trace time: each item
-/// is R output rows × kOut outputs of V channels, and reads each input row its outputs need
-/// ((R − 1)·S + (K − 1)·D + 1 of them) once, every tap of every output row that uses it
-/// multiplied while it is in registers. At stride 1 an input row is then read (R + K − 1) / R
-/// times, not K times as by items of one row (bench/NOTES.md §65).
-template <u32 K, u32 V, u32 S, u32 D, u32 R, bool kTapsOuter, class T>
+/// One item of R output rows × kOut outputs of V channels (channel ch, the slice's chl) from
+/// output row oy0 and column ox0 of image b, for a stride S and dilation D known at trace time:
+/// each input row its outputs need ((R − 1)·S + (K − 1)·D + 1 of them) is loaded once, every tap
+/// of every output row that uses it multiplied while it is in registers. At stride 1 an input row
+/// is then read (R + K − 1) / R times, not K times as by items of one row (bench/NOTES.md §65).
+/// kChecked: each input vector may lie in the padding (a select); else every one is inside.
+template <u32 K, u32 V, u32 S, u32 D, u32 R, bool kTapsOuter, bool kChecked, class T>
+void rolling_item(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out, const Sizes& s,
+                  const Expr<u32>& ch, const Expr<u32>& chl, const Expr<u32>& b,
+                  const Expr<u32>& oy0, const Expr<u32>& ox0) {
+  constexpr u32 kRows = (R - 1) * S + (K - 1) * D + 1;
+  constexpr u32 kCols = (kOut - 1) * S + (K - 1) * D + 1;
+  // acc[(q · kOut + o) · V + e]: output row oy0 + q, column ox0 + o, channel ch + e.
+  std::vector<Var<f32>> acc;
+  acc.reserve(std::size_t{R} * kOut * V);
+  for (u32 a = 0; a < R * kOut * V; ++a) acc.emplace_back(0.0f);
+  // Input row j's vectors, loaded where first used.
+  using Row = std::array<std::array<Expr<f32>, V>, kCols>;
+  std::array<std::optional<Row>, kRows> loaded;
+  const auto row = [&](u32 j) -> const Row& {
+    if (!loaded[j]) {
+      auto yp = oy0 * S + j;
+      Row px;
+      if constexpr (kChecked) {
+        auto row_inside = yp >= s.pad && yp < s.h + s.pad;
+        auto image_row = b * s.h + max(yp, s.pad) - s.pad;
+        for (u32 col = 0; col < kCols; ++col)
+          px[col] = pixel<V>(x, s, image_row, row_inside, ox0 * S + col, ch);
+      } else {
+        auto first = ((b * s.h + yp - s.pad) * s.w + ox0 * S - s.pad) * s.c + ch;
+        for (u32 col = 0; col < kCols; ++col) px[col] = inner_pixel<V>(x, first + col * s.c);
+      }
+      loaded[j] = px;
+    }
+    return *loaded[j];
+  };
+  // Output row q, tap (ky, kx): input row q·S + ky·D, its columns o·S + kx·D.
+  const auto multiply = [&](u32 q, u32 ky, u32 kx, const std::array<Expr<f32>, V>& wk) {
+    const Row& px = row(q * S + ky * D);
+    for (u32 o = 0; o < kOut; ++o) {
+      for (u32 e = 0; e < V; ++e) {
+        auto& a = acc[(std::size_t{q} * kOut + o) * V + e];
+        a = fma(px[o * S + kx * D][e], wk[e], a.get());
+      }
+    }
+  };
+  if constexpr (kTapsOuter) {
+    // Each tap's weights read once; the input rows slide down with ky.
+    for (u32 ky = 0; ky < K; ++ky) {
+      for (u32 kx = 0; kx < K; ++kx) {
+        const auto wk = tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl);
+        for (u32 q = 0; q < R; ++q) multiply(q, ky, kx, wk);
+      }
+    }
+  } else {
+    // Each input row in turn, into every output row and tap that reads it.
+    for (u32 j = 0; j < kRows; ++j) {
+      for (u32 q = 0; q < R; ++q) {
+        if (j < q * S || (j - q * S) % D != 0 || (j - q * S) / D >= K) continue;
+        const u32 ky = (j - q * S) / D;
+        for (u32 kx = 0; kx < K; ++kx)
+          multiply(q, ky, kx, tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl));
+      }
+    }
+  }
+  for (u32 q = 0; q < R; ++q) {
+    IRON_IF(oy0 + q < s.oh) {
+      store_outputs<V>(out, s, acc, std::size_t{q} * kOut * V, b * s.oh + oy0 + q, ox0, ch);
+    }
+  }
+}
+
+/// The items of this row of groups for a stride S and dilation D known at trace time
+/// (rolling_item); with kInterior, an item whose input vectors all lie inside the image takes a
+/// body without selects (the branch is uniform across most warps: their items share a strip).
+template <u32 K, u32 V, u32 S, u32 D, u32 R, bool kTapsOuter, bool kInterior, class T>
 void rolling_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>& out,
                      const Sizes& s, const Slice& sl) {
   constexpr u32 kRows = (R - 1) * S + (K - 1) * D + 1;
@@ -160,58 +244,17 @@ void rolling_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>
     auto chunk = rest / strips;  // b · chunks + oy0 / R
     auto oy0 = chunk % chunks * R;
     auto b = chunk / chunks;
-    // acc[(q · kOut + o) · V + e]: output row oy0 + q, column ox0 + o, channel ch + e.
-    std::vector<Var<f32>> acc;
-    acc.reserve(std::size_t{R} * kOut * V);
-    for (u32 a = 0; a < R * kOut * V; ++a) acc.emplace_back(0.0f);
-    // Input row j's vectors, loaded where first used.
-    using Row = std::array<std::array<Expr<f32>, V>, kCols>;
-    std::array<std::optional<Row>, kRows> loaded;
-    const auto row = [&](u32 j) -> const Row& {
-      if (!loaded[j]) {
-        auto yp = oy0 * S + j;
-        auto row_inside = yp >= s.pad && yp < s.h + s.pad;
-        auto image_row = b * s.h + max(yp, s.pad) - s.pad;
-        Row px;
-        for (u32 col = 0; col < kCols; ++col)
-          px[col] = pixel<V>(x, s, image_row, row_inside, ox0 * S + col, ch);
-        loaded[j] = px;
+    if constexpr (kInterior) {
+      auto inside = oy0 * S >= s.pad && oy0 * S + kRows <= s.h + s.pad && ox0 * S >= s.pad &&
+                    ox0 * S + kCols <= s.w + s.pad;
+      IRON_IF(inside) {
+        rolling_item<K, V, S, D, R, kTapsOuter, false>(x, staged, out, s, ch, chl, b, oy0, ox0);
       }
-      return *loaded[j];
-    };
-    // Output row q, tap (ky, kx): input row q·S + ky·D, its columns o·S + kx·D.
-    const auto multiply = [&](u32 q, u32 ky, u32 kx, const std::array<Expr<f32>, V>& wk) {
-      const Row& px = row(q * S + ky * D);
-      for (u32 o = 0; o < kOut; ++o) {
-        for (u32 e = 0; e < V; ++e) {
-          auto& a = acc[(std::size_t{q} * kOut + o) * V + e];
-          a = fma(px[o * S + kx * D][e], wk[e], a.get());
-        }
-      }
-    };
-    if constexpr (kTapsOuter) {
-      // Each tap's weights read once; the input rows slide down with ky.
-      for (u32 ky = 0; ky < K; ++ky) {
-        for (u32 kx = 0; kx < K; ++kx) {
-          const auto wk = tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl);
-          for (u32 q = 0; q < R; ++q) multiply(q, ky, kx, wk);
-        }
+      IRON_ELSE {
+        rolling_item<K, V, S, D, R, kTapsOuter, true>(x, staged, out, s, ch, chl, b, oy0, ox0);
       }
     } else {
-      // Each input row in turn, into every output row and tap that reads it.
-      for (u32 j = 0; j < kRows; ++j) {
-        for (u32 q = 0; q < R; ++q) {
-          if (j < q * S || (j - q * S) % D != 0 || (j - q * S) / D >= K) continue;
-          const u32 ky = (j - q * S) / D;
-          for (u32 kx = 0; kx < K; ++kx)
-            multiply(q, ky, kx, tap_weights<V>(staged, Expr<u32>(ky * K + kx), chl));
-        }
-      }
-    }
-    for (u32 q = 0; q < R; ++q) {
-      IRON_IF(oy0 + q < s.oh) {
-        store_outputs<V>(out, s, acc, std::size_t{q} * kOut * V, b * s.oh + oy0 + q, ox0, ch);
-      }
+      rolling_item<K, V, S, D, R, kTapsOuter, true>(x, staged, out, s, ch, chl, b, oy0, ox0);
     }
   }
 }
@@ -254,43 +297,50 @@ void strided_outputs(const Tensor<T>& x, const Shared<f32>& staged, const Out<T>
 
 /// The whole body for V channels an access: stage the slice's weights, then its items (R output
 /// rows each where the stride is 1 or 2 and the dilation 1).
-template <u32 K, u32 V, u32 R, bool kTapsOuter, class T>
+template <u32 K, u32 V, u32 R, bool kTapsOuter, bool kInterior, class T>
 void convolve(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
               const Shared<f32>& staged) {
   const Slice sl = slice_of<V>(s);
   stage_weights<K, V>(weight, staged, sl);
   IRON_IF(specialized(s.stride == 1u && s.dil == 1u)) {
-    rolling_outputs<K, V, 1, 1, R, kTapsOuter>(x, staged, out, s, sl);
+    rolling_outputs<K, V, 1, 1, R, kTapsOuter, kInterior>(x, staged, out, s, sl);
   }
   IRON_ELSE {
     IRON_IF(specialized(s.stride == 2u && s.dil == 1u)) {
-      rolling_outputs<K, V, 2, 1, R, kTapsOuter>(x, staged, out, s, sl);
+      rolling_outputs<K, V, 2, 1, R, kTapsOuter, kInterior>(x, staged, out, s, sl);
     }
     IRON_ELSE { strided_outputs<K, V>(x, staged, out, s, sl); }
   }
 }
 
-/// convolve with the knobs `rows` (R) and `order` in force.
+/// convolve with the knobs `rows` (R), `order` and `interior` in force.
 template <u32 K, u32 V, class T>
-void convolve_rows(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
-                   const Shared<f32>& staged) {
-  const auto with_rows = [&]<bool kTapsOuter>() {
-    switch (tuned(kRowsKnob)) {
-      case 2:
-        convolve<K, V, 2, kTapsOuter>(x, weight, out, s, staged);
-        break;
-      case 4:
-        convolve<K, V, 4, kTapsOuter>(x, weight, out, s, staged);
-        break;
-      default:
-        convolve<K, V, 1, kTapsOuter>(x, weight, out, s, staged);
-        break;
+void convolve_tuned(const Tensor<T>& x, const Tensor<T>& weight, const Out<T>& out, const Sizes& s,
+                    const Shared<f32>& staged) {
+  const auto with_interior = [&]<u32 R, bool kTapsOuter>() {
+    if (tuned(kInteriorKnob) != 0) {
+      convolve<K, V, R, kTapsOuter, true>(x, weight, out, s, staged);
+    } else {
+      convolve<K, V, R, kTapsOuter, false>(x, weight, out, s, staged);
     }
   };
-  if (tuned(kOrderKnob) != 0) {
-    with_rows.template operator()<true>();
-  } else {
-    with_rows.template operator()<false>();
+  const auto with_order = [&]<u32 R>() {
+    if (tuned(kOrderKnob) != 0) {
+      with_interior.template operator()<R, true>();
+    } else {
+      with_interior.template operator()<R, false>();
+    }
+  };
+  switch (tuned(kRowsKnob)) {
+    case 2:
+      with_order.template operator()<2>();
+      break;
+    case 4:
+      with_order.template operator()<4>();
+      break;
+    default:
+      with_order.template operator()<1>();
+      break;
   }
 }
 
@@ -328,12 +378,12 @@ IRON_KERNEL_TEMPLATE(iron_conv2d_depthwise, (u32 K),
   auto staged = shared<f32>(K * K * depthwise::kPitch);
   IRON_IF(specialized(c % depthwise::kV == 0u)) {
     if (tuned(depthwise::kVectorKnob) == 2) {
-      depthwise::convolve_rows<K, 2>(x, weight, out, s, staged);
+      depthwise::convolve_tuned<K, 2>(x, weight, out, s, staged);
     } else {
-      depthwise::convolve_rows<K, depthwise::kV>(x, weight, out, s, staged);
+      depthwise::convolve_tuned<K, depthwise::kV>(x, weight, out, s, staged);
     }
   }
-  IRON_ELSE { depthwise::convolve_rows<K, 1>(x, weight, out, s, staged); }
+  IRON_ELSE { depthwise::convolve_tuned<K, 1>(x, weight, out, s, staged); }
 }
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k3, 3);
 IRON_KERNEL_VARIANT(iron_conv2d_depthwise, k5, 5);
@@ -402,6 +452,7 @@ TuningSpace tuning() {
       .knob(kGroupsKnob, {0, 1, 2, 3, 4})
       .knob(kOrderKnob, {0, 1})
       .knob(kVectorKnob, {kV, 2})
+      .knob(kInteriorKnob, {0, 1})
       .prefer(&prefer_rows<K>);
 }
 }  // namespace depthwise
@@ -573,6 +624,25 @@ IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_s2_2x9x11x20, F32, F16, BF16) 
 }
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_strided_dilated_1x9x9x8, F32, F16, BF16) {
   return depthwise_setup({1, 9, 9, 8, 8, 3, 3, 2, 2, 2, 2, 2, 2, 8}, dt, rng, {{"vector", 2}});
+}
+
+// Items inside the image without selects (knob `interior`) beside items at its edges, in each
+// order, at stride 1 and 2, with four and two channels a thread.
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_interior_rows2_2x12x13x16, F32, F16, BF16) {
+  return depthwise_setup({2, 12, 13, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
+                         {{"rows", 2}, {"interior", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_interior_s2_vector2_1x15x17x12, F32, F16, BF16) {
+  return depthwise_setup({1, 15, 17, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 12}, dt, rng,
+                         {{"vector", 2}, {"interior", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k5, tuned_interior_rows2_taps_1x14x15x8, F32, F16, BF16) {
+  return depthwise_setup({1, 14, 15, 8, 8, 5, 5, 1, 1, 2, 2, 1, 1, 8}, dt, rng,
+                         {{"rows", 2}, {"order", 1}, {"interior", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k7, tuned_interior_rows4_taps_vector2_1x17x16x4, F32, F16, BF16) {
+  return depthwise_setup({1, 17, 16, 4, 4, 7, 7, 1, 1, 3, 3, 1, 1, 4}, dt, rng,
+                         {{"rows", 4}, {"order", 1}, {"vector", 2}, {"interior", 1}});
 }
 
 // MobileNetV2's 112×112×96 3×3, EfficientNet's 56×56×144 5×5 and ConvNeXt's 56×56×96 7×7,
