@@ -416,9 +416,10 @@ inline Geometry geometry(const GeometryQuery& q, std::uint64_t k) {
 }
 
 /// The rule of a K × K kernel: for f16 and bf16 launches of dilation 1, the fastest
-/// configuration `iron tune` found for the benches on an H100 (bench/NOTES.md §65), each with the
-/// taps outermost but the last: at stride 1 3×3 four rows under two groups, 5×5 two rows, 7×7
-/// four rows of two channels under two groups; at stride 2 3×3 one row of two channels.
+/// configuration `iron tune` found for the benches on an H100 (bench/NOTES.md §65): at stride 1
+/// 3×3 items of one row under four groups, those inside the image without selects; 5×5 two rows,
+/// taps outermost; 7×7 four rows of two channels under two groups, taps outermost; at stride 2
+/// 3×3 one row of two channels.
 /// Anything else keeps the defaults (one row of four channels, no bound), which ptxas fits
 /// without local memory in every dtype.
 template <u32 K>
@@ -429,7 +430,7 @@ dsl::TuningConfig prefer_rows(DType dtype, const dsl::LaunchConstants& c) {
   };
   if (dtype_size(dtype) != 2 || !is("dilation", 1)) return {};
   if (is("stride", 1)) {
-    if constexpr (K == 3) return {{kRowsKnob, 4}, {kGroupsKnob, 2}, {kOrderKnob, 1}};
+    if constexpr (K == 3) return {{kGroupsKnob, 4}, {kInteriorKnob, 1}};
     if constexpr (K == 5) return {{kRowsKnob, 2}, {kOrderKnob, 1}};
     if constexpr (K == 7)
       return {{kRowsKnob, 4}, {kGroupsKnob, 2}, {kOrderKnob, 1}, {kVectorKnob, 2}};
@@ -578,9 +579,8 @@ IRON_TEST(iron_conv2d_depthwise_k7, one_pixel_1x7x7x12, F32, F16, BF16) {
 
 // The knobs off their defaults: items of two and four output rows over heights that leave a
 // partial last item, at stride 1 and 2, under ptxas's group bounds (the rule's configurations
-// among these and the next: 3×3 four rows under two groups, taps outermost; its stride 2 two
-// channels a thread; 5×5 two rows, taps outermost; 7×7 four rows of two channels, taps outermost,
-// two groups).
+// among these and the next ones: its stride-2 3×3 two channels a thread; 5×5 two rows, taps
+// outermost; 7×7 four rows of two channels, taps outermost, two groups).
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_rows4_taps_2x7x9x16, F32, F16, BF16) {
   return depthwise_setup({2, 7, 9, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
                          {{"rows", 4}, {"groups", 2}, {"order", 1}});
@@ -627,10 +627,15 @@ IRON_TEST(iron_conv2d_depthwise_k3, tuned_vector2_strided_dilated_1x9x9x8, F32, 
 }
 
 // Items inside the image without selects (knob `interior`) beside items at its edges, in each
-// order, at stride 1 and 2, with four and two channels a thread.
+// order, at stride 1 and 2, with four and two channels a thread (the 3×3's rule: one row under
+// four groups).
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_interior_rows2_2x12x13x16, F32, F16, BF16) {
   return depthwise_setup({2, 12, 13, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16}, dt, rng,
                          {{"rows", 2}, {"interior", 1}});
+}
+IRON_TEST(iron_conv2d_depthwise_k3, tuned_interior_groups4_1x11x10x24, F32, F16, BF16) {
+  return depthwise_setup({1, 11, 10, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24}, dt, rng,
+                         {{"groups", 4}, {"interior", 1}});
 }
 IRON_TEST(iron_conv2d_depthwise_k3, tuned_interior_s2_vector2_1x15x17x12, F32, F16, BF16) {
   return depthwise_setup({1, 15, 17, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1, 12}, dt, rng,

@@ -253,7 +253,7 @@ TEST(TuningRule, A16BitDepthwiseConvolutionTakesItsMeasuredRowsAndGroups) {
   };
   for (const DType dtype : {DType::BF16, DType::F16}) {
     EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(1, 1)),
-              (TuningConfig{{"groups", 2}, {"order", 1}, {"rows", 4}}));
+              (TuningConfig{{"groups", 4}, {"interior", 1}}));
     EXPECT_EQ(chosen("iron_conv2d_depthwise_k3", dtype, depthwise(2, 1)),
               (TuningConfig{{"vector", 2}}));
     EXPECT_EQ(chosen("iron_conv2d_depthwise_k5", dtype, depthwise(1, 1)),
