@@ -185,6 +185,13 @@ IRON_TEST(iron_conv2d_fused_bias_silu, tuned_pointwise_1x12x12x24_to_40, F16, BF
   return fused_setup("silu", square(1, 12, 24, 40, 1, 1, 0), dt, rng,
                      {{"pointwise", 1}, {"bn", 128}});
 }
+// The rule's configuration below a 64-column step of k (bench/NOTES.md §66): 64-column tiles,
+// persistent groups (fewer than the tiles: each takes several), 24 channels into 144.
+IRON_TEST(iron_conv2d_fused_bias_silu, tuned_pointwise_shallow_2x15x15x24_to_144, F16, BF16) {
+  return fused_setup("silu", square(2, 15, 24, 144, 1, 1, 0), dt, rng,
+                     {{"pointwise", 1}, {"bn", 64}, {"persistent", 1}})
+      .groups(3);
+}
 // The image path (knob `image`): a 3×3 with the bias and ReLU in its epilogue, 80 channels
 // past a 64-column tile, rows of 7 pixels in boxes 8 wide.
 IRON_TEST(iron_conv2d_fused_bias_relu, tuned_image_2x7x7x64_to_80, F16, BF16) {

@@ -23,8 +23,12 @@ inline constexpr const char* kPointwiseKnob = "pointwise";
 inline constexpr const char* kWidthKnob = "bn";  ///< the pointwise tile's columns
 /// A group a multiprocessor taking tile after tile (gemm::warpgroup::Shape::persistent).
 inline constexpr const char* kPersistentKnob = "persistent";
-/// Fewest input channels the rule puts on the pointwise path: one 64-column step of k.
+/// Fewest input channels the rule puts on the pointwise path at its default width: one
+/// 64-column step of k.
 inline constexpr double kMinChannels = 64;
+/// Fewest input channels the rule puts on the pointwise path at all (in 64-column tiles): the
+/// narrowest measured, EfficientNet's 24 (bench/NOTES.md §66).
+inline constexpr double kMinShallowChannels = 24;
 
 /// Whether this trace takes the pointwise path: the knob on and T 16-bit (f32 has no warpgroup
 /// product and keeps the tiles under either value).
@@ -44,24 +48,27 @@ inline bool constants_are(const dsl::LaunchConstants& c, std::initializer_list<c
          std::ranges::all_of(zeros, [&](const char* name) { return is(name, 0.0); });
 }
 
-/// The pointwise configuration for a 16-bit launch when `plain` and c_in fills at least one
-/// 64-column step of k (the product's 128-byte rows, kMinChannels), persistent where its
-/// `pixels` × c_out make enough tiles (gemm::warpgroup::persistent_pays), else the defaults (the
-/// tiles). The tile width stays at its default: on the H100, 256 columns beat 128 and 64 even at
-/// EfficientNet's 144 channels, and there, with c_in = 24, the tiles beat the warpgroup product
-/// (62.2 µs against 66.1, bench/NOTES.md §55).
+/// The pointwise configuration for a 16-bit launch when `plain` and c_in is whole 16-byte pieces
+/// of at least kMinShallowChannels, persistent where its `pixels` × c_out make enough tiles
+/// (gemm::warpgroup::persistent_pays), else the defaults (the tiles). Where c_in fills a 64-column
+/// step of k (kMinChannels) the tile width stays at its default 256 (bench/NOTES.md §55); below
+/// it, where a tile's product is one short step and its epilogue most of its time, tiles of 64
+/// columns: EfficientNet's 24 → 144 with bias and SiLU on the H100 took 75.0 µs so, persistent,
+/// against 86.9 on the fragment tiles and 115.4 at 256 columns (bench/NOTES.md §66).
 inline dsl::TuningConfig pointwise_when(DType dtype, const dsl::LaunchConstants& c, bool plain,
                                         double pixels) {
   const auto c_in = c.find("c_in");
   const auto c_out = c.find("c_out");
-  const bool deep = c_in != c.end() && c_in->second >= kMinChannels &&
-                    static_cast<std::uint64_t>(c_in->second) % 8 == 0;
+  const bool pieces = c_in != c.end() && c_in->second >= kMinShallowChannels &&
+                      static_cast<std::uint64_t>(c_in->second) % 8 == 0;
   const bool half = dtype == DType::F16 || dtype == DType::BF16;
-  if (!plain || !deep || !half || c_out == c.end()) return {};
-  if (!gemm::warpgroup::persistent_pays(pixels, c_out->second, c_in->second, 2)) {
-    return {{kPointwiseKnob, 1}};
+  if (!plain || !pieces || !half || c_out == c.end()) return {};
+  dsl::TuningConfig config{{kPointwiseKnob, 1}};
+  if (c_in->second < kMinChannels) config[kWidthKnob] = gemm::warpgroup::kBN / 4;
+  if (gemm::warpgroup::persistent_pays(pixels, c_out->second, c_in->second, 2)) {
+    config[kPersistentKnob] = 1;
   }
-  return {{kPointwiseKnob, 1}, {kPersistentKnob, 1}};
+  return config;
 }
 
 /// The launch constant `name`, 0 where the launch lacks it.

@@ -123,12 +123,25 @@ TEST(TuningRule, EveryOtherShapeKeepsTheTiles) {
       {"grouped 3x3", {{"kh", 3}, {"kw", 3}, {"group_count", 2}}},
       {"3x3, c_in 96 (not whole 64-channel steps)", {{"kh", 3}, {"kw", 3}, {"c_in", 96}}},
       {"c_in 12 (rows not whole 16-byte pieces)", {{"c_in", 12}}},
-      {"c_in 24 (less than one 64-column step of k)", {{"c_in", 24}}},
+      {"c_in 16 (narrower than any measured)", {{"c_in", 16}}},
       {"c_in 76 (rows not whole 16-byte pieces)", {{"c_in", 76}}}};
   for (const auto& [what, changed] : others) {
     EXPECT_EQ(chosen("iron_conv2d", DType::BF16, conv2d_1x1(changed)), TuningConfig{}) << what;
   }
   EXPECT_EQ(chosen("iron_conv2d", DType::F32, conv2d_1x1()), TuningConfig{});  // no wgmma in f32
+}
+
+TEST(TuningRule, AShallowPointwiseConvolutionTakesNarrowTiles) {
+  // EfficientNet's 24 → 144: less than one 64-column step of k, tiles of 64 columns; persistent
+  // once the pixels make enough tiles.
+  const LaunchConstants shallow = conv2d_1x1({{"c_in", 24}, {"c_out", 144}});
+  EXPECT_EQ(chosen("iron_conv2d_fused_bias_silu", DType::BF16, shallow),
+            (TuningConfig{{"bn", 64}, {"pointwise", 1}}));
+  EXPECT_EQ(chosen("iron_conv2d_fused_bias_silu", DType::BF16,
+                   conv2d_1x1({{"batch", 32}, {"c_in", 24}, {"c_out", 144}})),
+            (TuningConfig{{"bn", 64}, {"persistent", 1}, {"pointwise", 1}}));
+  EXPECT_EQ(chosen("iron_conv2d", DType::F16, conv2d_1x1({{"c_in", 40}})),
+            (TuningConfig{{"bn", 64}, {"pointwise", 1}}));
 }
 
 TEST(TuningRule, ATuningFileEntryWinsOverTheRule) {
