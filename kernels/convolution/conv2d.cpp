@@ -24,7 +24,7 @@
 /// is. The groups run along z. Narrow groups (≤ 16 output channels, cin_g a multiple of 4, kw ·
 /// cin_g ≤ 48, 16 in f32) take kernels/convolution/narrow_groups.hpp's body on the same grid: sets
 /// of groups staged together, only each group's products. Under the tuning knob `pointwise`,
-/// which the kernels' rule sets for a 16-bit plain 1×1 with c_in a multiple of 8 and ≥ 64
+/// which the kernels' rule sets for a 16-bit plain 1×1 with c_in a multiple of 8 and ≥ 24
 /// (docs/tuning.md, "Rules"), the product is iron_gemm_warpgroup_nk's instead
 /// (kernels/convolution/pointwise.hpp).
 ///
