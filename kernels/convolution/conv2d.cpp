@@ -212,6 +212,12 @@ IRON_TEST(iron_conv2d, tuned_persistent_2x9x9x320_to_300, F16, BF16) {
 IRON_TEST(iron_conv2d, tuned_persistent_bn64_1x9x9x64_to_300, F16, BF16) {
   return persistent_conv_setup(square(1, 9, 64, 300, 1, 1, 0), dt, rng, 1, {{"bn", 64}});
 }
+// 64-pixel tiles of two groups a multiprocessor (knobs `bm`, `resident`): 3 × 3 tiles of 162
+// pixels by 300 channels (the last of each partial) over 4 groups.
+IRON_TEST(iron_conv2d, tuned_persistent_resident_2_2x9x9x64_to_300, F16, BF16) {
+  return persistent_conv_setup(square(2, 9, 64, 300, 1, 1, 0), dt, rng, 4,
+                               {{"bm", 64}, {"bn", 128}, {"resident", 2}});
+}
 // Narrower tiles (knob `bn`): 300 channels over five 64-column tiles, the last partial.
 IRON_TEST(iron_conv2d, tuned_pointwise_bn64_1x9x9x64_to_300, F16, BF16) {
   return conv_setup(square(1, 9, 64, 300, 1, 1, 0), false, dt, rng, {{"pointwise", 1}, {"bn", 64}});
@@ -227,6 +233,12 @@ IRON_TEST(iron_conv2d, tuned_image_3x3_2x9x9x64_to_72, F16, BF16) {
 IRON_TEST(iron_conv2d, tuned_image_dilated_1x6x10x128_to_40, F16, BF16) {
   return conv_setup({1, 6, 10, 128, 40, 3, 3, 1, 1, 2, 2, 2, 2, 1}, false, dt, rng,
                     {{"image", 8}, {"bn", 64}, {"stages", 16}});
+}
+// Two groups a multiprocessor (knob `resident`: on CUDA half the registers and the ring's
+// stages that fit half the shared memory) over the 3×3 of 9 × 9 pixels into 72 channels.
+IRON_TEST(iron_conv2d, tuned_image_resident_2_2x9x9x64_to_72, F16, BF16) {
+  return conv_setup(square(2, 9, 64, 72, 3, 1, 1), false, dt, rng,
+                    {{"image", 16}, {"bn", 64}, {"stages", 16}, {"resident", 2}});
 }
 // Five steps of k (the ring wraps, each thread's taps move across kernel rows) over 200 pixels.
 IRON_TEST(iron_conv2d, resnet_3x3_steps_2x10x10x32_to_24, F32, F16, BF16) {

@@ -117,12 +117,13 @@ struct PixelTileA {
   }
 };
 
-/// The image path's tile shape: 128 pixels, the width and stage knobs' (iron_gemm_warpgroup_nk's
-/// `bn` and `stages`), the rest gemm's defaults.
+/// The image path's tile shape: 128 pixels, the width, stage and residency knobs'
+/// (iron_gemm_warpgroup_nk's `bn`, `stages` and `resident`), the rest gemm's defaults.
 inline gemm::warpgroup::Shape image_shape() {
   gemm::warpgroup::Shape shape;
   shape.bn = dsl::tuned("bn");
   shape.stages = dsl::tuned("stages");
+  shape.resident = dsl::tuned("resident");
   return shape;
 }
 
@@ -135,13 +136,15 @@ inline std::string image_tiles(const std::string& oh, const std::string& ow, std
 
 /// Declares the image path's dispatch, grid and contract: a group of 384 threads per tile of
 /// 128 pixels × bn channels (`oh`, `ow`: the output's height and width as contract
-/// expressions), every launch of stride 1 (`strides`), one group and c_in a multiple of 64.
+/// expressions), `resident` of them a multiprocessor asked of the compiler, every launch of
+/// stride 1 (`strides`), one group and c_in a multiple of 64.
 inline void declare_image(const std::string& oh, const std::string& ow,
                           const dsl::Constexpr<dsl::u32>& c_in,
                           std::initializer_list<dsl::Constexpr<dsl::u32>> ones) {
   using namespace iron::dsl;
   const gemm::warpgroup::Shape shape = image_shape();
   dispatch(tiled, {exactly(gemm::warpgroup::threads_of(shape.bm))});
+  if (shape.resident > 1) occupancy(shape.resident);
   grid("[ceil_div(c_out, " + std::to_string(shape.bn) + "), " +
        image_tiles(oh, ow, dsl::tuned(kImageKnob)) + ", 1]");
   for (const auto& c : ones) require_at_most(c, "1");

@@ -20,7 +20,10 @@
 namespace iron::kernels::convolution {
 
 inline constexpr const char* kPointwiseKnob = "pointwise";
-inline constexpr const char* kWidthKnob = "bn";  ///< the pointwise tile's columns
+inline constexpr const char* kWidthKnob = "bn";   ///< the pointwise tile's columns
+inline constexpr const char* kHeightKnob = "bm";  ///< the pointwise tile's pixels
+/// Groups a multiprocessor (gemm::warpgroup::Shape::resident).
+inline constexpr const char* kResidentKnob = "resident";
 /// A group a multiprocessor taking tile after tile (gemm::warpgroup::Shape::persistent).
 inline constexpr const char* kPersistentKnob = "persistent";
 /// Fewest input channels the rule puts on the pointwise path at its default width: one
@@ -91,24 +94,30 @@ inline dsl::TuningConfig prefer_pointwise_1d(DType dtype, const dsl::LaunchConst
                         constant_or_zero(c, "batch") * constant_or_zero(c, "length"));
 }
 
-/// The knobs, the path off by default, with a form's rule: `pointwise`, the width of its tile
-/// (iron_gemm_warpgroup_nk's `bn`) and whether its groups are persistent (its `persistent`);
-/// nothing changes under the tiles.
+/// The knobs, the path off by default, with a form's rule: `pointwise`, the height and width of
+/// its tile (iron_gemm_warpgroup_nk's `bm` and `bn`), whether its groups are persistent (its
+/// `persistent`) and how many a multiprocessor holds (its `resident`); nothing changes under the
+/// tiles.
 inline dsl::TuningSpace pointwise_tuning(dsl::TuningRule rule) {
+  using gemm::warpgroup::kBM;
   using gemm::warpgroup::kBN;
   return dsl::TuningSpace{}
       .knob(kPointwiseKnob, {0, 1})
+      .knob(kHeightKnob, {kBM, kBM / 2})
       .knob(kWidthKnob, {kBN, kBN / 2, kBN / 4})
       .knob(kPersistentKnob, {0, 1})
+      .knob(kResidentKnob, {1, 2})
       .prefer(rule);
 }
 
-/// The pointwise product's shape: 128 rows, the width and persistence knobs', the rest gemm's
-/// defaults.
+/// The pointwise product's shape: the height, width, persistence and residency knobs', the rest
+/// gemm's defaults.
 inline gemm::warpgroup::Shape pointwise_shape() {
   gemm::warpgroup::Shape shape;
+  shape.bm = dsl::tuned(kHeightKnob);
   shape.bn = dsl::tuned(kWidthKnob);
   shape.persistent = dsl::tuned(kPersistentKnob) == 1;
+  shape.resident = dsl::tuned(kResidentKnob);
   return shape;
 }
 
@@ -136,7 +145,7 @@ inline std::optional<dsl::Geometry> pointwise_geometry(const dsl::GeometryQuery&
   dsl::GeometryQuery product = q;
   product.constants["m"] = static_cast<double>(pixels);
   product.constants["n"] = static_cast<double>(q.constant("c_out"));
-  return gemm::warpgroup::geometry(product, shape.bm, shape.bn, shape.persistent);
+  return gemm::warpgroup::geometry(product, shape.bm, shape.bn, shape.persistent, shape.resident);
 }
 
 /// out [pixels, c_out] ← value(channel, Σ_ci x[pixel, ci] · weight[channel, ci]) rounded to T,

@@ -406,6 +406,11 @@ IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_small_tiles_640x300x72, F16, 
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_one_group_200x260x64, F16, BF16) {
   return persistent_setup(200, 260, 64, dt, rng, 1, {{"bn", 128}});
 }
+// Two groups a multiprocessor (knob `resident`: each half the registers and shared memory) of
+// 64×128 tiles: 30 tiles over 5 groups, edges past m and n, k two steps and a partial one.
+IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_resident_2_330x600x136, F16, BF16) {
+  return persistent_setup(330, 600, 136, dt, rng, 5, {{"bm", 64}, {"bn", 128}, {"resident", 2}});
+}
 
 // b as [k, n]: whole tiles over five steps, each step's b four 64-column panels; n past a tile
 // with rows of whole 16-byte pieces (the TMA path) and without (n = 300: element by element);

@@ -113,7 +113,8 @@ dsl::TuningSpace blockwise_tuning_space() {
       .knob("bn", {gemm::warpgroup::kBN / 2, gemm::warpgroup::kBN / 4})
       .knob("stages", {gemm::warpgroup::kWideStages, 6, 3})
       .knob("band", {gemm::kBandRows, 4, 16})
-      .knob("persistent", {0, 1});
+      .knob("persistent", {0, 1})
+      .knob("resident", {1, 2});
 }
 
 }  // namespace
@@ -126,8 +127,9 @@ IRON_KERNEL_TEMPLATE(iron_gemm_fp8_blockwise, (class F8),
   layout(scale_a, "[m, ceil_div(k, 128)]");
   layout(scale_b, "[ceil_div(n, 128), ceil_div(k, 128)]");
   layout(out, "[m, n]");
-  const gemm::warpgroup::Shape shape{tuned("bm"), tuned("bn"),   tuned("stages"),
-                                     0,           tuned("band"), tuned("persistent") == 1};
+  const gemm::warpgroup::Shape shape{
+      tuned("bm"),      tuned("bn"), tuned("stages"), 0, tuned("band"), tuned("persistent") == 1,
+      tuned("resident")};
   gemm::warpgroup::declare<F8>(shape, k);
   const Fp8BlockScales blocks{scale_a, scale_b, (k + (kScaleBlock - 1)) / kScaleBlock};
   gemm::warpgroup::tile_product(

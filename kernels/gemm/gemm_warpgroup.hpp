@@ -55,7 +55,10 @@ inline constexpr std::uint32_t kStagedRows = 32;
 /// ring of `stages` steps whose products stay in flight `lag` more steps; tiles taken in bands
 /// of `band` tile rows (banded_position); `persistent`: a group a multiprocessor, each taking
 /// every grid-th tile, its ring running on from one tile to the next (persistent_tile_product),
-/// else a group a tile.
+/// else a group a tile; `resident` groups a multiprocessor asked of the compiler (occupancy: each
+/// gets that share of the registers and of the shared memory, which bounds its stages), so that
+/// one group's epilogue runs beside another's products; a persistent launch has that many a
+/// multiprocessor.
 struct Shape {
   std::uint32_t bm = kBM;
   std::uint32_t bn = kBN;
@@ -63,6 +66,7 @@ struct Shape {
   std::uint32_t lag = kWideLag;
   std::uint32_t band = kBandRows;
   bool persistent = false;
+  std::uint32_t resident = 1;
 };
 
 /// Tiles from which a launch is made persistent by the rule (prefer_tiles): two a
@@ -140,13 +144,15 @@ dsl::TuningSpace tuning_space() {
       .knob("lag", {kWideLag, 0})
       .knob("band", {kBandRows, 4, 16})
       .knob("persistent", {0, 1})
+      .knob("resident", {1, 2})
       .prefer(&prefer_tiles<OPERAND_BYTES, B_ROWS>);
 }
 
 /// The Shape of the knobs in force (dsl::tuned), for a kernel that declares tuning_space().
 inline Shape tuned_shape() {
-  return {dsl::tuned("bm"),  dsl::tuned("bn"),   dsl::tuned("stages"),
-          dsl::tuned("lag"), dsl::tuned("band"), dsl::tuned("persistent") == 1};
+  return {dsl::tuned("bm"),      dsl::tuned("bn"),   dsl::tuned("stages"),
+          dsl::tuned("lag"),     dsl::tuned("band"), dsl::tuned("persistent") == 1,
+          dsl::tuned("resident")};
 }
 
 /// The shared rings of a product of BM×BN: BM×step of a and BN×step of b a stage (step_of), in
@@ -752,12 +758,13 @@ void tile_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>
 /// The dispatch, grid and contract: a group of threads_of(bm) threads per bm×bn tile of out
 /// [m, n] (`m` and `n` the contract's expressions of its rows and columns); with `persistent`,
 /// at most that many groups (each takes every grid-th tile) and k whole 16-byte pieces of T
-/// (persistent_product's copies).
+/// (persistent_product's copies); the occupancy of `resident` groups where it is more than one.
 template <class T>
 void declare(const Shape& shape, const dsl::Constexpr<dsl::u32>& k, const std::string& m = "m",
              const std::string& n = "n") {
   using namespace iron::dsl;
   dispatch(tiled, {exactly(threads_of(shape.bm))});
+  if (shape.resident > 1) occupancy(shape.resident);
   const std::string tiles_n = "ceil_div(" + n + ", " + std::to_string(shape.bn) + ")";
   const std::string tiles_m = "ceil_div(" + m + ", " + std::to_string(shape.bm) + ")";
   if (shape.persistent) {
@@ -768,25 +775,28 @@ void declare(const Shape& shape, const dsl::Constexpr<dsl::u32>& k, const std::s
   }
 }
 
-/// The launch: a group per bm×bn tile of out; with `persistent`, a group per multiprocessor
-/// (one fits: a stage ring of up to 192 KB) or per tile where there are fewer.
+/// The launch: a group per bm×bn tile of out; with `persistent`, `resident` groups per
+/// multiprocessor (Shape::resident) or one per tile where there are fewer.
 inline dsl::Geometry geometry(const dsl::GeometryQuery& q, std::uint32_t bm = kBM,
-                              std::uint32_t bn = kBN, bool persistent = false) {
+                              std::uint32_t bn = kBN, bool persistent = false,
+                              std::uint32_t resident = 1) {
   const std::uint32_t tiles_n = dsl::tile_count(q.constant("n"), bn);
   const std::uint32_t tiles_m = dsl::tile_count(q.constant("m"), bm);
   if (persistent) {
     const std::uint64_t tiles = std::uint64_t{tiles_n} * tiles_m;
     const auto groups = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(tiles, std::max<std::uint32_t>(q.device.multiprocessors, 1)));
+        std::min<std::uint64_t>(tiles, std::uint64_t{std::max<std::uint32_t>(resident, 1)} *
+                                           std::max<std::uint32_t>(q.device.multiprocessors, 1)));
     return {{groups, 1, 1}, {threads_of(bm), 1, 1}};
   }
   return {{tiles_n, tiles_m, 1}, {threads_of(bm), 1, 1}};
 }
 
-/// geometry under the knobs in force (bm, bn, persistent), for a kernel that declares
+/// geometry under the knobs in force (bm, bn, persistent, resident), for a kernel that declares
 /// tuning_space() or their like.
 inline dsl::Geometry tuned_geometry(const dsl::GeometryQuery& q) {
-  return geometry(q, dsl::tuned("bm"), dsl::tuned("bn"), dsl::tuned("persistent") == 1);
+  return geometry(q, dsl::tuned("bm"), dsl::tuned("bn"), dsl::tuned("persistent") == 1,
+                  dsl::tuned("resident"));
 }
 
 }  // namespace iron::kernels::gemm::warpgroup

@@ -31,8 +31,23 @@ constexpr std::size_t kPatternElements = std::size_t{1} << 20;  ///< random valu
 constexpr int kWarmup = 3;
 constexpr std::uint64_t kMostBufferSets = 16;
 
-/// The first line of an error message: enough to say why a configuration was refused.
-std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+/// The first line of an error message, enough to say why a configuration was refused; where it
+/// ends in a colon (a compiler's log follows, as NVRTC's does), with the log's first line that
+/// is not empty.
+std::string first_line(const std::string& message) {
+  const std::size_t end = message.find('\n');
+  std::string line = message.substr(0, end);
+  if (end == std::string::npos || line.empty() || line.back() != ':') return line;
+  std::size_t from = end + 1;
+  while (from < message.size()) {
+    const std::size_t next = message.find('\n', from);
+    const std::string detail = message.substr(from, next == std::string::npos ? next : next - from);
+    if (detail.find_first_not_of(" \t\r") != std::string::npos) return line + " " + detail;
+    if (next == std::string::npos) break;
+    from = next + 1;
+  }
+  return line;
+}
 
 /// Whether any element of `t` still holds the poison (all bytes 0xFF: a NaN for floats, which no
 /// arithmetic produces).

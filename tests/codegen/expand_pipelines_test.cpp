@@ -204,6 +204,26 @@ TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
   EXPECT_EQ(problems_of(two), "");
 }
 
+// A kernel asking for two groups a multiprocessor gets half of it, less what each group leaves
+// to the system: 3 stages of 128 bytes where one group fits them, 1 where two do not.
+TEST(PassExpandPipelines, StagesFitTheShareOfTheGroupsAMultiprocessorHolds) {
+  std::string text(kPipeline);
+  text.replace(text.find("  rule"), 0, "  occupancy 2\n");
+  const ir::Kernel kernel = ir::parse_kernel(text);
+  codegen::TargetProfile target = with_shared(std::uint64_t{4} * 128);
+  target.multiprocessor_shared_bytes = std::uint64_t{8} * 128;
+  target.reserved_shared_bytes = 128;
+  EXPECT_EQ(pipeline_stages(kernel, target), 3u) << "512 bytes a group less 128: three stages";
+  target.multiprocessor_shared_bytes = std::uint64_t{6} * 128;
+  EXPECT_EQ(pipeline_stages(kernel, target), 2u) << "384 bytes less 128: two";
+  target.multiprocessor_shared_bytes = 0;
+  EXPECT_EQ(pipeline_stages(kernel, target), 3u)
+      << "unknown: a group's own limit, which holds the three asked";
+  EXPECT_EQ(codegen::TargetProfile::cuda(90).shared_bytes_for(2), std::uint64_t{113} * 1024)
+      << "sm_90: 228 KB a multiprocessor, 1 KB a group";
+  EXPECT_EQ(codegen::TargetProfile::cuda(90).shared_bytes_for(1), std::uint64_t{227} * 1024);
+}
+
 // An overlay of the 128-byte ring stage (a 200-byte staging) fits in its base from 2 stages on;
 // at fewer it takes bytes of its own, which the stages must leave room for.
 TEST(PassExpandPipelines, StagesCountTheBytesOfAnOverlayTheirRingsDoNotHold) {

@@ -2,6 +2,7 @@
 /// of emitting targets each profile belongs to.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,11 @@ struct TargetProfile {
   bool has_bf16_type = true;            ///< the language has a bf16 storage type
   std::uint32_t max_vector_bytes = 16;  ///< widest single load or store
   std::uint64_t max_shared_bytes = std::uint64_t{48} * 1024;
+  /// Shared memory one multiprocessor holds for all its resident groups, and what each group
+  /// leaves to the system (CUDA: 228 KB and 1 KB on sm_90); 0 where groups share nothing that
+  /// the compiler plans for (Metal).
+  std::uint64_t multiprocessor_shared_bytes = 0;
+  std::uint64_t reserved_shared_bytes = 0;
   MmaStrategy mma = MmaStrategy::MmaSync;  ///< CUDA: how fragment ops are lowered
   /// copy.async runs in the background (CUDA's cp.async); Metal's are plain loads and stores, so
   /// a pipeline there gains nothing from more than one stage.
@@ -88,6 +94,14 @@ struct TargetProfile {
   bool arch_specific() const { return kind == TargetKind::Cuda && mma == MmaStrategy::Wgmma; }
   /// Metal Shading Language `version` × 10, 3.0 to 3.2 (defined in src/codegen/msl/).
   static TargetProfile metal(int version);
+  /// The most shared memory a group may take so that `groups` of them fit on a multiprocessor
+  /// (occupancy(groups)): max_shared_bytes for one, or where the multiprocessor's is unknown.
+  std::uint64_t shared_bytes_for(std::uint32_t groups) const {
+    if (groups <= 1 || multiprocessor_shared_bytes == 0) return max_shared_bytes;
+    const std::uint64_t share = multiprocessor_shared_bytes / groups;
+    return share > reserved_shared_bytes ? std::min(max_shared_bytes, share - reserved_shared_bytes)
+                                         : 0;
+  }
   /// The profile of any target that `name` spells ("sm_90", "metal3.1"); nullopt for none.
   static std::optional<TargetProfile> by_name(std::string_view name);
   /// Each target's default profile, in target order: sm_90 and metal3.1.

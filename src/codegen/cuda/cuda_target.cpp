@@ -43,15 +43,24 @@ std::optional<TargetProfile> cuda_profile(std::string_view name) {
 
 constexpr std::string_view kStrategyNames[] = {"mmasync", "software", "wmma", "wgmma"};
 
-/// The most shared memory a block may opt in to on compute capability `sm` × 10
-/// (the CUDA programming guide's table of technical specifications).
-std::uint64_t shared_limit(int sm) {
-  constexpr std::uint64_t kKiB = 1024;
-  if (sm >= 90) return 227 * kKiB;
-  if (sm == 80 || sm == 87) return 163 * kKiB;
-  if (sm >= 86) return 99 * kKiB;
+constexpr std::uint64_t kKiB = 1024;
+/// Shared memory a block leaves to the system on compute capability 8.0 and later.
+constexpr std::uint64_t kReservedShared = kKiB;
+
+/// The shared memory of a multiprocessor on compute capability `sm` × 10 (the CUDA programming
+/// guide's table of technical specifications).
+std::uint64_t multiprocessor_shared(int sm) {
+  if (sm >= 90) return 228 * kKiB;
+  if (sm == 80 || sm == 87) return 164 * kKiB;
+  if (sm >= 86) return 100 * kKiB;
   if (sm == 75) return 64 * kKiB;
   return 96 * kKiB;  // sm_70, sm_72
+}
+
+/// The most shared memory a block may opt in to on compute capability `sm` × 10: the
+/// multiprocessor's less what a block leaves to the system (the same table).
+std::uint64_t shared_limit(int sm) {
+  return sm >= 80 ? multiprocessor_shared(sm) - kReservedShared : multiprocessor_shared(sm);
 }
 
 }  // namespace
@@ -94,6 +103,8 @@ TargetProfile TargetProfile::cuda(int sm, MmaStrategy mma) {
   t.has_bf16_type = sm >= 80;
   t.max_vector_bytes = 16;
   t.max_shared_bytes = shared_limit(sm);
+  t.multiprocessor_shared_bytes = multiprocessor_shared(sm);
+  t.reserved_shared_bytes = sm >= 80 ? kReservedShared : 0;
   return t;
 }
 

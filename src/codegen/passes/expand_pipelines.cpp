@@ -696,8 +696,10 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
     }
     return bytes;
   };
+  // A kernel that asks for several groups a multiprocessor (occupancy) gets its share of it.
+  const std::uint64_t budget = target.shared_bytes_for(kernel.dispatch.occupancy);
   auto stages = static_cast<std::uint32_t>(std::max<std::int64_t>(asked, 1));
-  while (stages > 1 && fixed + per_stage * stages + own(stages) > target.max_shared_bytes) {
+  while (stages > 1 && fixed + per_stage * stages + own(stages) > budget) {
     --stages;
   }
   return stages;

@@ -13,7 +13,8 @@ namespace iron::codegen {
 
 /// The stages the kernel's pipelines run with on `target`: the fewest any pipeline asks for (at
 /// most ir::kMaxGroupStages where a pipeline's loads are copy groups rather than TMA copies),
-/// lowered until its rings fit beside its other shared memory (at least 1); 1 where the target's
+/// lowered until its rings fit beside its other shared memory in the kernel's share of a
+/// multiprocessor (TargetProfile::shared_bytes_for its occupancy; at least 1); 1 where the target's
 /// asynchronous copies are synchronous. 0 for a kernel without pipelines.
 std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& target);
 
