@@ -283,6 +283,10 @@ IRON_TEST(iron_conv2d, narrow_groups2_s2_1x9x9x16_to_12, F32, F16, BF16) {
 IRON_TEST(iron_conv2d, narrow_one_group_1x1_s2_1x7x7x40_to_16, F32, F16, BF16) {
   return conv_setup({1, 7, 7, 40, 16, 1, 1, 2, 2, 0, 0, 1, 1, 1}, false, dt, rng);
 }
+// ResNeXt's sets: 8 groups of 8 channels (16-byte copies in f16/bf16) over 2 × 7 × 7 pixels.
+IRON_TEST(iron_conv2d, narrow_groups8_resnext_2x7x7x64_to_64, F32, F16, BF16) {
+  return conv_setup(square(2, 7, 64, 64, 3, 1, 1, 1, 8), false, dt, rng);
+}
 IRON_TEST(iron_conv2d, past_narrow_1x5x5x32_to_16, F32, F16, BF16) {
   return conv_setup(square(1, 5, 32, 16, 3, 1, 1), false, dt, rng);
 }
