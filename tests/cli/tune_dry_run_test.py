@@ -24,24 +24,29 @@ code, out = run(kernel, "--list")
 assert code == 0, out
 assert "bn         256, 128, 64 (default 256)" in out, out
 assert "bm         128, 64 (default 128)" in out, out
-assert "360 configurations" in out, out
+assert "720 configurations" in out, out
+assert "resident   1, 2 (default 1)" in out, out
 assert "persistent 0, 1 (default 0)" in out, out
 
 code, out = run(kernel, "--dtype", "bf16", "--shape", shape, "--dry-run", "--config", "bm=64,bn=128",
-                "--config", "bn=256,stages=6", "--config", "persistent=1")
+                "--config", "bn=256,stages=6", "--config", "persistent=1",
+                "--config", "bm=64,bn=128,persistent=1,resident=2")
 if code != 0 and "NVRTC" in out:
     print("skipped: " + out.strip())
     sys.exit(77)
 assert code == 0, out
 lines = {l.split()[0]: l for l in out.splitlines() if l.startswith("  band=")}
-assert len(lines) == 4, out
-assert "grid 2x2x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=0,stages=4"], out
-assert "grid 4x4x1" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,stages=4"], out
-assert "registers" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,stages=4"], out
-assert ("same code and grid as band=8,bm=128,bn=256,lag=1,persistent=0,stages=4"
-        in lines["band=8,bm=128,bn=256,lag=1,persistent=0,stages=6"]), out
+assert len(lines) == 5, out
+assert "grid 2x2x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=0,resident=1,stages=4"], out
+assert "grid 4x4x1" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,resident=1,stages=4"], out
+assert "registers" in lines["band=8,bm=64,bn=128,lag=1,persistent=0,resident=1,stages=4"], out
+assert ("same code and grid as band=8,bm=128,bn=256,lag=1,persistent=0,resident=1,stages=4"
+        in lines["band=8,bm=128,bn=256,lag=1,persistent=0,resident=1,stages=6"]), out
 # persistent: a group a multiprocessor, at most one a tile (4 tiles here)
-assert "grid 4x1x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=1,stages=4"], out
+assert "grid 4x1x1" in lines["band=8,bm=128,bn=256,lag=1,persistent=1,resident=1,stages=4"], out
+# two groups a multiprocessor (occupancy 2): 128 registers a thread, a group a tile of the 16
+two = lines["band=8,bm=64,bn=128,lag=1,persistent=1,resident=2,stages=4"]
+assert "grid 16x1x1" in two and "128 registers" in two, out
 
 for args, says in [
     (["--dtype", "bf16", "--shape", "m=256,n=512", "--dry-run"], "needs constexpr k, alpha"),
