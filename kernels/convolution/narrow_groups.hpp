@@ -10,9 +10,8 @@
 /// that divides `groups` with G' · cin_g ≤ 64 channels) and 128 / G' pixels: a pixel's channels
 /// of the whole set are consecutive, so the copies of one tap read whole lines. The 128 rows
 /// (pixels of each group of the set) and the set's weights (16 rows a group, zeros past cout_g)
-/// are staged a few kernel rows at a time (at most 48 columns; 16 of f32) by asynchronous copies
-/// of 8 elements (16 bytes: 16-bit T with cin_g a multiple of 8, a specialization) or 4; each
-/// simdgroup multiplies its two 16-row units by their group's weight.
+/// are staged a few kernel rows at a time (at most 48 columns; 16 of f32) by 4-element
+/// asynchronous copies; each simdgroup multiplies its two 16-row units by their group's weight.
 #pragma once
 
 #include <bit>
@@ -27,7 +26,6 @@ namespace iron::kernels::convolution {
 inline constexpr std::uint32_t kNarrowChannels = 16;     ///< most output channels a group
 inline constexpr std::uint32_t kNarrowSetChannels = 64;  ///< most input channels of a set
 inline constexpr std::uint32_t kNarrowCopy = 4;          ///< elements a copy (cin_g a multiple)
-inline constexpr std::uint32_t kNarrowWideCopy = 8;      ///< a 16-byte copy of 16-bit elements
 inline constexpr std::uint32_t kNarrowRows = gemm::kBM;  ///< staged rows: (group, pixel) pairs
 inline constexpr std::uint32_t kNarrowUnit = 16;         ///< rows a fragment product takes
 /// Most columns (taps · cin_g) a chunk stages, whole 16-column steps: 48 of 16-bit T (96 bytes),
@@ -52,11 +50,14 @@ dsl::Expr<bool> narrow_groups(const Shape& s) {
          s.kw * s.cin_g() <= narrow_cols<T>();
 }
 
-/// narrow_group_product with copies of kW elements (cin_g a multiple of kW).
-template <std::uint32_t kW, class T, class Value>
-void narrow_group_product_by(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
-                             const dsl::Out<T>& out, const Shape& s, Value&& value) {
+/// This group's set of convolution groups and pixels (see above) with the plain weight [c_out,
+/// kh, kw, cin_g]: each output element inside out written as value(channel, sum) rounded to T
+/// (channel counted across all groups). Only for shapes narrow_groups accepts.
+template <class T, class Value>
+void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
+                          const dsl::Out<T>& out, const Shape& s, Value&& value) {
   using namespace iron::dsl;
+  constexpr std::uint32_t kW = kNarrowCopy;
   constexpr std::uint32_t kPitch = narrow_pitch<T>();
   // Lanes a weight row's pieces take: a power of two at least the kW-element pieces of a chunk.
   constexpr std::uint32_t kPieceLanes = std::bit_ceil(narrow_cols<T>() / kW);
@@ -89,7 +90,6 @@ void narrow_group_product_by(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weig
     // The copies: lanes of a pixel's row take its set's channels kW at a time (chunk j of J ≤
     // 16: a set holds at most 64 channels, or one group of at most 48), rows of lanes take its
     // pixels.
-    static_assert(kNarrowSetChannels / kW <= 16, "at most 16 lanes a pixel");
     auto chunks = set_groups * cin_g / kW;
     Expr<u32> lanes = select(chunks <= 1u, Expr<u32>(1u),
                              select(chunks <= 2u, Expr<u32>(2u),
@@ -192,23 +192,6 @@ void narrow_group_product_by(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weig
     };
     finish(acc0, band, unit_group0);
     finish(acc1, band + kNarrowUnit, unit_group1);
-  }
-}
-
-/// This group's set of convolution groups and pixels (see above) with the plain weight [c_out,
-/// kh, kw, cin_g]: each output element inside out written as value(channel, sum) rounded to T
-/// (channel counted across all groups). Only for shapes narrow_groups accepts.
-template <class T, class Value>
-void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
-                          const dsl::Out<T>& out, const Shape& s, Value&& value) {
-  using namespace iron::dsl;
-  if constexpr (lane_bytes<T>() == 2) {
-    IRON_IF(specialized(s.cin_g() % kNarrowWideCopy == 0u)) {
-      narrow_group_product_by<kNarrowWideCopy>(x, weight, out, s, value);
-    }
-    IRON_ELSE { narrow_group_product_by<kNarrowCopy>(x, weight, out, s, value); }
-  } else {
-    narrow_group_product_by<kNarrowCopy>(x, weight, out, s, value);
   }
 }
 

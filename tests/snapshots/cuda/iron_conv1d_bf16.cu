@@ -291,8 +291,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
-  iron_bf16* const shm6 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm7 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:83
   const unsigned int v1 = length;
@@ -305,14 +303,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:100
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:52
+  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
-  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:146
   if (v25) {
     const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -479,677 +477,677 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v321 = v316 && v320;
     const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:294
     if (v322) {
-      for (unsigned int v3397 = v10; v3397 < 2u; v3397 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3398 = v3397 << 6u;
-        const bool v3400 = v3398 < v22;
-        if (v3400) {
-          const unsigned int v3402 = v3397 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3403 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3403) {
-            const unsigned int v3407 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3408 = v3407 << 3u;
-            const unsigned int v3409 = v3398 + v3408;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3411 = v3409 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3413 = v3411 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3414 = v3409 - v3413;
-            const unsigned int v3415 = v3411 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3417 = v3415 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3418 = v3411 - v3417;
-            const unsigned int v3419 = v3418 * v7;
-            const unsigned int v3420 = v94 + v3414;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3421 = v3409 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3423 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3428 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3429 = v3428 + v3408;
-            const unsigned int v3430 = v153 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3431 = v158 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3432 = v3430 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3433 = v3421 && v3432;
-            const bool v3434 = v3430 < 1u;
-            const bool v3435 = v3433 && v3434;
-            const bool v3436 = v3431 >= v6;
-            const bool v3437 = v3435 && v3436;
-            const bool v3438 = v3431 < v3423;
-            const bool v3439 = v3437 && v3438;
-            const unsigned int v3440 = max(v3430, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3442 = max(v3431, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3443 = v3442 - v6;
-            const unsigned int v3444 = v161 + v3440;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3445 = v3444 * v1;
-            const unsigned int v3446 = v3445 + v3443;
-            const unsigned int v3447 = v3446 * v2;
-            const unsigned int v3448 = v3447 + v3420;
-            const unsigned int v3450 = v3439 ? v3448 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3452 = v3402 + v3429;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3452 ^ (((v3452 >> 6u) & 7u) << 3u)), x + v3450, v3439);
-            const unsigned int v3454 = v171 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3455 = v176 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3456 = v3454 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3457 = v3421 && v3456;
-            const bool v3458 = v3454 < 1u;
-            const bool v3459 = v3457 && v3458;
-            const bool v3460 = v3455 >= v6;
-            const bool v3461 = v3459 && v3460;
-            const bool v3462 = v3455 < v3423;
-            const bool v3463 = v3461 && v3462;
-            const unsigned int v3464 = max(v3454, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3466 = max(v3455, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3467 = v3466 - v6;
-            const unsigned int v3468 = v179 + v3464;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3469 = v3468 * v1;
-            const unsigned int v3470 = v3469 + v3467;
-            const unsigned int v3471 = v3470 * v2;
-            const unsigned int v3472 = v3471 + v3420;
-            const unsigned int v3474 = v3463 ? v3472 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3477 = v3452 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), x + v3474, v3463);
-            const unsigned int v3478 = v189 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3479 = v194 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3480 = v3478 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3481 = v3421 && v3480;
-            const bool v3482 = v3478 < 1u;
-            const bool v3483 = v3481 && v3482;
-            const bool v3484 = v3479 >= v6;
-            const bool v3485 = v3483 && v3484;
-            const bool v3486 = v3479 < v3423;
-            const bool v3487 = v3485 && v3486;
-            const unsigned int v3488 = max(v3478, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3490 = max(v3479, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3491 = v3490 - v6;
-            const unsigned int v3492 = v197 + v3488;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3493 = v3492 * v1;
-            const unsigned int v3494 = v3493 + v3491;
-            const unsigned int v3495 = v3494 * v2;
-            const unsigned int v3496 = v3495 + v3420;
-            const unsigned int v3498 = v3487 ? v3496 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3501 = v3452 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3501 ^ (((v3501 >> 6u) & 7u) << 3u)), x + v3498, v3487);
-            const unsigned int v3502 = v207 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3503 = v212 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3504 = v3502 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3505 = v3421 && v3504;
-            const bool v3506 = v3502 < 1u;
-            const bool v3507 = v3505 && v3506;
-            const bool v3508 = v3503 >= v6;
-            const bool v3509 = v3507 && v3508;
-            const bool v3510 = v3503 < v3423;
-            const bool v3511 = v3509 && v3510;
-            const unsigned int v3512 = max(v3502, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3514 = max(v3503, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3515 = v3514 - v6;
-            const unsigned int v3516 = v215 + v3512;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3517 = v3516 * v1;
-            const unsigned int v3518 = v3517 + v3515;
-            const unsigned int v3519 = v3518 * v2;
-            const unsigned int v3520 = v3519 + v3420;
-            const unsigned int v3522 = v3511 ? v3520 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3525 = v3452 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), x + v3522, v3511);
-            const unsigned int v3526 = v225 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3527 = v230 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3528 = v3526 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3529 = v3421 && v3528;
-            const bool v3530 = v3526 < 1u;
-            const bool v3531 = v3529 && v3530;
-            const bool v3532 = v3527 >= v6;
-            const bool v3533 = v3531 && v3532;
-            const bool v3534 = v3527 < v3423;
-            const bool v3535 = v3533 && v3534;
-            const unsigned int v3536 = max(v3526, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3538 = max(v3527, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3539 = v3538 - v6;
-            const unsigned int v3540 = v233 + v3536;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3541 = v3540 * v1;
-            const unsigned int v3542 = v3541 + v3539;
-            const unsigned int v3543 = v3542 * v2;
-            const unsigned int v3544 = v3543 + v3420;
-            const unsigned int v3546 = v3535 ? v3544 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3549 = v3452 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3549 ^ (((v3549 >> 6u) & 7u) << 3u)), x + v3546, v3535);
-            const unsigned int v3550 = v243 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3551 = v248 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3552 = v3550 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3553 = v3421 && v3552;
-            const bool v3554 = v3550 < 1u;
-            const bool v3555 = v3553 && v3554;
-            const bool v3556 = v3551 >= v6;
-            const bool v3557 = v3555 && v3556;
-            const bool v3558 = v3551 < v3423;
-            const bool v3559 = v3557 && v3558;
-            const unsigned int v3560 = max(v3550, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3562 = max(v3551, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3563 = v3562 - v6;
-            const unsigned int v3564 = v251 + v3560;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3565 = v3564 * v1;
-            const unsigned int v3566 = v3565 + v3563;
-            const unsigned int v3567 = v3566 * v2;
-            const unsigned int v3568 = v3567 + v3420;
-            const unsigned int v3570 = v3559 ? v3568 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3573 = v3452 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3570, v3559);
-            const unsigned int v3574 = v261 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3575 = v266 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3576 = v3574 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3577 = v3421 && v3576;
-            const bool v3578 = v3574 < 1u;
-            const bool v3579 = v3577 && v3578;
-            const bool v3580 = v3575 >= v6;
-            const bool v3581 = v3579 && v3580;
-            const bool v3582 = v3575 < v3423;
-            const bool v3583 = v3581 && v3582;
-            const unsigned int v3584 = max(v3574, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3586 = max(v3575, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3587 = v3586 - v6;
-            const unsigned int v3588 = v269 + v3584;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3589 = v3588 * v1;
-            const unsigned int v3590 = v3589 + v3587;
-            const unsigned int v3591 = v3590 * v2;
-            const unsigned int v3592 = v3591 + v3420;
-            const unsigned int v3594 = v3583 ? v3592 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3597 = v3452 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3597 ^ (((v3597 >> 6u) & 7u) << 3u)), x + v3594, v3583);
-            const unsigned int v3598 = v279 + v3415;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3599 = v284 + v3419;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3600 = v3598 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3601 = v3421 && v3600;
-            const bool v3602 = v3598 < 1u;
-            const bool v3603 = v3601 && v3602;
-            const bool v3604 = v3599 >= v6;
-            const bool v3605 = v3603 && v3604;
-            const bool v3606 = v3599 < v3423;
-            const bool v3607 = v3605 && v3606;
-            const unsigned int v3608 = max(v3598, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3610 = max(v3599, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3611 = v3610 - v6;
-            const unsigned int v3612 = v287 + v3608;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3613 = v3612 * v1;
-            const unsigned int v3614 = v3613 + v3611;
-            const unsigned int v3615 = v3614 * v2;
-            const unsigned int v3616 = v3615 + v3420;
-            const unsigned int v3618 = v3607 ? v3616 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3621 = v3452 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), x + v3618, v3607);
+      for (unsigned int v2906 = v10; v2906 < 2u; v2906 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v2907 = v2906 << 6u;
+        const bool v2909 = v2907 < v22;
+        if (v2909) {
+          const unsigned int v2911 = v2906 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v2912 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v2912) {
+            const unsigned int v2916 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2917 = v2916 << 3u;
+            const unsigned int v2918 = v2907 + v2917;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2920 = v2918 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2922 = v2920 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2923 = v2918 - v2922;
+            const unsigned int v2924 = v2920 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2926 = v2924 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2927 = v2920 - v2926;
+            const unsigned int v2928 = v2927 * v7;
+            const unsigned int v2929 = v94 + v2923;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2930 = v2918 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2932 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2937 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2938 = v2937 + v2917;
+            const unsigned int v2939 = v153 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2940 = v158 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2941 = v2939 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2942 = v2930 && v2941;
+            const bool v2943 = v2939 < 1u;
+            const bool v2944 = v2942 && v2943;
+            const bool v2945 = v2940 >= v6;
+            const bool v2946 = v2944 && v2945;
+            const bool v2947 = v2940 < v2932;
+            const bool v2948 = v2946 && v2947;
+            const unsigned int v2949 = max(v2939, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2951 = max(v2940, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2952 = v2951 - v6;
+            const unsigned int v2953 = v161 + v2949;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2954 = v2953 * v1;
+            const unsigned int v2955 = v2954 + v2952;
+            const unsigned int v2956 = v2955 * v2;
+            const unsigned int v2957 = v2956 + v2929;
+            const unsigned int v2959 = v2948 ? v2957 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2961 = v2911 + v2938;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2961 ^ (((v2961 >> 6u) & 7u) << 3u)), x + v2959, v2948);
+            const unsigned int v2963 = v171 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2964 = v176 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2965 = v2963 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2966 = v2930 && v2965;
+            const bool v2967 = v2963 < 1u;
+            const bool v2968 = v2966 && v2967;
+            const bool v2969 = v2964 >= v6;
+            const bool v2970 = v2968 && v2969;
+            const bool v2971 = v2964 < v2932;
+            const bool v2972 = v2970 && v2971;
+            const unsigned int v2973 = max(v2963, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2975 = max(v2964, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2976 = v2975 - v6;
+            const unsigned int v2977 = v179 + v2973;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2978 = v2977 * v1;
+            const unsigned int v2979 = v2978 + v2976;
+            const unsigned int v2980 = v2979 * v2;
+            const unsigned int v2981 = v2980 + v2929;
+            const unsigned int v2983 = v2972 ? v2981 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2986 = v2961 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), x + v2983, v2972);
+            const unsigned int v2987 = v189 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2988 = v194 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2989 = v2987 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2990 = v2930 && v2989;
+            const bool v2991 = v2987 < 1u;
+            const bool v2992 = v2990 && v2991;
+            const bool v2993 = v2988 >= v6;
+            const bool v2994 = v2992 && v2993;
+            const bool v2995 = v2988 < v2932;
+            const bool v2996 = v2994 && v2995;
+            const unsigned int v2997 = max(v2987, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2999 = max(v2988, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3000 = v2999 - v6;
+            const unsigned int v3001 = v197 + v2997;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3002 = v3001 * v1;
+            const unsigned int v3003 = v3002 + v3000;
+            const unsigned int v3004 = v3003 * v2;
+            const unsigned int v3005 = v3004 + v2929;
+            const unsigned int v3007 = v2996 ? v3005 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3010 = v2961 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), x + v3007, v2996);
+            const unsigned int v3011 = v207 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3012 = v212 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3013 = v3011 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3014 = v2930 && v3013;
+            const bool v3015 = v3011 < 1u;
+            const bool v3016 = v3014 && v3015;
+            const bool v3017 = v3012 >= v6;
+            const bool v3018 = v3016 && v3017;
+            const bool v3019 = v3012 < v2932;
+            const bool v3020 = v3018 && v3019;
+            const unsigned int v3021 = max(v3011, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3023 = max(v3012, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3024 = v3023 - v6;
+            const unsigned int v3025 = v215 + v3021;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3026 = v3025 * v1;
+            const unsigned int v3027 = v3026 + v3024;
+            const unsigned int v3028 = v3027 * v2;
+            const unsigned int v3029 = v3028 + v2929;
+            const unsigned int v3031 = v3020 ? v3029 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3034 = v2961 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), x + v3031, v3020);
+            const unsigned int v3035 = v225 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3036 = v230 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3037 = v3035 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3038 = v2930 && v3037;
+            const bool v3039 = v3035 < 1u;
+            const bool v3040 = v3038 && v3039;
+            const bool v3041 = v3036 >= v6;
+            const bool v3042 = v3040 && v3041;
+            const bool v3043 = v3036 < v2932;
+            const bool v3044 = v3042 && v3043;
+            const unsigned int v3045 = max(v3035, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3047 = max(v3036, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3048 = v3047 - v6;
+            const unsigned int v3049 = v233 + v3045;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3050 = v3049 * v1;
+            const unsigned int v3051 = v3050 + v3048;
+            const unsigned int v3052 = v3051 * v2;
+            const unsigned int v3053 = v3052 + v2929;
+            const unsigned int v3055 = v3044 ? v3053 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3058 = v2961 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), x + v3055, v3044);
+            const unsigned int v3059 = v243 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3060 = v248 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3061 = v3059 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3062 = v2930 && v3061;
+            const bool v3063 = v3059 < 1u;
+            const bool v3064 = v3062 && v3063;
+            const bool v3065 = v3060 >= v6;
+            const bool v3066 = v3064 && v3065;
+            const bool v3067 = v3060 < v2932;
+            const bool v3068 = v3066 && v3067;
+            const unsigned int v3069 = max(v3059, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3071 = max(v3060, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3072 = v3071 - v6;
+            const unsigned int v3073 = v251 + v3069;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3074 = v3073 * v1;
+            const unsigned int v3075 = v3074 + v3072;
+            const unsigned int v3076 = v3075 * v2;
+            const unsigned int v3077 = v3076 + v2929;
+            const unsigned int v3079 = v3068 ? v3077 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3082 = v2961 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3082 ^ (((v3082 >> 6u) & 7u) << 3u)), x + v3079, v3068);
+            const unsigned int v3083 = v261 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3084 = v266 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3085 = v3083 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3086 = v2930 && v3085;
+            const bool v3087 = v3083 < 1u;
+            const bool v3088 = v3086 && v3087;
+            const bool v3089 = v3084 >= v6;
+            const bool v3090 = v3088 && v3089;
+            const bool v3091 = v3084 < v2932;
+            const bool v3092 = v3090 && v3091;
+            const unsigned int v3093 = max(v3083, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3095 = max(v3084, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3096 = v3095 - v6;
+            const unsigned int v3097 = v269 + v3093;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3098 = v3097 * v1;
+            const unsigned int v3099 = v3098 + v3096;
+            const unsigned int v3100 = v3099 * v2;
+            const unsigned int v3101 = v3100 + v2929;
+            const unsigned int v3103 = v3092 ? v3101 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3106 = v2961 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3106 ^ (((v3106 >> 6u) & 7u) << 3u)), x + v3103, v3092);
+            const unsigned int v3107 = v279 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3108 = v284 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3109 = v3107 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3110 = v2930 && v3109;
+            const bool v3111 = v3107 < 1u;
+            const bool v3112 = v3110 && v3111;
+            const bool v3113 = v3108 >= v6;
+            const bool v3114 = v3112 && v3113;
+            const bool v3115 = v3108 < v2932;
+            const bool v3116 = v3114 && v3115;
+            const unsigned int v3117 = max(v3107, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3119 = max(v3108, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3120 = v3119 - v6;
+            const unsigned int v3121 = v287 + v3117;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3122 = v3121 * v1;
+            const unsigned int v3123 = v3122 + v3120;
+            const unsigned int v3124 = v3123 * v2;
+            const unsigned int v3125 = v3124 + v2929;
+            const unsigned int v3127 = v3116 ? v3125 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3130 = v2961 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3130 ^ (((v3130 >> 6u) & 7u) << 3u)), x + v3127, v3116);
           } else {
-            const unsigned int v3629 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3630 = v3629 << 3u;
-            const unsigned int v3632 = v3398 + v3630;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3633 = v3632 < v22;
-            const unsigned int v3634 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3636 = v3634 + v3398;
-            const unsigned int v3637 = v3636 + v3630;
-            const unsigned int v3639 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3640 = v3402 + v3639;
-            const unsigned int v3641 = v3640 + v3630;
-            const bool v3645 = v3633 && v150;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3649 = v3645 ? v3637 : v10;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3649, v3645);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3655 = v3633 && v168;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3657 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3658 = v3637 + v3657;
-            const unsigned int v3659 = v3655 ? v3658 : v10;
-            const unsigned int v3661 = v3641 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3661 ^ (((v3661 >> 6u) & 7u) << 3u)), x + v3659, v3655);
-            const bool v3665 = v3633 && v186;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3667 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3668 = v3637 + v3667;
-            const unsigned int v3669 = v3665 ? v3668 : v10;
-            const unsigned int v3671 = v3641 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3671 ^ (((v3671 >> 6u) & 7u) << 3u)), x + v3669, v3665);
-            const bool v3675 = v3633 && v204;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3677 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3678 = v3637 + v3677;
-            const unsigned int v3679 = v3675 ? v3678 : v10;
-            const unsigned int v3681 = v3641 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), x + v3679, v3675);
-            const bool v3685 = v3633 && v222;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3687 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3688 = v3637 + v3687;
-            const unsigned int v3689 = v3685 ? v3688 : v10;
-            const unsigned int v3691 = v3641 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3691 ^ (((v3691 >> 6u) & 7u) << 3u)), x + v3689, v3685);
-            const bool v3695 = v3633 && v240;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3697 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3698 = v3637 + v3697;
-            const unsigned int v3699 = v3695 ? v3698 : v10;
-            const unsigned int v3701 = v3641 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3701 ^ (((v3701 >> 6u) & 7u) << 3u)), x + v3699, v3695);
-            const bool v3705 = v3633 && v258;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3707 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3708 = v3637 + v3707;
-            const unsigned int v3709 = v3705 ? v3708 : v10;
-            const unsigned int v3711 = v3641 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3711 ^ (((v3711 >> 6u) & 7u) << 3u)), x + v3709, v3705);
-            const bool v3715 = v3633 && v276;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3717 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3718 = v3637 + v3717;
-            const unsigned int v3719 = v3715 ? v3718 : v10;
-            const unsigned int v3721 = v3641 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), x + v3719, v3715);
+            const unsigned int v3138 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3139 = v3138 << 3u;
+            const unsigned int v3141 = v2907 + v3139;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3142 = v3141 < v22;
+            const unsigned int v3143 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3145 = v3143 + v2907;
+            const unsigned int v3146 = v3145 + v3139;
+            const unsigned int v3148 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3149 = v2911 + v3148;
+            const unsigned int v3150 = v3149 + v3139;
+            const bool v3154 = v3142 && v150;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3158 = v3154 ? v3146 : v10;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), x + v3158, v3154);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3164 = v3142 && v168;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3166 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3167 = v3146 + v3166;
+            const unsigned int v3168 = v3164 ? v3167 : v10;
+            const unsigned int v3170 = v3150 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), x + v3168, v3164);
+            const bool v3174 = v3142 && v186;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3176 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3177 = v3146 + v3176;
+            const unsigned int v3178 = v3174 ? v3177 : v10;
+            const unsigned int v3180 = v3150 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3180 ^ (((v3180 >> 6u) & 7u) << 3u)), x + v3178, v3174);
+            const bool v3184 = v3142 && v204;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3186 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3187 = v3146 + v3186;
+            const unsigned int v3188 = v3184 ? v3187 : v10;
+            const unsigned int v3190 = v3150 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), x + v3188, v3184);
+            const bool v3194 = v3142 && v222;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3196 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3197 = v3146 + v3196;
+            const unsigned int v3198 = v3194 ? v3197 : v10;
+            const unsigned int v3200 = v3150 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3200 ^ (((v3200 >> 6u) & 7u) << 3u)), x + v3198, v3194);
+            const bool v3204 = v3142 && v240;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3206 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3207 = v3146 + v3206;
+            const unsigned int v3208 = v3204 ? v3207 : v10;
+            const unsigned int v3210 = v3150 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3210 ^ (((v3210 >> 6u) & 7u) << 3u)), x + v3208, v3204);
+            const bool v3214 = v3142 && v258;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3216 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3217 = v3146 + v3216;
+            const unsigned int v3218 = v3214 ? v3217 : v10;
+            const unsigned int v3220 = v3150 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3218, v3214);
+            const bool v3224 = v3142 && v276;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3226 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3227 = v3146 + v3226;
+            const unsigned int v3228 = v3224 ? v3227 : v10;
+            const unsigned int v3230 = v3150 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3228, v3224);
           }
-          const unsigned int v3730 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3731 = v3730 << 3u;
-          const unsigned int v3732 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3733 = v3398 + v3731;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3734 = v3733 < v22;
-          const unsigned int v3735 = v3732 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3736 = v82 + v3735;
-          const unsigned int v3737 = v3736 + v3398;
-          const unsigned int v3738 = v3737 + v3731;
-          const unsigned int v3740 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3741 = v3402 + v3740;
-          const unsigned int v3742 = v3741 + v3731;
-          const bool v3745 = v3732 < v12;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3746 = v3734 && v3745;
-          const unsigned int v3750 = v3746 ? v3738 : v82;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3742 ^ (((v3742 >> 6u) & 7u) << 3u)), weight + v3750, v3746);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3754 = v3732 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3755 = v3754 < v12;
-          const bool v3756 = v3734 && v3755;
-          const unsigned int v3758 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3759 = v3738 + v3758;
-          const unsigned int v3760 = v3756 ? v3759 : v82;
-          const unsigned int v3762 = v3742 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), weight + v3760, v3756);
-          const unsigned int v3764 = v3732 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3765 = v3764 < v12;
-          const bool v3766 = v3734 && v3765;
-          const unsigned int v3768 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3769 = v3738 + v3768;
-          const unsigned int v3770 = v3766 ? v3769 : v82;
-          const unsigned int v3772 = v3742 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3772 ^ (((v3772 >> 6u) & 7u) << 3u)), weight + v3770, v3766);
-          const unsigned int v3774 = v3732 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3775 = v3774 < v12;
-          const bool v3776 = v3734 && v3775;
-          const unsigned int v3778 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3779 = v3738 + v3778;
-          const unsigned int v3780 = v3776 ? v3779 : v82;
-          const unsigned int v3782 = v3742 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), weight + v3780, v3776);
-          const unsigned int v3784 = v3732 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3785 = v3784 < v12;
-          const bool v3786 = v3734 && v3785;
-          const unsigned int v3788 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3789 = v3738 + v3788;
-          const unsigned int v3790 = v3786 ? v3789 : v82;
-          const unsigned int v3792 = v3742 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3792 ^ (((v3792 >> 6u) & 7u) << 3u)), weight + v3790, v3786);
-          const unsigned int v3794 = v3732 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3795 = v3794 < v12;
-          const bool v3796 = v3734 && v3795;
-          const unsigned int v3798 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3799 = v3738 + v3798;
-          const unsigned int v3800 = v3796 ? v3799 : v82;
-          const unsigned int v3802 = v3742 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3802 ^ (((v3802 >> 6u) & 7u) << 3u)), weight + v3800, v3796);
-          const unsigned int v3804 = v3732 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3805 = v3804 < v12;
-          const bool v3806 = v3734 && v3805;
-          const unsigned int v3808 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3809 = v3738 + v3808;
-          const unsigned int v3810 = v3806 ? v3809 : v82;
-          const unsigned int v3812 = v3742 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3812 ^ (((v3812 >> 6u) & 7u) << 3u)), weight + v3810, v3806);
-          const unsigned int v3814 = v3732 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3815 = v3814 < v12;
-          const bool v3816 = v3734 && v3815;
-          const unsigned int v3818 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3819 = v3738 + v3818;
-          const unsigned int v3820 = v3816 ? v3819 : v82;
-          const unsigned int v3822 = v3742 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3822 ^ (((v3822 >> 6u) & 7u) << 3u)), weight + v3820, v3816);
+          const unsigned int v3239 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3240 = v3239 << 3u;
+          const unsigned int v3241 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3242 = v2907 + v3240;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3243 = v3242 < v22;
+          const unsigned int v3244 = v3241 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3245 = v82 + v3244;
+          const unsigned int v3246 = v3245 + v2907;
+          const unsigned int v3247 = v3246 + v3240;
+          const unsigned int v3249 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3250 = v2911 + v3249;
+          const unsigned int v3251 = v3250 + v3240;
+          const bool v3254 = v3241 < v12;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3255 = v3243 && v3254;
+          const unsigned int v3259 = v3255 ? v3247 : v82;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), weight + v3259, v3255);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3263 = v3241 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3264 = v3263 < v12;
+          const bool v3265 = v3243 && v3264;
+          const unsigned int v3267 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3268 = v3247 + v3267;
+          const unsigned int v3269 = v3265 ? v3268 : v82;
+          const unsigned int v3271 = v3251 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), weight + v3269, v3265);
+          const unsigned int v3273 = v3241 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3274 = v3273 < v12;
+          const bool v3275 = v3243 && v3274;
+          const unsigned int v3277 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3278 = v3247 + v3277;
+          const unsigned int v3279 = v3275 ? v3278 : v82;
+          const unsigned int v3281 = v3251 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), weight + v3279, v3275);
+          const unsigned int v3283 = v3241 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3284 = v3283 < v12;
+          const bool v3285 = v3243 && v3284;
+          const unsigned int v3287 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3288 = v3247 + v3287;
+          const unsigned int v3289 = v3285 ? v3288 : v82;
+          const unsigned int v3291 = v3251 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), weight + v3289, v3285);
+          const unsigned int v3293 = v3241 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3294 = v3293 < v12;
+          const bool v3295 = v3243 && v3294;
+          const unsigned int v3297 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3298 = v3247 + v3297;
+          const unsigned int v3299 = v3295 ? v3298 : v82;
+          const unsigned int v3301 = v3251 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), weight + v3299, v3295);
+          const unsigned int v3303 = v3241 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3304 = v3303 < v12;
+          const bool v3305 = v3243 && v3304;
+          const unsigned int v3307 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3308 = v3247 + v3307;
+          const unsigned int v3309 = v3305 ? v3308 : v82;
+          const unsigned int v3311 = v3251 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3311 ^ (((v3311 >> 6u) & 7u) << 3u)), weight + v3309, v3305);
+          const unsigned int v3313 = v3241 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3314 = v3313 < v12;
+          const bool v3315 = v3243 && v3314;
+          const unsigned int v3317 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3318 = v3247 + v3317;
+          const unsigned int v3319 = v3315 ? v3318 : v82;
+          const unsigned int v3321 = v3251 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3321 ^ (((v3321 >> 6u) & 7u) << 3u)), weight + v3319, v3315);
+          const unsigned int v3323 = v3241 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3324 = v3323 < v12;
+          const bool v3325 = v3243 && v3324;
+          const unsigned int v3327 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3328 = v3247 + v3327;
+          const unsigned int v3329 = v3325 ? v3328 : v82;
+          const unsigned int v3331 = v3251 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), weight + v3329, v3325);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3835 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3840 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3344 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3349 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3823 = v10; v3823 < v22; v3823 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3825 = v3823 >> 6u;
-        const unsigned int v3827 = v3825 % 3u;
+      for (unsigned int v3332 = v10; v3332 < v22; v3332 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3334 = v3332 >> 6u;
+        const unsigned int v3336 = v3334 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3829 = v3827 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3836 = v3829 + v3835;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3836, 64u);
-        const unsigned int v3841 = v3829 + v3840;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3841, 64u);
+        const unsigned int v3338 = v3336 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3345 = v3338 + v3344;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3345, 64u);
+        const unsigned int v3350 = v3338 + v3349;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3350, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3848 = v3836 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3848, 64u);
-        const unsigned int v3853 = v3841 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3853, 64u);
+        const unsigned int v3357 = v3345 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3357, 64u);
+        const unsigned int v3362 = v3350 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3362, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3859 = v3836 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3859, 64u);
-        const unsigned int v3864 = v3841 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3864, 64u);
+        const unsigned int v3368 = v3345 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3368, 64u);
+        const unsigned int v3373 = v3350 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3373, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3870 = v3836 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3870, 64u);
-        const unsigned int v3875 = v3841 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3875, 64u);
+        const unsigned int v3379 = v3345 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3379, 64u);
+        const unsigned int v3384 = v3350 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3384, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3878 = v3823 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3880 = v3825 + 2u;
-        const unsigned int v3881 = v3880 % 3u;
-        const bool v3882 = v3878 < v22;
-        if (v3882) {
-          const unsigned int v3884 = v3881 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3885 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3885) {
-            const unsigned int v3889 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3890 = v3889 << 3u;
-            const unsigned int v3891 = v3878 + v3890;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3893 = v3891 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3895 = v3893 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3896 = v3891 - v3895;
-            const unsigned int v3897 = v3893 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3899 = v3897 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3900 = v3893 - v3899;
-            const unsigned int v3901 = v3900 * v7;
-            const unsigned int v3902 = v94 + v3896;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3903 = v3891 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3905 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3910 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3911 = v3910 + v3890;
-            const unsigned int v3912 = v153 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3913 = v158 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3914 = v3912 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3915 = v3903 && v3914;
-            const bool v3916 = v3912 < 1u;
-            const bool v3917 = v3915 && v3916;
-            const bool v3918 = v3913 >= v6;
-            const bool v3919 = v3917 && v3918;
-            const bool v3920 = v3913 < v3905;
-            const bool v3921 = v3919 && v3920;
-            const unsigned int v3922 = max(v3912, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3924 = max(v3913, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3925 = v3924 - v6;
-            const unsigned int v3926 = v161 + v3922;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3927 = v3926 * v1;
-            const unsigned int v3928 = v3927 + v3925;
-            const unsigned int v3929 = v3928 * v2;
-            const unsigned int v3930 = v3929 + v3902;
-            const unsigned int v3932 = v3921 ? v3930 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3934 = v3884 + v3911;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3934 ^ (((v3934 >> 6u) & 7u) << 3u)), x + v3932, v3921);
-            const unsigned int v3936 = v171 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3937 = v176 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3938 = v3936 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3939 = v3903 && v3938;
-            const bool v3940 = v3936 < 1u;
-            const bool v3941 = v3939 && v3940;
-            const bool v3942 = v3937 >= v6;
-            const bool v3943 = v3941 && v3942;
-            const bool v3944 = v3937 < v3905;
-            const bool v3945 = v3943 && v3944;
-            const unsigned int v3946 = max(v3936, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3948 = max(v3937, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3949 = v3948 - v6;
-            const unsigned int v3950 = v179 + v3946;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3951 = v3950 * v1;
-            const unsigned int v3952 = v3951 + v3949;
-            const unsigned int v3953 = v3952 * v2;
-            const unsigned int v3954 = v3953 + v3902;
-            const unsigned int v3956 = v3945 ? v3954 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3959 = v3934 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3959 ^ (((v3959 >> 6u) & 7u) << 3u)), x + v3956, v3945);
-            const unsigned int v3960 = v189 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3961 = v194 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3962 = v3960 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3963 = v3903 && v3962;
-            const bool v3964 = v3960 < 1u;
-            const bool v3965 = v3963 && v3964;
-            const bool v3966 = v3961 >= v6;
-            const bool v3967 = v3965 && v3966;
-            const bool v3968 = v3961 < v3905;
-            const bool v3969 = v3967 && v3968;
-            const unsigned int v3970 = max(v3960, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3972 = max(v3961, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3973 = v3972 - v6;
-            const unsigned int v3974 = v197 + v3970;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3975 = v3974 * v1;
-            const unsigned int v3976 = v3975 + v3973;
-            const unsigned int v3977 = v3976 * v2;
-            const unsigned int v3978 = v3977 + v3902;
-            const unsigned int v3980 = v3969 ? v3978 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3983 = v3934 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3983 ^ (((v3983 >> 6u) & 7u) << 3u)), x + v3980, v3969);
-            const unsigned int v3984 = v207 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3985 = v212 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3986 = v3984 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3987 = v3903 && v3986;
-            const bool v3988 = v3984 < 1u;
-            const bool v3989 = v3987 && v3988;
-            const bool v3990 = v3985 >= v6;
-            const bool v3991 = v3989 && v3990;
-            const bool v3992 = v3985 < v3905;
-            const bool v3993 = v3991 && v3992;
-            const unsigned int v3994 = max(v3984, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3996 = max(v3985, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3997 = v3996 - v6;
-            const unsigned int v3998 = v215 + v3994;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3999 = v3998 * v1;
-            const unsigned int v4000 = v3999 + v3997;
-            const unsigned int v4001 = v4000 * v2;
-            const unsigned int v4002 = v4001 + v3902;
-            const unsigned int v4004 = v3993 ? v4002 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4007 = v3934 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4007 ^ (((v4007 >> 6u) & 7u) << 3u)), x + v4004, v3993);
-            const unsigned int v4008 = v225 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4009 = v230 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4010 = v4008 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4011 = v3903 && v4010;
-            const bool v4012 = v4008 < 1u;
-            const bool v4013 = v4011 && v4012;
-            const bool v4014 = v4009 >= v6;
-            const bool v4015 = v4013 && v4014;
-            const bool v4016 = v4009 < v3905;
-            const bool v4017 = v4015 && v4016;
-            const unsigned int v4018 = max(v4008, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4020 = max(v4009, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4021 = v4020 - v6;
-            const unsigned int v4022 = v233 + v4018;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4023 = v4022 * v1;
-            const unsigned int v4024 = v4023 + v4021;
-            const unsigned int v4025 = v4024 * v2;
-            const unsigned int v4026 = v4025 + v3902;
-            const unsigned int v4028 = v4017 ? v4026 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4031 = v3934 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4031 ^ (((v4031 >> 6u) & 7u) << 3u)), x + v4028, v4017);
-            const unsigned int v4032 = v243 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4033 = v248 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4034 = v4032 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4035 = v3903 && v4034;
-            const bool v4036 = v4032 < 1u;
-            const bool v4037 = v4035 && v4036;
-            const bool v4038 = v4033 >= v6;
-            const bool v4039 = v4037 && v4038;
-            const bool v4040 = v4033 < v3905;
-            const bool v4041 = v4039 && v4040;
-            const unsigned int v4042 = max(v4032, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4044 = max(v4033, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4045 = v4044 - v6;
-            const unsigned int v4046 = v251 + v4042;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4047 = v4046 * v1;
-            const unsigned int v4048 = v4047 + v4045;
-            const unsigned int v4049 = v4048 * v2;
-            const unsigned int v4050 = v4049 + v3902;
-            const unsigned int v4052 = v4041 ? v4050 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4055 = v3934 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), x + v4052, v4041);
-            const unsigned int v4056 = v261 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4057 = v266 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4058 = v4056 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4059 = v3903 && v4058;
-            const bool v4060 = v4056 < 1u;
-            const bool v4061 = v4059 && v4060;
-            const bool v4062 = v4057 >= v6;
-            const bool v4063 = v4061 && v4062;
-            const bool v4064 = v4057 < v3905;
-            const bool v4065 = v4063 && v4064;
-            const unsigned int v4066 = max(v4056, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4068 = max(v4057, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4069 = v4068 - v6;
-            const unsigned int v4070 = v269 + v4066;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4071 = v4070 * v1;
-            const unsigned int v4072 = v4071 + v4069;
-            const unsigned int v4073 = v4072 * v2;
-            const unsigned int v4074 = v4073 + v3902;
-            const unsigned int v4076 = v4065 ? v4074 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4079 = v3934 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4079 ^ (((v4079 >> 6u) & 7u) << 3u)), x + v4076, v4065);
-            const unsigned int v4080 = v279 + v3897;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4081 = v284 + v3901;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4082 = v4080 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4083 = v3903 && v4082;
-            const bool v4084 = v4080 < 1u;
-            const bool v4085 = v4083 && v4084;
-            const bool v4086 = v4081 >= v6;
-            const bool v4087 = v4085 && v4086;
-            const bool v4088 = v4081 < v3905;
-            const bool v4089 = v4087 && v4088;
-            const unsigned int v4090 = max(v4080, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4092 = max(v4081, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4093 = v4092 - v6;
-            const unsigned int v4094 = v287 + v4090;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4095 = v4094 * v1;
-            const unsigned int v4096 = v4095 + v4093;
-            const unsigned int v4097 = v4096 * v2;
-            const unsigned int v4098 = v4097 + v3902;
-            const unsigned int v4100 = v4089 ? v4098 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4103 = v3934 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), x + v4100, v4089);
+        const unsigned int v3387 = v3332 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3389 = v3334 + 2u;
+        const unsigned int v3390 = v3389 % 3u;
+        const bool v3391 = v3387 < v22;
+        if (v3391) {
+          const unsigned int v3393 = v3390 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3394 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3394) {
+            const unsigned int v3398 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3399 = v3398 << 3u;
+            const unsigned int v3400 = v3387 + v3399;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3402 = v3400 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3404 = v3402 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3405 = v3400 - v3404;
+            const unsigned int v3406 = v3402 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3408 = v3406 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3409 = v3402 - v3408;
+            const unsigned int v3410 = v3409 * v7;
+            const unsigned int v3411 = v94 + v3405;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3412 = v3400 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3414 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3419 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3420 = v3419 + v3399;
+            const unsigned int v3421 = v153 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3422 = v158 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3423 = v3421 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3424 = v3412 && v3423;
+            const bool v3425 = v3421 < 1u;
+            const bool v3426 = v3424 && v3425;
+            const bool v3427 = v3422 >= v6;
+            const bool v3428 = v3426 && v3427;
+            const bool v3429 = v3422 < v3414;
+            const bool v3430 = v3428 && v3429;
+            const unsigned int v3431 = max(v3421, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3433 = max(v3422, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3434 = v3433 - v6;
+            const unsigned int v3435 = v161 + v3431;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3436 = v3435 * v1;
+            const unsigned int v3437 = v3436 + v3434;
+            const unsigned int v3438 = v3437 * v2;
+            const unsigned int v3439 = v3438 + v3411;
+            const unsigned int v3441 = v3430 ? v3439 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3443 = v3393 + v3420;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), x + v3441, v3430);
+            const unsigned int v3445 = v171 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3446 = v176 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3447 = v3445 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3448 = v3412 && v3447;
+            const bool v3449 = v3445 < 1u;
+            const bool v3450 = v3448 && v3449;
+            const bool v3451 = v3446 >= v6;
+            const bool v3452 = v3450 && v3451;
+            const bool v3453 = v3446 < v3414;
+            const bool v3454 = v3452 && v3453;
+            const unsigned int v3455 = max(v3445, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3457 = max(v3446, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3458 = v3457 - v6;
+            const unsigned int v3459 = v179 + v3455;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3460 = v3459 * v1;
+            const unsigned int v3461 = v3460 + v3458;
+            const unsigned int v3462 = v3461 * v2;
+            const unsigned int v3463 = v3462 + v3411;
+            const unsigned int v3465 = v3454 ? v3463 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3468 = v3443 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3468 ^ (((v3468 >> 6u) & 7u) << 3u)), x + v3465, v3454);
+            const unsigned int v3469 = v189 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3470 = v194 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3471 = v3469 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3472 = v3412 && v3471;
+            const bool v3473 = v3469 < 1u;
+            const bool v3474 = v3472 && v3473;
+            const bool v3475 = v3470 >= v6;
+            const bool v3476 = v3474 && v3475;
+            const bool v3477 = v3470 < v3414;
+            const bool v3478 = v3476 && v3477;
+            const unsigned int v3479 = max(v3469, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3481 = max(v3470, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3482 = v3481 - v6;
+            const unsigned int v3483 = v197 + v3479;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3484 = v3483 * v1;
+            const unsigned int v3485 = v3484 + v3482;
+            const unsigned int v3486 = v3485 * v2;
+            const unsigned int v3487 = v3486 + v3411;
+            const unsigned int v3489 = v3478 ? v3487 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3492 = v3443 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3492 ^ (((v3492 >> 6u) & 7u) << 3u)), x + v3489, v3478);
+            const unsigned int v3493 = v207 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3494 = v212 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3495 = v3493 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3496 = v3412 && v3495;
+            const bool v3497 = v3493 < 1u;
+            const bool v3498 = v3496 && v3497;
+            const bool v3499 = v3494 >= v6;
+            const bool v3500 = v3498 && v3499;
+            const bool v3501 = v3494 < v3414;
+            const bool v3502 = v3500 && v3501;
+            const unsigned int v3503 = max(v3493, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3505 = max(v3494, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3506 = v3505 - v6;
+            const unsigned int v3507 = v215 + v3503;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3508 = v3507 * v1;
+            const unsigned int v3509 = v3508 + v3506;
+            const unsigned int v3510 = v3509 * v2;
+            const unsigned int v3511 = v3510 + v3411;
+            const unsigned int v3513 = v3502 ? v3511 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3516 = v3443 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3516 ^ (((v3516 >> 6u) & 7u) << 3u)), x + v3513, v3502);
+            const unsigned int v3517 = v225 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3518 = v230 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3519 = v3517 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3520 = v3412 && v3519;
+            const bool v3521 = v3517 < 1u;
+            const bool v3522 = v3520 && v3521;
+            const bool v3523 = v3518 >= v6;
+            const bool v3524 = v3522 && v3523;
+            const bool v3525 = v3518 < v3414;
+            const bool v3526 = v3524 && v3525;
+            const unsigned int v3527 = max(v3517, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3529 = max(v3518, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3530 = v3529 - v6;
+            const unsigned int v3531 = v233 + v3527;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3532 = v3531 * v1;
+            const unsigned int v3533 = v3532 + v3530;
+            const unsigned int v3534 = v3533 * v2;
+            const unsigned int v3535 = v3534 + v3411;
+            const unsigned int v3537 = v3526 ? v3535 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3540 = v3443 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3540 ^ (((v3540 >> 6u) & 7u) << 3u)), x + v3537, v3526);
+            const unsigned int v3541 = v243 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3542 = v248 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3543 = v3541 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3544 = v3412 && v3543;
+            const bool v3545 = v3541 < 1u;
+            const bool v3546 = v3544 && v3545;
+            const bool v3547 = v3542 >= v6;
+            const bool v3548 = v3546 && v3547;
+            const bool v3549 = v3542 < v3414;
+            const bool v3550 = v3548 && v3549;
+            const unsigned int v3551 = max(v3541, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3553 = max(v3542, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3554 = v3553 - v6;
+            const unsigned int v3555 = v251 + v3551;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3556 = v3555 * v1;
+            const unsigned int v3557 = v3556 + v3554;
+            const unsigned int v3558 = v3557 * v2;
+            const unsigned int v3559 = v3558 + v3411;
+            const unsigned int v3561 = v3550 ? v3559 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3564 = v3443 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3564 ^ (((v3564 >> 6u) & 7u) << 3u)), x + v3561, v3550);
+            const unsigned int v3565 = v261 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3566 = v266 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3567 = v3565 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3568 = v3412 && v3567;
+            const bool v3569 = v3565 < 1u;
+            const bool v3570 = v3568 && v3569;
+            const bool v3571 = v3566 >= v6;
+            const bool v3572 = v3570 && v3571;
+            const bool v3573 = v3566 < v3414;
+            const bool v3574 = v3572 && v3573;
+            const unsigned int v3575 = max(v3565, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3577 = max(v3566, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3578 = v3577 - v6;
+            const unsigned int v3579 = v269 + v3575;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3580 = v3579 * v1;
+            const unsigned int v3581 = v3580 + v3578;
+            const unsigned int v3582 = v3581 * v2;
+            const unsigned int v3583 = v3582 + v3411;
+            const unsigned int v3585 = v3574 ? v3583 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3588 = v3443 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3588 ^ (((v3588 >> 6u) & 7u) << 3u)), x + v3585, v3574);
+            const unsigned int v3589 = v279 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3590 = v284 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3591 = v3589 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3592 = v3412 && v3591;
+            const bool v3593 = v3589 < 1u;
+            const bool v3594 = v3592 && v3593;
+            const bool v3595 = v3590 >= v6;
+            const bool v3596 = v3594 && v3595;
+            const bool v3597 = v3590 < v3414;
+            const bool v3598 = v3596 && v3597;
+            const unsigned int v3599 = max(v3589, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3601 = max(v3590, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3602 = v3601 - v6;
+            const unsigned int v3603 = v287 + v3599;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3604 = v3603 * v1;
+            const unsigned int v3605 = v3604 + v3602;
+            const unsigned int v3606 = v3605 * v2;
+            const unsigned int v3607 = v3606 + v3411;
+            const unsigned int v3609 = v3598 ? v3607 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3612 = v3443 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x + v3609, v3598);
           } else {
-            const unsigned int v4111 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4112 = v4111 << 3u;
-            const unsigned int v4114 = v3878 + v4112;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4115 = v4114 < v22;
-            const unsigned int v4116 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4118 = v4116 + v3878;
-            const unsigned int v4119 = v4118 + v4112;
-            const unsigned int v4121 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4122 = v3884 + v4121;
-            const unsigned int v4123 = v4122 + v4112;
-            const bool v4127 = v4115 && v150;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4131 = v4127 ? v4119 : v10;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4123 ^ (((v4123 >> 6u) & 7u) << 3u)), x + v4131, v4127);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4137 = v4115 && v168;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4139 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4140 = v4119 + v4139;
-            const unsigned int v4141 = v4137 ? v4140 : v10;
-            const unsigned int v4143 = v4123 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4143 ^ (((v4143 >> 6u) & 7u) << 3u)), x + v4141, v4137);
-            const bool v4147 = v4115 && v186;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4149 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4150 = v4119 + v4149;
-            const unsigned int v4151 = v4147 ? v4150 : v10;
-            const unsigned int v4153 = v4123 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4153 ^ (((v4153 >> 6u) & 7u) << 3u)), x + v4151, v4147);
-            const bool v4157 = v4115 && v204;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4159 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4160 = v4119 + v4159;
-            const unsigned int v4161 = v4157 ? v4160 : v10;
-            const unsigned int v4163 = v4123 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4163 ^ (((v4163 >> 6u) & 7u) << 3u)), x + v4161, v4157);
-            const bool v4167 = v4115 && v222;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4169 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4170 = v4119 + v4169;
-            const unsigned int v4171 = v4167 ? v4170 : v10;
-            const unsigned int v4173 = v4123 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4173 ^ (((v4173 >> 6u) & 7u) << 3u)), x + v4171, v4167);
-            const bool v4177 = v4115 && v240;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4179 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4180 = v4119 + v4179;
-            const unsigned int v4181 = v4177 ? v4180 : v10;
-            const unsigned int v4183 = v4123 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4183 ^ (((v4183 >> 6u) & 7u) << 3u)), x + v4181, v4177);
-            const bool v4187 = v4115 && v258;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4189 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4190 = v4119 + v4189;
-            const unsigned int v4191 = v4187 ? v4190 : v10;
-            const unsigned int v4193 = v4123 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4193 ^ (((v4193 >> 6u) & 7u) << 3u)), x + v4191, v4187);
-            const bool v4197 = v4115 && v276;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4199 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4200 = v4119 + v4199;
-            const unsigned int v4201 = v4197 ? v4200 : v10;
-            const unsigned int v4203 = v4123 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4203 ^ (((v4203 >> 6u) & 7u) << 3u)), x + v4201, v4197);
+            const unsigned int v3620 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3621 = v3620 << 3u;
+            const unsigned int v3623 = v3387 + v3621;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3624 = v3623 < v22;
+            const unsigned int v3625 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3627 = v3625 + v3387;
+            const unsigned int v3628 = v3627 + v3621;
+            const unsigned int v3630 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3631 = v3393 + v3630;
+            const unsigned int v3632 = v3631 + v3621;
+            const bool v3636 = v3624 && v150;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3640 = v3636 ? v3628 : v10;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3632 ^ (((v3632 >> 6u) & 7u) << 3u)), x + v3640, v3636);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3646 = v3624 && v168;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3648 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3649 = v3628 + v3648;
+            const unsigned int v3650 = v3646 ? v3649 : v10;
+            const unsigned int v3652 = v3632 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3652 ^ (((v3652 >> 6u) & 7u) << 3u)), x + v3650, v3646);
+            const bool v3656 = v3624 && v186;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3658 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3659 = v3628 + v3658;
+            const unsigned int v3660 = v3656 ? v3659 : v10;
+            const unsigned int v3662 = v3632 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), x + v3660, v3656);
+            const bool v3666 = v3624 && v204;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3668 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3669 = v3628 + v3668;
+            const unsigned int v3670 = v3666 ? v3669 : v10;
+            const unsigned int v3672 = v3632 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), x + v3670, v3666);
+            const bool v3676 = v3624 && v222;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3678 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3679 = v3628 + v3678;
+            const unsigned int v3680 = v3676 ? v3679 : v10;
+            const unsigned int v3682 = v3632 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3680, v3676);
+            const bool v3686 = v3624 && v240;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3688 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3689 = v3628 + v3688;
+            const unsigned int v3690 = v3686 ? v3689 : v10;
+            const unsigned int v3692 = v3632 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), x + v3690, v3686);
+            const bool v3696 = v3624 && v258;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3698 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3699 = v3628 + v3698;
+            const unsigned int v3700 = v3696 ? v3699 : v10;
+            const unsigned int v3702 = v3632 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), x + v3700, v3696);
+            const bool v3706 = v3624 && v276;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3708 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3709 = v3628 + v3708;
+            const unsigned int v3710 = v3706 ? v3709 : v10;
+            const unsigned int v3712 = v3632 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), x + v3710, v3706);
           }
-          const unsigned int v4212 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4213 = v4212 << 3u;
-          const unsigned int v4214 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4215 = v3878 + v4213;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4216 = v4215 < v22;
-          const unsigned int v4217 = v4214 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4218 = v82 + v4217;
-          const unsigned int v4219 = v4218 + v3878;
-          const unsigned int v4220 = v4219 + v4213;
-          const unsigned int v4222 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4223 = v3884 + v4222;
-          const unsigned int v4224 = v4223 + v4213;
-          const bool v4227 = v4214 < v12;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4228 = v4216 && v4227;
-          const unsigned int v4232 = v4228 ? v4220 : v82;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), weight + v4232, v4228);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4236 = v4214 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4237 = v4236 < v12;
-          const bool v4238 = v4216 && v4237;
-          const unsigned int v4240 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4241 = v4220 + v4240;
-          const unsigned int v4242 = v4238 ? v4241 : v82;
-          const unsigned int v4244 = v4224 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4244 ^ (((v4244 >> 6u) & 7u) << 3u)), weight + v4242, v4238);
-          const unsigned int v4246 = v4214 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4247 = v4246 < v12;
-          const bool v4248 = v4216 && v4247;
-          const unsigned int v4250 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4251 = v4220 + v4250;
-          const unsigned int v4252 = v4248 ? v4251 : v82;
-          const unsigned int v4254 = v4224 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), weight + v4252, v4248);
-          const unsigned int v4256 = v4214 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4257 = v4256 < v12;
-          const bool v4258 = v4216 && v4257;
-          const unsigned int v4260 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4261 = v4220 + v4260;
-          const unsigned int v4262 = v4258 ? v4261 : v82;
-          const unsigned int v4264 = v4224 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4264 ^ (((v4264 >> 6u) & 7u) << 3u)), weight + v4262, v4258);
-          const unsigned int v4266 = v4214 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4267 = v4266 < v12;
-          const bool v4268 = v4216 && v4267;
-          const unsigned int v4270 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4271 = v4220 + v4270;
-          const unsigned int v4272 = v4268 ? v4271 : v82;
-          const unsigned int v4274 = v4224 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4274 ^ (((v4274 >> 6u) & 7u) << 3u)), weight + v4272, v4268);
-          const unsigned int v4276 = v4214 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4277 = v4276 < v12;
-          const bool v4278 = v4216 && v4277;
-          const unsigned int v4280 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4281 = v4220 + v4280;
-          const unsigned int v4282 = v4278 ? v4281 : v82;
-          const unsigned int v4284 = v4224 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), weight + v4282, v4278);
-          const unsigned int v4286 = v4214 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4287 = v4286 < v12;
-          const bool v4288 = v4216 && v4287;
-          const unsigned int v4290 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4291 = v4220 + v4290;
-          const unsigned int v4292 = v4288 ? v4291 : v82;
-          const unsigned int v4294 = v4224 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4294 ^ (((v4294 >> 6u) & 7u) << 3u)), weight + v4292, v4288);
-          const unsigned int v4296 = v4214 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4297 = v4296 < v12;
-          const bool v4298 = v4216 && v4297;
-          const unsigned int v4300 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4301 = v4220 + v4300;
-          const unsigned int v4302 = v4298 ? v4301 : v82;
-          const unsigned int v4304 = v4224 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4304 ^ (((v4304 >> 6u) & 7u) << 3u)), weight + v4302, v4298);
+          const unsigned int v3721 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3722 = v3721 << 3u;
+          const unsigned int v3723 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3724 = v3387 + v3722;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3725 = v3724 < v22;
+          const unsigned int v3726 = v3723 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3727 = v82 + v3726;
+          const unsigned int v3728 = v3727 + v3387;
+          const unsigned int v3729 = v3728 + v3722;
+          const unsigned int v3731 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3732 = v3393 + v3731;
+          const unsigned int v3733 = v3732 + v3722;
+          const bool v3736 = v3723 < v12;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3737 = v3725 && v3736;
+          const unsigned int v3741 = v3737 ? v3729 : v82;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3733 ^ (((v3733 >> 6u) & 7u) << 3u)), weight + v3741, v3737);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3745 = v3723 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3746 = v3745 < v12;
+          const bool v3747 = v3725 && v3746;
+          const unsigned int v3749 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3750 = v3729 + v3749;
+          const unsigned int v3751 = v3747 ? v3750 : v82;
+          const unsigned int v3753 = v3733 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3753 ^ (((v3753 >> 6u) & 7u) << 3u)), weight + v3751, v3747);
+          const unsigned int v3755 = v3723 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3756 = v3755 < v12;
+          const bool v3757 = v3725 && v3756;
+          const unsigned int v3759 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3760 = v3729 + v3759;
+          const unsigned int v3761 = v3757 ? v3760 : v82;
+          const unsigned int v3763 = v3733 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), weight + v3761, v3757);
+          const unsigned int v3765 = v3723 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3766 = v3765 < v12;
+          const bool v3767 = v3725 && v3766;
+          const unsigned int v3769 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3770 = v3729 + v3769;
+          const unsigned int v3771 = v3767 ? v3770 : v82;
+          const unsigned int v3773 = v3733 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), weight + v3771, v3767);
+          const unsigned int v3775 = v3723 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3776 = v3775 < v12;
+          const bool v3777 = v3725 && v3776;
+          const unsigned int v3779 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3780 = v3729 + v3779;
+          const unsigned int v3781 = v3777 ? v3780 : v82;
+          const unsigned int v3783 = v3733 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), weight + v3781, v3777);
+          const unsigned int v3785 = v3723 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3786 = v3785 < v12;
+          const bool v3787 = v3725 && v3786;
+          const unsigned int v3789 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3790 = v3729 + v3789;
+          const unsigned int v3791 = v3787 ? v3790 : v82;
+          const unsigned int v3793 = v3733 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3793 ^ (((v3793 >> 6u) & 7u) << 3u)), weight + v3791, v3787);
+          const unsigned int v3795 = v3723 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3796 = v3795 < v12;
+          const bool v3797 = v3725 && v3796;
+          const unsigned int v3799 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3800 = v3729 + v3799;
+          const unsigned int v3801 = v3797 ? v3800 : v82;
+          const unsigned int v3803 = v3733 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3803 ^ (((v3803 >> 6u) & 7u) << 3u)), weight + v3801, v3797);
+          const unsigned int v3805 = v3723 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3806 = v3805 < v12;
+          const bool v3807 = v3725 && v3806;
+          const unsigned int v3809 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3810 = v3729 + v3809;
+          const unsigned int v3811 = v3807 ? v3810 : v82;
+          const unsigned int v3813 = v3733 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), weight + v3811, v3807);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
@@ -1310,8 +1308,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v1077 = v1005 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1078 = shm2[v1077];
           const iron_bf16 v1082 = iron_f32_to_bf16(v1078);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4454 = v998 + v1014;
-          *reinterpret_cast<iron_bf16x8*>(out + v4454) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
+          const unsigned int v3938 = v998 + v1014;
+          *reinterpret_cast<iron_bf16x8*>(out + v3938) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
         }
       } else {
         #pragma unroll 1
@@ -1338,891 +1336,445 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
-    const unsigned int v2421 = v16 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2422 = v2421 == v10;
-    if (v2422) {
-      const unsigned int v2426 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2427 = v2426 & 7u;
-      const unsigned int v2428 = v2427 << 3u;
-      const unsigned int v2436 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2437 = v7 * v2436;
-      const unsigned int v2439 = v6 << 1u;
-      const unsigned int v2440 = v1 + v2439;
-      const unsigned int v2441 = v2440 - v2437;
-      const unsigned int v2442 = v2441 - 1u;
-      const unsigned int v2443 = v2442 / v5;
-      const unsigned int v2444 = v2443 + 1u;
-      const unsigned int v2458 = v0 * v2444;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2463 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2464 = v2463 == v10;
-      const unsigned int v2467 = v16 << 1u;
-      const bool v2468 = v2467 <= 64u;
-      const bool v2469 = v2464 && v2468;
-      const unsigned int v2470 = v2469 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2474 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2475 = v2474 == v10;
-      const unsigned int v2478 = v16 << 2u;
-      const bool v2479 = v2478 <= 64u;
-      const bool v2480 = v2475 && v2479;
-      const unsigned int v2481 = v2480 ? 4u : v2470;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2485 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2486 = v2485 == v10;
-      const unsigned int v2489 = v16 << 3u;
-      const bool v2490 = v2489 <= 64u;
-      const bool v2491 = v2486 && v2490;
-      const unsigned int v2492 = v2491 ? 8u : v2481;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2494 = 128u / v2492;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2495 = v8 / v2492;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2496 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2499 = v2458 + 127u;
-      const unsigned int v2500 = v2499 >> 7u;
-      const unsigned int v2501 = blockIdx.z;
-      const unsigned int v2502 = v2501 * v2500;
-      const unsigned int v2503 = v2502 + v2496;
-      const unsigned int v2504 = v2503 % v2495;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2505 = v2503 / v2495;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2506 = v2504 * v2492;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2508 = v2458 + v2494;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2509 = v2508 - 1u;
-      const unsigned int v2510 = v2509 / v2494;
-      const bool v2511 = v2505 < v2510;
-      if (v2511) {
-        const unsigned int v2513 = v2492 * v16;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2514 = v2513 >> 3u;
-        const bool v2518 = v2514 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v2519 = v2518 ? 8u : 16u;
-        const bool v2522 = v2514 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v2523 = v2522 ? 4u : v2519;
-        const bool v2526 = v2514 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v2527 = v2526 ? 2u : v2523;
-        const bool v2530 = v2514 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v2531 = v2530 ? 1u : v2527;
-        const unsigned int v2533 = v2426 % v2531;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2534 = v2533 < v2514;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v2536 = v2533 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v2537 = v2536 / v16;
-        const unsigned int v2538 = v2537 * v16;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2541 = v2536 - v2538;
-        const unsigned int v2544 = v2506 * v16;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v2545 = v2544 + v2536;
-        const unsigned int v2547 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v2548 = v2547 << 5u;
-        const unsigned int v2549 = v2548 / v2494;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2551 = v2548 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v2552 = v2551 / v2494;
-        iron_frag<float, 2, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2554, 0.0f);
-        iron_frag<float, 2, 16, 16> v2556;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2556, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v2558;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2558, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v2560;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2560, iron_f32_to_bf16(0.0f));
-        const unsigned int v2563 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2666 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v2687 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v2691 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v2697 = v2551 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v2701 = v2552 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2420 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2421 = v2420 & 15u;
+    const unsigned int v2422 = v2421 << 2u;
+    const unsigned int v2430 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2431 = v7 * v2430;
+    const unsigned int v2433 = v6 << 1u;
+    const unsigned int v2434 = v1 + v2433;
+    const unsigned int v2435 = v2434 - v2431;
+    const unsigned int v2436 = v2435 - 1u;
+    const unsigned int v2437 = v2436 / v5;
+    const unsigned int v2438 = v2437 + 1u;
+    const unsigned int v2452 = v0 * v2438;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2457 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2458 = v2457 == v10;
+    const unsigned int v2461 = v16 << 1u;
+    const bool v2462 = v2461 <= 64u;
+    const bool v2463 = v2458 && v2462;
+    const unsigned int v2464 = v2463 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2468 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2469 = v2468 == v10;
+    const unsigned int v2472 = v16 << 2u;
+    const bool v2473 = v2472 <= 64u;
+    const bool v2474 = v2469 && v2473;
+    const unsigned int v2475 = v2474 ? 4u : v2464;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2479 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2480 = v2479 == v10;
+    const unsigned int v2483 = v16 << 3u;
+    const bool v2484 = v2483 <= 64u;
+    const bool v2485 = v2480 && v2484;
+    const unsigned int v2486 = v2485 ? 8u : v2475;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2488 = 128u / v2486;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2489 = v8 / v2486;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2490 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2493 = v2452 + 127u;
+    const unsigned int v2494 = v2493 >> 7u;
+    const unsigned int v2495 = blockIdx.z;
+    const unsigned int v2496 = v2495 * v2494;
+    const unsigned int v2497 = v2496 + v2490;
+    const unsigned int v2498 = v2497 % v2489;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2499 = v2497 / v2489;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2500 = v2498 * v2486;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2502 = v2452 + v2488;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2503 = v2502 - 1u;
+    const unsigned int v2504 = v2503 / v2488;
+    const bool v2505 = v2499 < v2504;
+    if (v2505) {
+      const unsigned int v2507 = v2486 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2508 = v2507 >> 2u;
+      const bool v2512 = v2508 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2513 = v2512 ? 8u : 16u;
+      const bool v2516 = v2508 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2517 = v2516 ? 4u : v2513;
+      const bool v2520 = v2508 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2521 = v2520 ? 2u : v2517;
+      const bool v2524 = v2508 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2525 = v2524 ? 1u : v2521;
+      const unsigned int v2527 = v2420 % v2525;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2528 = v2527 < v2508;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2530 = v2527 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2531 = v2530 / v16;
+      const unsigned int v2532 = v2531 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2535 = v2530 - v2532;
+      const unsigned int v2538 = v2500 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2539 = v2538 + v2530;
+      const unsigned int v2541 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2542 = v2541 << 5u;
+      const unsigned int v2543 = v2542 / v2488;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2545 = v2542 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2546 = v2545 / v2488;
+      iron_frag<float, 2, 16, 16> v2548;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2548, 0.0f);
+      iron_frag<float, 2, 16, 16> v2550;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2550, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2552;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2552, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2554, iron_f32_to_bf16(0.0f));
+      const unsigned int v2557 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2660 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2681 = v2542 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2685 = v2543 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2691 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2695 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (unsigned int v2565 = v10; v2565 < 1u; v2565 += v2563) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v2566 = v2565 + v2563;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2567 = min(v2566, 1u);
-          const unsigned int v2568 = v2567 - v2565;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v2569 = v2568 * v4;
-          const unsigned int v2570 = v2569 * v16;
-          const unsigned int v2574 = v2570 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2575 = v2574 >> 4u;
-          const unsigned int v2576 = v2575 << 4u;
-          const bool v2577 = v2428 < v2576;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2577) {
-            const unsigned int v2579 = v2492 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2582 = v2426 >> 3u;
-            const bool v2588 = v2428 < v2570;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v2590 = v2565 * v4;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2591 = v2590 * v16;
+      for (unsigned int v2559 = v10; v2559 < 1u; v2559 += v2557) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2560 = v2559 + v2557;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2561 = min(v2560, 1u);
+        const unsigned int v2562 = v2561 - v2559;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2563 = v2562 * v4;
+        const unsigned int v2564 = v2563 * v16;
+        const unsigned int v2568 = v2564 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2569 = v2568 >> 4u;
+        const unsigned int v2570 = v2569 << 4u;
+        const bool v2571 = v2422 < v2570;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2571) {
+          const unsigned int v2573 = v2486 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2576 = v2420 >> 4u;
+          const bool v2582 = v2422 < v2564;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2584 = v2559 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2585 = v2584 * v16;
 
-            for (unsigned int v2584 = v2582; v2584 < v2579; v2584 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v2586 = v2584 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2587 = v2586 < v12;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2589 = v2587 && v2588;
-              const unsigned int v2593 = v2584 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v2594 = v2506 + v2593;
-              const unsigned int v2595 = v2594 * v12;
-              const unsigned int v2596 = v2595 + v2586;
-              const unsigned int v2597 = v2596 * v22;
-              const unsigned int v2598 = v2597 + v2591;
-              const unsigned int v2599 = v2598 + v2428;
-              const unsigned int v2601 = v2589 ? v2599 : v10;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2603 = v2584 * 56u;
-              const unsigned int v2604 = v2603 + v2428;
-              iron_copy_async<16>(shm5 + v2604, weight + v2601, v2589);
-            }
+          for (unsigned int v2578 = v2576; v2578 < v2573; v2578 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2580 = v2578 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2581 = v2580 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2583 = v2581 && v2582;
+            const unsigned int v2587 = v2578 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2588 = v2500 + v2587;
+            const unsigned int v2589 = v2588 * v12;
+            const unsigned int v2590 = v2589 + v2580;
+            const unsigned int v2591 = v2590 * v22;
+            const unsigned int v2592 = v2591 + v2585;
+            const unsigned int v2593 = v2592 + v2422;
+            const unsigned int v2595 = v2583 ? v2593 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2597 = v2578 * 56u;
+            const unsigned int v2598 = v2597 + v2422;
+            iron_copy_async<8>(shm5 + v2598, weight + v2595, v2583);
           }
-          if (v2534) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2606 = 128u / v2531;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2608 = v2426 / v2531;
-            const unsigned int v2610 = v2505 * v2494;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2622 = v2537 * v2494;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2649 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
+        }
+        if (v2528) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2600 = 128u / v2525;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2602 = v2420 / v2525;
+          const unsigned int v2604 = v2499 * v2488;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2616 = v2531 * v2488;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2643 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-            for (unsigned int v2609 = v2608; v2609 < v2494; v2609 += v2606) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v2611 = v2610 + v2609;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v2612 = v2611 / v2444;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2613 = v2612 * v2444;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2614 = v2611 - v2613;
-              const unsigned int v2615 = v2614 / v2444;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2617 = v2615 * v2444;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v2618 = v2614 - v2617;
-              const unsigned int v2619 = v2618 * v5;
-              const bool v2620 = v2611 < v2458;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2623 = v2622 + v2609;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2624 = v2623 * 56u;
-              const unsigned int v2625 = v2624 + v2541;
+          for (unsigned int v2603 = v2602; v2603 < v2488; v2603 += v2600) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2605 = v2604 + v2603;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2606 = v2605 / v2438;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2607 = v2606 * v2438;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2608 = v2605 - v2607;
+            const unsigned int v2609 = v2608 / v2438;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2611 = v2609 * v2438;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2612 = v2608 - v2611;
+            const unsigned int v2613 = v2612 * v5;
+            const bool v2614 = v2605 < v2452;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2617 = v2616 + v2603;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2618 = v2617 * 56u;
+            const unsigned int v2619 = v2618 + v2535;
 
-              for (unsigned int v2627 = v2565; v2627 < v2567; v2627 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2629 = v2615 + v2627;  // kernels/convolution/narrow_groups.hpp:144
-                const bool v2630 = v2629 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2631 = v2620 && v2630;
-                const bool v2633 = v2629 < 1u;
-                const bool v2634 = v2631 && v2633;
-                const unsigned int v2635 = max(v2629, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2637 = v2612 + v2635;
-                const unsigned int v2639 = v2627 - v2565;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2640 = v2639 * v4;
-                const unsigned int v2641 = v2640 * v16;
-                const unsigned int v2653 = v2637 * v1;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2661 = v2625 + v2641;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2621 = v2559; v2621 < v2561; v2621 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2623 = v2609 + v2621;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2624 = v2623 >= v10;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2625 = v2614 && v2624;
+              const bool v2627 = v2623 < 1u;
+              const bool v2628 = v2625 && v2627;
+              const unsigned int v2629 = max(v2623, v10);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2631 = v2606 + v2629;
+              const unsigned int v2633 = v2621 - v2559;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2634 = v2633 * v4;
+              const unsigned int v2635 = v2634 * v16;
+              const unsigned int v2647 = v2631 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2655 = v2619 + v2635;  // kernels/convolution/narrow_groups.hpp:152
 
-                for (unsigned int v2644 = v10; v2644 < v4; v2644 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v2645 = v2644 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v2646 = v2619 + v2645;
-                  const bool v2647 = v2646 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2648 = v2634 && v2647;
-                  const bool v2650 = v2646 < v2649;
-                  const bool v2651 = v2648 && v2650;
-                  const unsigned int v2652 = max(v2646, v6);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v2654 = v2653 + v2652;
-                  const unsigned int v2655 = v2654 - v6;
-                  const unsigned int v2656 = v2655 * v2;
-                  const unsigned int v2657 = v2656 + v2545;
-                  const unsigned int v2659 = v2651 ? v2657 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v2660 = v2644 * v16;
-                  const unsigned int v2662 = v2661 + v2660;
-                  iron_copy_async<16>(shm4 + v2662, x + v2659, v2651);
-                }
+              for (unsigned int v2638 = v10; v2638 < v4; v2638 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2639 = v2638 * v7;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2640 = v2613 + v2639;
+                const bool v2641 = v2640 >= v6;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2642 = v2628 && v2641;
+                const bool v2644 = v2640 < v2643;
+                const bool v2645 = v2642 && v2644;
+                const unsigned int v2646 = max(v2640, v6);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2648 = v2647 + v2646;
+                const unsigned int v2649 = v2648 - v6;
+                const unsigned int v2650 = v2649 * v2;
+                const unsigned int v2651 = v2650 + v2539;
+                const unsigned int v2653 = v2645 ? v2651 : v10;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2654 = v2638 * v16;
+                const unsigned int v2656 = v2655 + v2654;
+                iron_copy_async<8>(shm4 + v2656, x + v2653, v2645);
               }
             }
           }
-          const unsigned int v2664 = v2576 - v2570;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v2665 = v2664 >> 3u;
-          const unsigned int v2668 = v2665 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        }
+        const unsigned int v2658 = v2570 - v2564;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2659 = v2658 >> 2u;
+        const unsigned int v2662 = v2659 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-          for (unsigned int v2670 = v2426; v2670 < v2668; v2670 += v2666) {
-            const unsigned int v2671 = v2670 / v2665;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v2675 = v2671 * v2665;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v2676 = v2670 - v2675;
-            const unsigned int v2677 = v2676 << 3u;
-            const unsigned int v2679 = v2671 * 56u;
-            const unsigned int v2680 = v2679 + v2570;
-            const unsigned int v2681 = v2680 + v2677;
-            iron_copy_async<16>(shm4 + v2681, x + v10, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        for (unsigned int v2664 = v2420; v2664 < v2662; v2664 += v2660) {
+          const unsigned int v2665 = v2664 / v2659;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2669 = v2665 * v2659;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2670 = v2664 - v2669;
+          const unsigned int v2671 = v2670 << 2u;
+          const unsigned int v2673 = v2665 * 56u;
+          const unsigned int v2674 = v2673 + v2564;
+          const unsigned int v2675 = v2674 + v2671;
+          iron_copy_async<8>(shm4 + v2675, x + v10, false);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-          for (unsigned int v2684 = v10; v2684 < v2576; v2684 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v2688 = v2687 + v2684;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v2558, shm4, v2688, 56u);
-            const unsigned int v2692 = v2691 + v2684;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v2560, shm5, v2692, 56u);
-            iron_frag_mma_sync(v2554, v2558, v2560);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v2698 = v2697 + v2684;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v2558, shm4, v2698, 56u);
-            const unsigned int v2702 = v2701 + v2684;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v2560, shm5, v2702, 56u);
-            iron_frag_mma_sync(v2556, v2558, v2560);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        for (unsigned int v2678 = v10; v2678 < v2570; v2678 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2682 = v2681 + v2678;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2552, shm4, v2682, 56u);
+          const unsigned int v2686 = v2685 + v2678;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2554, shm5, v2686, 56u);
+          iron_frag_mma_sync(v2548, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2692 = v2691 + v2678;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2552, shm4, v2692, 56u);
+          const unsigned int v2696 = v2695 + v2678;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2554, shm5, v2696, 56u);
+          iron_frag_mma_sync(v2550, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const unsigned int v2703 = v2549 * v2494;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2704 = v2505 * v2494;
-        const unsigned int v2705 = v2704 + v2548;
-        const unsigned int v2706 = v2705 - v2703;
-        const unsigned int v2707 = v2506 + v2549;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2708 = v2707 * v12;
-        const unsigned int v2709 = static_cast<unsigned int>(v2554.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2710 = v2706 + v2709;
-        const unsigned int v2711 = static_cast<unsigned int>(v2554.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2712 = v2710 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2713 = v2711 < v12;
-        const bool v2714 = v2712 && v2713;
-        if (v2714) {
-          const float v2715 = v2554.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2717 = iron_f32_to_bf16(v2715);
-          const unsigned int v2718 = v2710 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2719 = v2718 + v2708;
-          const unsigned int v2720 = v2719 + v2711;
-          out[v2720] = v2717;
-        }
-        const unsigned int v2721 = static_cast<unsigned int>(v2554.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2722 = v2706 + v2721;
-        const unsigned int v2723 = static_cast<unsigned int>(v2554.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2724 = v2722 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2725 = v2723 < v12;
-        const bool v2726 = v2724 && v2725;
-        if (v2726) {
-          const float v2727 = v2554.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2729 = iron_f32_to_bf16(v2727);
-          const unsigned int v2730 = v2722 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2731 = v2730 + v2708;
-          const unsigned int v2732 = v2731 + v2723;
-          out[v2732] = v2729;
-        }
-        const unsigned int v2733 = static_cast<unsigned int>(v2554.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2734 = v2706 + v2733;
-        const unsigned int v2735 = static_cast<unsigned int>(v2554.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2736 = v2734 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2737 = v2735 < v12;
-        const bool v2738 = v2736 && v2737;
-        if (v2738) {
-          const float v2739 = v2554.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2741 = iron_f32_to_bf16(v2739);
-          const unsigned int v2742 = v2734 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2743 = v2742 + v2708;
-          const unsigned int v2744 = v2743 + v2735;
-          out[v2744] = v2741;
-        }
-        const unsigned int v2745 = static_cast<unsigned int>(v2554.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2746 = v2706 + v2745;
-        const unsigned int v2747 = static_cast<unsigned int>(v2554.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2748 = v2746 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2749 = v2747 < v12;
-        const bool v2750 = v2748 && v2749;
-        if (v2750) {
-          const float v2751 = v2554.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2753 = iron_f32_to_bf16(v2751);
-          const unsigned int v2754 = v2746 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2755 = v2754 + v2708;
-          const unsigned int v2756 = v2755 + v2747;
-          out[v2756] = v2753;
-        }
-        const unsigned int v2757 = static_cast<unsigned int>(v2554.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2758 = v2706 + v2757;
-        const unsigned int v2759 = static_cast<unsigned int>(v2554.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2760 = v2758 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2761 = v2759 < v12;
-        const bool v2762 = v2760 && v2761;
-        if (v2762) {
-          const float v2763 = v2554.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2765 = iron_f32_to_bf16(v2763);
-          const unsigned int v2766 = v2758 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2767 = v2766 + v2708;
-          const unsigned int v2768 = v2767 + v2759;
-          out[v2768] = v2765;
-        }
-        const unsigned int v2769 = static_cast<unsigned int>(v2554.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2770 = v2706 + v2769;
-        const unsigned int v2771 = static_cast<unsigned int>(v2554.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2772 = v2770 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2773 = v2771 < v12;
-        const bool v2774 = v2772 && v2773;
-        if (v2774) {
-          const float v2775 = v2554.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2777 = iron_f32_to_bf16(v2775);
-          const unsigned int v2778 = v2770 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2779 = v2778 + v2708;
-          const unsigned int v2780 = v2779 + v2771;
-          out[v2780] = v2777;
-        }
-        const unsigned int v2781 = static_cast<unsigned int>(v2554.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2782 = v2706 + v2781;
-        const unsigned int v2783 = static_cast<unsigned int>(v2554.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2784 = v2782 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2785 = v2783 < v12;
-        const bool v2786 = v2784 && v2785;
-        if (v2786) {
-          const float v2787 = v2554.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2789 = iron_f32_to_bf16(v2787);
-          const unsigned int v2790 = v2782 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2791 = v2790 + v2708;
-          const unsigned int v2792 = v2791 + v2783;
-          out[v2792] = v2789;
-        }
-        const unsigned int v2793 = static_cast<unsigned int>(v2554.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2794 = v2706 + v2793;
-        const unsigned int v2795 = static_cast<unsigned int>(v2554.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2796 = v2794 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2797 = v2795 < v12;
-        const bool v2798 = v2796 && v2797;
-        if (v2798) {
-          const float v2799 = v2554.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2801 = iron_f32_to_bf16(v2799);
-          const unsigned int v2802 = v2794 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2803 = v2802 + v2708;
-          const unsigned int v2804 = v2803 + v2795;
-          out[v2804] = v2801;
-        }
-        const unsigned int v2807 = v2552 * v2494;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2809 = v2704 + v2551;
-        const unsigned int v2810 = v2809 - v2807;
-        const unsigned int v2811 = v2506 + v2552;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2812 = v2811 * v12;
-        const unsigned int v2813 = static_cast<unsigned int>(v2556.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2814 = v2810 + v2813;
-        const unsigned int v2815 = static_cast<unsigned int>(v2556.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2816 = v2814 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2817 = v2815 < v12;
-        const bool v2818 = v2816 && v2817;
-        if (v2818) {
-          const float v2819 = v2556.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2821 = iron_f32_to_bf16(v2819);
-          const unsigned int v2822 = v2814 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2823 = v2822 + v2812;
-          const unsigned int v2824 = v2823 + v2815;
-          out[v2824] = v2821;
-        }
-        const unsigned int v2825 = static_cast<unsigned int>(v2556.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2826 = v2810 + v2825;
-        const unsigned int v2827 = static_cast<unsigned int>(v2556.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2828 = v2826 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2829 = v2827 < v12;
-        const bool v2830 = v2828 && v2829;
-        if (v2830) {
-          const float v2831 = v2556.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2833 = iron_f32_to_bf16(v2831);
-          const unsigned int v2834 = v2826 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2835 = v2834 + v2812;
-          const unsigned int v2836 = v2835 + v2827;
-          out[v2836] = v2833;
-        }
-        const unsigned int v2837 = static_cast<unsigned int>(v2556.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2838 = v2810 + v2837;
-        const unsigned int v2839 = static_cast<unsigned int>(v2556.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2840 = v2838 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2841 = v2839 < v12;
-        const bool v2842 = v2840 && v2841;
-        if (v2842) {
-          const float v2843 = v2556.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2845 = iron_f32_to_bf16(v2843);
-          const unsigned int v2846 = v2838 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2847 = v2846 + v2812;
-          const unsigned int v2848 = v2847 + v2839;
-          out[v2848] = v2845;
-        }
-        const unsigned int v2849 = static_cast<unsigned int>(v2556.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2850 = v2810 + v2849;
-        const unsigned int v2851 = static_cast<unsigned int>(v2556.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2852 = v2850 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2853 = v2851 < v12;
-        const bool v2854 = v2852 && v2853;
-        if (v2854) {
-          const float v2855 = v2556.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2857 = iron_f32_to_bf16(v2855);
-          const unsigned int v2858 = v2850 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2859 = v2858 + v2812;
-          const unsigned int v2860 = v2859 + v2851;
-          out[v2860] = v2857;
-        }
-        const unsigned int v2861 = static_cast<unsigned int>(v2556.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2862 = v2810 + v2861;
-        const unsigned int v2863 = static_cast<unsigned int>(v2556.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2864 = v2862 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2865 = v2863 < v12;
-        const bool v2866 = v2864 && v2865;
-        if (v2866) {
-          const float v2867 = v2556.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2869 = iron_f32_to_bf16(v2867);
-          const unsigned int v2870 = v2862 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2871 = v2870 + v2812;
-          const unsigned int v2872 = v2871 + v2863;
-          out[v2872] = v2869;
-        }
-        const unsigned int v2873 = static_cast<unsigned int>(v2556.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2874 = v2810 + v2873;
-        const unsigned int v2875 = static_cast<unsigned int>(v2556.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2876 = v2874 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2877 = v2875 < v12;
-        const bool v2878 = v2876 && v2877;
-        if (v2878) {
-          const float v2879 = v2556.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2881 = iron_f32_to_bf16(v2879);
-          const unsigned int v2882 = v2874 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2883 = v2882 + v2812;
-          const unsigned int v2884 = v2883 + v2875;
-          out[v2884] = v2881;
-        }
-        const unsigned int v2885 = static_cast<unsigned int>(v2556.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2886 = v2810 + v2885;
-        const unsigned int v2887 = static_cast<unsigned int>(v2556.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2888 = v2886 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2889 = v2887 < v12;
-        const bool v2890 = v2888 && v2889;
-        if (v2890) {
-          const float v2891 = v2556.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2893 = iron_f32_to_bf16(v2891);
-          const unsigned int v2894 = v2886 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2895 = v2894 + v2812;
-          const unsigned int v2896 = v2895 + v2887;
-          out[v2896] = v2893;
-        }
-        const unsigned int v2897 = static_cast<unsigned int>(v2556.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2898 = v2810 + v2897;
-        const unsigned int v2899 = static_cast<unsigned int>(v2556.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2900 = v2898 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2901 = v2899 < v12;
-        const bool v2902 = v2900 && v2901;
-        if (v2902) {
-          const float v2903 = v2556.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2905 = iron_f32_to_bf16(v2903);
-          const unsigned int v2906 = v2898 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2907 = v2906 + v2812;
-          const unsigned int v2908 = v2907 + v2899;
-          out[v2908] = v2905;
-        }
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-    } else {
-      const unsigned int v2911 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2912 = v2911 & 15u;
-      const unsigned int v2913 = v2912 << 2u;
-      const unsigned int v2921 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2922 = v7 * v2921;
-      const unsigned int v2924 = v6 << 1u;
-      const unsigned int v2925 = v1 + v2924;
-      const unsigned int v2926 = v2925 - v2922;
-      const unsigned int v2927 = v2926 - 1u;
-      const unsigned int v2928 = v2927 / v5;
-      const unsigned int v2929 = v2928 + 1u;
-      const unsigned int v2943 = v0 * v2929;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2948 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2949 = v2948 == v10;
-      const unsigned int v2952 = v16 << 1u;
-      const bool v2953 = v2952 <= 64u;
-      const bool v2954 = v2949 && v2953;
-      const unsigned int v2955 = v2954 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2959 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2960 = v2959 == v10;
-      const unsigned int v2963 = v16 << 2u;
-      const bool v2964 = v2963 <= 64u;
-      const bool v2965 = v2960 && v2964;
-      const unsigned int v2966 = v2965 ? 4u : v2955;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2970 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2971 = v2970 == v10;
-      const unsigned int v2974 = v16 << 3u;
-      const bool v2975 = v2974 <= 64u;
-      const bool v2976 = v2971 && v2975;
-      const unsigned int v2977 = v2976 ? 8u : v2966;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2979 = 128u / v2977;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2980 = v8 / v2977;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2981 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2984 = v2943 + 127u;
-      const unsigned int v2985 = v2984 >> 7u;
-      const unsigned int v2986 = blockIdx.z;
-      const unsigned int v2987 = v2986 * v2985;
-      const unsigned int v2988 = v2987 + v2981;
-      const unsigned int v2989 = v2988 % v2980;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2990 = v2988 / v2980;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2991 = v2989 * v2977;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2993 = v2943 + v2979;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2994 = v2993 - 1u;
-      const unsigned int v2995 = v2994 / v2979;
-      const bool v2996 = v2990 < v2995;
-      if (v2996) {
-        const unsigned int v2998 = v2977 * v16;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2999 = v2998 >> 2u;
-        const bool v3003 = v2999 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v3004 = v3003 ? 8u : 16u;
-        const bool v3007 = v2999 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v3008 = v3007 ? 4u : v3004;
-        const bool v3011 = v2999 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v3012 = v3011 ? 2u : v3008;
-        const bool v3015 = v2999 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v3016 = v3015 ? 1u : v3012;
-        const unsigned int v3018 = v2911 % v3016;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3019 = v3018 < v2999;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v3021 = v3018 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v3022 = v3021 / v16;
-        const unsigned int v3023 = v3022 * v16;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v3026 = v3021 - v3023;
-        const unsigned int v3029 = v2991 * v16;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v3030 = v3029 + v3021;
-        const unsigned int v3032 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v3033 = v3032 << 5u;
-        const unsigned int v3034 = v3033 / v2979;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v3036 = v3033 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v3037 = v3036 / v2979;
-        iron_frag<float, 2, 16, 16> v3039;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3039, 0.0f);
-        iron_frag<float, 2, 16, 16> v3041;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3041, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v3043;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3043, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v3045;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3045, iron_f32_to_bf16(0.0f));
-        const unsigned int v3048 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v3151 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v3172 = v3033 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v3176 = v3034 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v3182 = v3036 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v3186 = v3037 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (unsigned int v3050 = v10; v3050 < 1u; v3050 += v3048) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v3051 = v3050 + v3048;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v3052 = min(v3051, 1u);
-          const unsigned int v3053 = v3052 - v3050;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v3054 = v3053 * v4;
-          const unsigned int v3055 = v3054 * v16;
-          const unsigned int v3059 = v3055 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v3060 = v3059 >> 4u;
-          const unsigned int v3061 = v3060 << 4u;
-          const bool v3062 = v2913 < v3061;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3062) {
-            const unsigned int v3064 = v2977 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v3067 = v2911 >> 4u;
-            const bool v3073 = v2913 < v3055;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v3075 = v3050 * v4;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v3076 = v3075 * v16;
-
-            for (unsigned int v3069 = v3067; v3069 < v3064; v3069 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v3071 = v3069 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3072 = v3071 < v12;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3074 = v3072 && v3073;
-              const unsigned int v3078 = v3069 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v3079 = v2991 + v3078;
-              const unsigned int v3080 = v3079 * v12;
-              const unsigned int v3081 = v3080 + v3071;
-              const unsigned int v3082 = v3081 * v22;
-              const unsigned int v3083 = v3082 + v3076;
-              const unsigned int v3084 = v3083 + v2913;
-              const unsigned int v3086 = v3074 ? v3084 : v10;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v3088 = v3069 * 56u;
-              const unsigned int v3089 = v3088 + v2913;
-              iron_copy_async<8>(shm7 + v3089, weight + v3086, v3074);
-            }
-          }
-          if (v3019) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v3091 = 128u / v3016;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v3093 = v2911 / v3016;
-            const unsigned int v3095 = v2990 * v2979;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v3107 = v3022 * v2979;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v3134 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (unsigned int v3094 = v3093; v3094 < v2979; v3094 += v3091) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v3096 = v3095 + v3094;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v3097 = v3096 / v2929;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v3098 = v3097 * v2929;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v3099 = v3096 - v3098;
-              const unsigned int v3100 = v3099 / v2929;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v3102 = v3100 * v2929;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v3103 = v3099 - v3102;
-              const unsigned int v3104 = v3103 * v5;
-              const bool v3105 = v3096 < v2943;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v3108 = v3107 + v3094;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v3109 = v3108 * 56u;
-              const unsigned int v3110 = v3109 + v3026;
-
-              for (unsigned int v3112 = v3050; v3112 < v3052; v3112 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v3114 = v3100 + v3112;  // kernels/convolution/narrow_groups.hpp:144
-                const bool v3115 = v3114 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3116 = v3105 && v3115;
-                const bool v3118 = v3114 < 1u;
-                const bool v3119 = v3116 && v3118;
-                const unsigned int v3120 = max(v3114, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v3122 = v3097 + v3120;
-                const unsigned int v3124 = v3112 - v3050;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v3125 = v3124 * v4;
-                const unsigned int v3126 = v3125 * v16;
-                const unsigned int v3138 = v3122 * v1;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3146 = v3110 + v3126;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (unsigned int v3129 = v10; v3129 < v4; v3129 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v3130 = v3129 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v3131 = v3104 + v3130;
-                  const bool v3132 = v3131 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3133 = v3119 && v3132;
-                  const bool v3135 = v3131 < v3134;
-                  const bool v3136 = v3133 && v3135;
-                  const unsigned int v3137 = max(v3131, v6);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v3139 = v3138 + v3137;
-                  const unsigned int v3140 = v3139 - v6;
-                  const unsigned int v3141 = v3140 * v2;
-                  const unsigned int v3142 = v3141 + v3030;
-                  const unsigned int v3144 = v3136 ? v3142 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v3145 = v3129 * v16;
-                  const unsigned int v3147 = v3146 + v3145;
-                  iron_copy_async<8>(shm6 + v3147, x + v3144, v3136);
-                }
-              }
-            }
-          }
-          const unsigned int v3149 = v3061 - v3055;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v3150 = v3149 >> 2u;
-          const unsigned int v3153 = v3150 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (unsigned int v3155 = v2911; v3155 < v3153; v3155 += v3151) {
-            const unsigned int v3156 = v3155 / v3150;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v3160 = v3156 * v3150;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v3161 = v3155 - v3160;
-            const unsigned int v3162 = v3161 << 2u;
-            const unsigned int v3164 = v3156 * 56u;
-            const unsigned int v3165 = v3164 + v3055;
-            const unsigned int v3166 = v3165 + v3162;
-            iron_copy_async<8>(shm6 + v3166, x + v10, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
-
-          for (unsigned int v3169 = v10; v3169 < v3061; v3169 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v3173 = v3172 + v3169;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v3043, shm6, v3173, 56u);
-            const unsigned int v3177 = v3176 + v3169;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v3045, shm7, v3177, 56u);
-            iron_frag_mma_sync(v3039, v3043, v3045);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v3183 = v3182 + v3169;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v3043, shm6, v3183, 56u);
-            const unsigned int v3187 = v3186 + v3169;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v3045, shm7, v3187, 56u);
-            iron_frag_mma_sync(v3041, v3043, v3045);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const unsigned int v3188 = v3034 * v2979;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3189 = v2990 * v2979;
-        const unsigned int v3190 = v3189 + v3033;
-        const unsigned int v3191 = v3190 - v3188;
-        const unsigned int v3192 = v2991 + v3034;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3193 = v3192 * v12;
-        const unsigned int v3194 = static_cast<unsigned int>(v3039.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3195 = v3191 + v3194;
-        const unsigned int v3196 = static_cast<unsigned int>(v3039.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3197 = v3195 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3198 = v3196 < v12;
-        const bool v3199 = v3197 && v3198;
-        if (v3199) {
-          const float v3200 = v3039.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3202 = iron_f32_to_bf16(v3200);
-          const unsigned int v3203 = v3195 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3204 = v3203 + v3193;
-          const unsigned int v3205 = v3204 + v3196;
-          out[v3205] = v3202;
-        }
-        const unsigned int v3206 = static_cast<unsigned int>(v3039.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3207 = v3191 + v3206;
-        const unsigned int v3208 = static_cast<unsigned int>(v3039.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3209 = v3207 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3210 = v3208 < v12;
-        const bool v3211 = v3209 && v3210;
-        if (v3211) {
-          const float v3212 = v3039.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3214 = iron_f32_to_bf16(v3212);
-          const unsigned int v3215 = v3207 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3216 = v3215 + v3193;
-          const unsigned int v3217 = v3216 + v3208;
-          out[v3217] = v3214;
-        }
-        const unsigned int v3218 = static_cast<unsigned int>(v3039.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3219 = v3191 + v3218;
-        const unsigned int v3220 = static_cast<unsigned int>(v3039.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3221 = v3219 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3222 = v3220 < v12;
-        const bool v3223 = v3221 && v3222;
-        if (v3223) {
-          const float v3224 = v3039.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3226 = iron_f32_to_bf16(v3224);
-          const unsigned int v3227 = v3219 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3228 = v3227 + v3193;
-          const unsigned int v3229 = v3228 + v3220;
-          out[v3229] = v3226;
-        }
-        const unsigned int v3230 = static_cast<unsigned int>(v3039.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3231 = v3191 + v3230;
-        const unsigned int v3232 = static_cast<unsigned int>(v3039.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3233 = v3231 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3234 = v3232 < v12;
-        const bool v3235 = v3233 && v3234;
-        if (v3235) {
-          const float v3236 = v3039.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3238 = iron_f32_to_bf16(v3236);
-          const unsigned int v3239 = v3231 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3240 = v3239 + v3193;
-          const unsigned int v3241 = v3240 + v3232;
-          out[v3241] = v3238;
-        }
-        const unsigned int v3242 = static_cast<unsigned int>(v3039.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3243 = v3191 + v3242;
-        const unsigned int v3244 = static_cast<unsigned int>(v3039.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3245 = v3243 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3246 = v3244 < v12;
-        const bool v3247 = v3245 && v3246;
-        if (v3247) {
-          const float v3248 = v3039.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3250 = iron_f32_to_bf16(v3248);
-          const unsigned int v3251 = v3243 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3252 = v3251 + v3193;
-          const unsigned int v3253 = v3252 + v3244;
-          out[v3253] = v3250;
-        }
-        const unsigned int v3254 = static_cast<unsigned int>(v3039.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3255 = v3191 + v3254;
-        const unsigned int v3256 = static_cast<unsigned int>(v3039.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3257 = v3255 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3258 = v3256 < v12;
-        const bool v3259 = v3257 && v3258;
-        if (v3259) {
-          const float v3260 = v3039.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3262 = iron_f32_to_bf16(v3260);
-          const unsigned int v3263 = v3255 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3264 = v3263 + v3193;
-          const unsigned int v3265 = v3264 + v3256;
-          out[v3265] = v3262;
-        }
-        const unsigned int v3266 = static_cast<unsigned int>(v3039.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3267 = v3191 + v3266;
-        const unsigned int v3268 = static_cast<unsigned int>(v3039.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3269 = v3267 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3270 = v3268 < v12;
-        const bool v3271 = v3269 && v3270;
-        if (v3271) {
-          const float v3272 = v3039.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3274 = iron_f32_to_bf16(v3272);
-          const unsigned int v3275 = v3267 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3276 = v3275 + v3193;
-          const unsigned int v3277 = v3276 + v3268;
-          out[v3277] = v3274;
-        }
-        const unsigned int v3278 = static_cast<unsigned int>(v3039.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3279 = v3191 + v3278;
-        const unsigned int v3280 = static_cast<unsigned int>(v3039.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3281 = v3279 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3282 = v3280 < v12;
-        const bool v3283 = v3281 && v3282;
-        if (v3283) {
-          const float v3284 = v3039.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3286 = iron_f32_to_bf16(v3284);
-          const unsigned int v3287 = v3279 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3288 = v3287 + v3193;
-          const unsigned int v3289 = v3288 + v3280;
-          out[v3289] = v3286;
-        }
-        const unsigned int v3292 = v3037 * v2979;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3294 = v3189 + v3036;
-        const unsigned int v3295 = v3294 - v3292;
-        const unsigned int v3296 = v2991 + v3037;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3297 = v3296 * v12;
-        const unsigned int v3298 = static_cast<unsigned int>(v3041.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3299 = v3295 + v3298;
-        const unsigned int v3300 = static_cast<unsigned int>(v3041.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3301 = v3299 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3302 = v3300 < v12;
-        const bool v3303 = v3301 && v3302;
-        if (v3303) {
-          const float v3304 = v3041.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3306 = iron_f32_to_bf16(v3304);
-          const unsigned int v3307 = v3299 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3308 = v3307 + v3297;
-          const unsigned int v3309 = v3308 + v3300;
-          out[v3309] = v3306;
-        }
-        const unsigned int v3310 = static_cast<unsigned int>(v3041.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3311 = v3295 + v3310;
-        const unsigned int v3312 = static_cast<unsigned int>(v3041.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3313 = v3311 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3314 = v3312 < v12;
-        const bool v3315 = v3313 && v3314;
-        if (v3315) {
-          const float v3316 = v3041.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3318 = iron_f32_to_bf16(v3316);
-          const unsigned int v3319 = v3311 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3320 = v3319 + v3297;
-          const unsigned int v3321 = v3320 + v3312;
-          out[v3321] = v3318;
-        }
-        const unsigned int v3322 = static_cast<unsigned int>(v3041.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3323 = v3295 + v3322;
-        const unsigned int v3324 = static_cast<unsigned int>(v3041.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3325 = v3323 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3326 = v3324 < v12;
-        const bool v3327 = v3325 && v3326;
-        if (v3327) {
-          const float v3328 = v3041.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3330 = iron_f32_to_bf16(v3328);
-          const unsigned int v3331 = v3323 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3332 = v3331 + v3297;
-          const unsigned int v3333 = v3332 + v3324;
-          out[v3333] = v3330;
-        }
-        const unsigned int v3334 = static_cast<unsigned int>(v3041.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3335 = v3295 + v3334;
-        const unsigned int v3336 = static_cast<unsigned int>(v3041.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3337 = v3335 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3338 = v3336 < v12;
-        const bool v3339 = v3337 && v3338;
-        if (v3339) {
-          const float v3340 = v3041.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3342 = iron_f32_to_bf16(v3340);
-          const unsigned int v3343 = v3335 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3344 = v3343 + v3297;
-          const unsigned int v3345 = v3344 + v3336;
-          out[v3345] = v3342;
-        }
-        const unsigned int v3346 = static_cast<unsigned int>(v3041.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3347 = v3295 + v3346;
-        const unsigned int v3348 = static_cast<unsigned int>(v3041.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3349 = v3347 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3350 = v3348 < v12;
-        const bool v3351 = v3349 && v3350;
-        if (v3351) {
-          const float v3352 = v3041.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3354 = iron_f32_to_bf16(v3352);
-          const unsigned int v3355 = v3347 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3356 = v3355 + v3297;
-          const unsigned int v3357 = v3356 + v3348;
-          out[v3357] = v3354;
-        }
-        const unsigned int v3358 = static_cast<unsigned int>(v3041.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3359 = v3295 + v3358;
-        const unsigned int v3360 = static_cast<unsigned int>(v3041.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3361 = v3359 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3362 = v3360 < v12;
-        const bool v3363 = v3361 && v3362;
-        if (v3363) {
-          const float v3364 = v3041.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3366 = iron_f32_to_bf16(v3364);
-          const unsigned int v3367 = v3359 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3368 = v3367 + v3297;
-          const unsigned int v3369 = v3368 + v3360;
-          out[v3369] = v3366;
-        }
-        const unsigned int v3370 = static_cast<unsigned int>(v3041.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3371 = v3295 + v3370;
-        const unsigned int v3372 = static_cast<unsigned int>(v3041.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3373 = v3371 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3374 = v3372 < v12;
-        const bool v3375 = v3373 && v3374;
-        if (v3375) {
-          const float v3376 = v3041.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3378 = iron_f32_to_bf16(v3376);
-          const unsigned int v3379 = v3371 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3380 = v3379 + v3297;
-          const unsigned int v3381 = v3380 + v3372;
-          out[v3381] = v3378;
-        }
-        const unsigned int v3382 = static_cast<unsigned int>(v3041.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3383 = v3295 + v3382;
-        const unsigned int v3384 = static_cast<unsigned int>(v3041.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3385 = v3383 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3386 = v3384 < v12;
-        const bool v3387 = v3385 && v3386;
-        if (v3387) {
-          const float v3388 = v3041.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3390 = iron_f32_to_bf16(v3388);
-          const unsigned int v3391 = v3383 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3392 = v3391 + v3297;
-          const unsigned int v3393 = v3392 + v3384;
-          out[v3393] = v3390;
-        }
+      const unsigned int v2697 = v2543 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2698 = v2499 * v2488;
+      const unsigned int v2699 = v2698 + v2542;
+      const unsigned int v2700 = v2699 - v2697;
+      const unsigned int v2701 = v2500 + v2543;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2702 = v2701 * v12;
+      const unsigned int v2703 = static_cast<unsigned int>(v2548.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2704 = v2700 + v2703;
+      const unsigned int v2705 = static_cast<unsigned int>(v2548.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2706 = v2704 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2707 = v2705 < v12;
+      const bool v2708 = v2706 && v2707;
+      if (v2708) {
+        const float v2709 = v2548.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2711 = iron_f32_to_bf16(v2709);
+        const unsigned int v2712 = v2704 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2713 = v2712 + v2702;
+        const unsigned int v2714 = v2713 + v2705;
+        out[v2714] = v2711;
+      }
+      const unsigned int v2715 = static_cast<unsigned int>(v2548.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2716 = v2700 + v2715;
+      const unsigned int v2717 = static_cast<unsigned int>(v2548.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2718 = v2716 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2719 = v2717 < v12;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const float v2721 = v2548.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2723 = iron_f32_to_bf16(v2721);
+        const unsigned int v2724 = v2716 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2725 = v2724 + v2702;
+        const unsigned int v2726 = v2725 + v2717;
+        out[v2726] = v2723;
+      }
+      const unsigned int v2727 = static_cast<unsigned int>(v2548.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2728 = v2700 + v2727;
+      const unsigned int v2729 = static_cast<unsigned int>(v2548.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2730 = v2728 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2731 = v2729 < v12;
+      const bool v2732 = v2730 && v2731;
+      if (v2732) {
+        const float v2733 = v2548.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2735 = iron_f32_to_bf16(v2733);
+        const unsigned int v2736 = v2728 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2737 = v2736 + v2702;
+        const unsigned int v2738 = v2737 + v2729;
+        out[v2738] = v2735;
+      }
+      const unsigned int v2739 = static_cast<unsigned int>(v2548.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2740 = v2700 + v2739;
+      const unsigned int v2741 = static_cast<unsigned int>(v2548.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2742 = v2740 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2743 = v2741 < v12;
+      const bool v2744 = v2742 && v2743;
+      if (v2744) {
+        const float v2745 = v2548.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2747 = iron_f32_to_bf16(v2745);
+        const unsigned int v2748 = v2740 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2749 = v2748 + v2702;
+        const unsigned int v2750 = v2749 + v2741;
+        out[v2750] = v2747;
+      }
+      const unsigned int v2751 = static_cast<unsigned int>(v2548.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2752 = v2700 + v2751;
+      const unsigned int v2753 = static_cast<unsigned int>(v2548.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2754 = v2752 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2755 = v2753 < v12;
+      const bool v2756 = v2754 && v2755;
+      if (v2756) {
+        const float v2757 = v2548.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2759 = iron_f32_to_bf16(v2757);
+        const unsigned int v2760 = v2752 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2761 = v2760 + v2702;
+        const unsigned int v2762 = v2761 + v2753;
+        out[v2762] = v2759;
+      }
+      const unsigned int v2763 = static_cast<unsigned int>(v2548.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2764 = v2700 + v2763;
+      const unsigned int v2765 = static_cast<unsigned int>(v2548.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2766 = v2764 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2767 = v2765 < v12;
+      const bool v2768 = v2766 && v2767;
+      if (v2768) {
+        const float v2769 = v2548.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
+        const unsigned int v2772 = v2764 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2773 = v2772 + v2702;
+        const unsigned int v2774 = v2773 + v2765;
+        out[v2774] = v2771;
+      }
+      const unsigned int v2775 = static_cast<unsigned int>(v2548.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2776 = v2700 + v2775;
+      const unsigned int v2777 = static_cast<unsigned int>(v2548.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v12;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2548.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2783 = iron_f32_to_bf16(v2781);
+        const unsigned int v2784 = v2776 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2785 = v2784 + v2702;
+        const unsigned int v2786 = v2785 + v2777;
+        out[v2786] = v2783;
+      }
+      const unsigned int v2787 = static_cast<unsigned int>(v2548.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2788 = v2700 + v2787;
+      const unsigned int v2789 = static_cast<unsigned int>(v2548.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2790 = v2788 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2791 = v2789 < v12;
+      const bool v2792 = v2790 && v2791;
+      if (v2792) {
+        const float v2793 = v2548.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2795 = iron_f32_to_bf16(v2793);
+        const unsigned int v2796 = v2788 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2797 = v2796 + v2702;
+        const unsigned int v2798 = v2797 + v2789;
+        out[v2798] = v2795;
+      }
+      const unsigned int v2801 = v2546 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2803 = v2698 + v2545;
+      const unsigned int v2804 = v2803 - v2801;
+      const unsigned int v2805 = v2500 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2806 = v2805 * v12;
+      const unsigned int v2807 = static_cast<unsigned int>(v2550.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2808 = v2804 + v2807;
+      const unsigned int v2809 = static_cast<unsigned int>(v2550.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2810 = v2808 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2811 = v2809 < v12;
+      const bool v2812 = v2810 && v2811;
+      if (v2812) {
+        const float v2813 = v2550.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2815 = iron_f32_to_bf16(v2813);
+        const unsigned int v2816 = v2808 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2817 = v2816 + v2806;
+        const unsigned int v2818 = v2817 + v2809;
+        out[v2818] = v2815;
+      }
+      const unsigned int v2819 = static_cast<unsigned int>(v2550.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2820 = v2804 + v2819;
+      const unsigned int v2821 = static_cast<unsigned int>(v2550.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2822 = v2820 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2823 = v2821 < v12;
+      const bool v2824 = v2822 && v2823;
+      if (v2824) {
+        const float v2825 = v2550.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2827 = iron_f32_to_bf16(v2825);
+        const unsigned int v2828 = v2820 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2829 = v2828 + v2806;
+        const unsigned int v2830 = v2829 + v2821;
+        out[v2830] = v2827;
+      }
+      const unsigned int v2831 = static_cast<unsigned int>(v2550.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2832 = v2804 + v2831;
+      const unsigned int v2833 = static_cast<unsigned int>(v2550.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2834 = v2832 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2835 = v2833 < v12;
+      const bool v2836 = v2834 && v2835;
+      if (v2836) {
+        const float v2837 = v2550.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2839 = iron_f32_to_bf16(v2837);
+        const unsigned int v2840 = v2832 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2841 = v2840 + v2806;
+        const unsigned int v2842 = v2841 + v2833;
+        out[v2842] = v2839;
+      }
+      const unsigned int v2843 = static_cast<unsigned int>(v2550.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2844 = v2804 + v2843;
+      const unsigned int v2845 = static_cast<unsigned int>(v2550.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2846 = v2844 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2847 = v2845 < v12;
+      const bool v2848 = v2846 && v2847;
+      if (v2848) {
+        const float v2849 = v2550.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2851 = iron_f32_to_bf16(v2849);
+        const unsigned int v2852 = v2844 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2853 = v2852 + v2806;
+        const unsigned int v2854 = v2853 + v2845;
+        out[v2854] = v2851;
+      }
+      const unsigned int v2855 = static_cast<unsigned int>(v2550.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2856 = v2804 + v2855;
+      const unsigned int v2857 = static_cast<unsigned int>(v2550.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2858 = v2856 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2859 = v2857 < v12;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const float v2861 = v2550.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2863 = iron_f32_to_bf16(v2861);
+        const unsigned int v2864 = v2856 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2865 = v2864 + v2806;
+        const unsigned int v2866 = v2865 + v2857;
+        out[v2866] = v2863;
+      }
+      const unsigned int v2867 = static_cast<unsigned int>(v2550.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2868 = v2804 + v2867;
+      const unsigned int v2869 = static_cast<unsigned int>(v2550.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2870 = v2868 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2871 = v2869 < v12;
+      const bool v2872 = v2870 && v2871;
+      if (v2872) {
+        const float v2873 = v2550.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2875 = iron_f32_to_bf16(v2873);
+        const unsigned int v2876 = v2868 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2877 = v2876 + v2806;
+        const unsigned int v2878 = v2877 + v2869;
+        out[v2878] = v2875;
+      }
+      const unsigned int v2879 = static_cast<unsigned int>(v2550.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2880 = v2804 + v2879;
+      const unsigned int v2881 = static_cast<unsigned int>(v2550.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2882 = v2880 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2883 = v2881 < v12;
+      const bool v2884 = v2882 && v2883;
+      if (v2884) {
+        const float v2885 = v2550.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2887 = iron_f32_to_bf16(v2885);
+        const unsigned int v2888 = v2880 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2889 = v2888 + v2806;
+        const unsigned int v2890 = v2889 + v2881;
+        out[v2890] = v2887;
+      }
+      const unsigned int v2891 = static_cast<unsigned int>(v2550.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2892 = v2804 + v2891;
+      const unsigned int v2893 = static_cast<unsigned int>(v2550.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2894 = v2892 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2895 = v2893 < v12;
+      const bool v2896 = v2894 && v2895;
+      if (v2896) {
+        const float v2897 = v2550.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2899 = iron_f32_to_bf16(v2897);
+        const unsigned int v2900 = v2892 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2901 = v2900 + v2806;
+        const unsigned int v2902 = v2901 + v2893;
+        out[v2902] = v2899;
       }
     }
   }

@@ -301,8 +301,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
-  iron_bf16* const shm6 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm7 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:66
   const unsigned int v1 = h;
@@ -319,14 +317,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -528,695 +526,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3400 = 0u; v3400 < 2u; v3400 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3401 = v3400 << 6u;
-        const bool v3403 = v3401 < v34;
-        if (v3403) {
-          const unsigned int v3405 = v3400 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3406 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3406) {
-            const unsigned int v3410 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3411 = v3410 << 3u;
-            const unsigned int v3412 = v3401 + v3411;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3414 = v3412 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3416 = v3414 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3417 = v3412 - v3416;
-            const unsigned int v3418 = v3414 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3419 = v3418 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3420 = v3418 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3421 = v3414 - v3420;
-            const unsigned int v3422 = v3421 * v12;
-            const unsigned int v3423 = v97 + v3417;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3424 = v3412 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3426 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3431 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3432 = v3431 + v3411;
-            const unsigned int v3433 = v156 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3434 = v161 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3435 = v3433 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3436 = v3424 && v3435;
-            const bool v3437 = v3433 < v154;
-            const bool v3438 = v3436 && v3437;
-            const bool v3439 = v3434 >= v10;
-            const bool v3440 = v3438 && v3439;
-            const bool v3441 = v3434 < v3426;
-            const bool v3442 = v3440 && v3441;
-            const unsigned int v3443 = max(v3433, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3444 = v3443 - v9;
-            const unsigned int v3445 = max(v3434, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3446 = v3445 - v10;
-            const unsigned int v3447 = v164 + v3444;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3448 = v3447 * v2;
-            const unsigned int v3449 = v3448 + v3446;
-            const unsigned int v3450 = v3449 * v3;
-            const unsigned int v3451 = v3450 + v3423;
-            const unsigned int v3453 = v3442 ? v3451 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3455 = v3405 + v3432;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3455 ^ (((v3455 >> 6u) & 7u) << 3u)), x + v3453, v3442);
-            const unsigned int v3457 = v174 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3458 = v179 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3459 = v3457 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3460 = v3424 && v3459;
-            const bool v3461 = v3457 < v154;
-            const bool v3462 = v3460 && v3461;
-            const bool v3463 = v3458 >= v10;
-            const bool v3464 = v3462 && v3463;
-            const bool v3465 = v3458 < v3426;
-            const bool v3466 = v3464 && v3465;
-            const unsigned int v3467 = max(v3457, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3468 = v3467 - v9;
-            const unsigned int v3469 = max(v3458, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3470 = v3469 - v10;
-            const unsigned int v3471 = v182 + v3468;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3472 = v3471 * v2;
-            const unsigned int v3473 = v3472 + v3470;
-            const unsigned int v3474 = v3473 * v3;
-            const unsigned int v3475 = v3474 + v3423;
-            const unsigned int v3477 = v3466 ? v3475 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3480 = v3455 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3480 ^ (((v3480 >> 6u) & 7u) << 3u)), x + v3477, v3466);
-            const unsigned int v3481 = v192 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3482 = v197 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3483 = v3481 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3484 = v3424 && v3483;
-            const bool v3485 = v3481 < v154;
-            const bool v3486 = v3484 && v3485;
-            const bool v3487 = v3482 >= v10;
-            const bool v3488 = v3486 && v3487;
-            const bool v3489 = v3482 < v3426;
-            const bool v3490 = v3488 && v3489;
-            const unsigned int v3491 = max(v3481, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3492 = v3491 - v9;
-            const unsigned int v3493 = max(v3482, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3494 = v3493 - v10;
-            const unsigned int v3495 = v200 + v3492;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3496 = v3495 * v2;
-            const unsigned int v3497 = v3496 + v3494;
-            const unsigned int v3498 = v3497 * v3;
-            const unsigned int v3499 = v3498 + v3423;
-            const unsigned int v3501 = v3490 ? v3499 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3504 = v3455 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), x + v3501, v3490);
-            const unsigned int v3505 = v210 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3506 = v215 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3507 = v3505 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3508 = v3424 && v3507;
-            const bool v3509 = v3505 < v154;
-            const bool v3510 = v3508 && v3509;
-            const bool v3511 = v3506 >= v10;
-            const bool v3512 = v3510 && v3511;
-            const bool v3513 = v3506 < v3426;
-            const bool v3514 = v3512 && v3513;
-            const unsigned int v3515 = max(v3505, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3516 = v3515 - v9;
-            const unsigned int v3517 = max(v3506, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3518 = v3517 - v10;
-            const unsigned int v3519 = v218 + v3516;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3520 = v3519 * v2;
-            const unsigned int v3521 = v3520 + v3518;
-            const unsigned int v3522 = v3521 * v3;
-            const unsigned int v3523 = v3522 + v3423;
-            const unsigned int v3525 = v3514 ? v3523 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3528 = v3455 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3528 ^ (((v3528 >> 6u) & 7u) << 3u)), x + v3525, v3514);
-            const unsigned int v3529 = v228 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3530 = v233 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3531 = v3529 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3532 = v3424 && v3531;
-            const bool v3533 = v3529 < v154;
-            const bool v3534 = v3532 && v3533;
-            const bool v3535 = v3530 >= v10;
-            const bool v3536 = v3534 && v3535;
-            const bool v3537 = v3530 < v3426;
-            const bool v3538 = v3536 && v3537;
-            const unsigned int v3539 = max(v3529, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3540 = v3539 - v9;
-            const unsigned int v3541 = max(v3530, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3542 = v3541 - v10;
-            const unsigned int v3543 = v236 + v3540;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3544 = v3543 * v2;
-            const unsigned int v3545 = v3544 + v3542;
-            const unsigned int v3546 = v3545 * v3;
-            const unsigned int v3547 = v3546 + v3423;
-            const unsigned int v3549 = v3538 ? v3547 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3552 = v3455 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3552 ^ (((v3552 >> 6u) & 7u) << 3u)), x + v3549, v3538);
-            const unsigned int v3553 = v246 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3554 = v251 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3555 = v3553 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3556 = v3424 && v3555;
-            const bool v3557 = v3553 < v154;
-            const bool v3558 = v3556 && v3557;
-            const bool v3559 = v3554 >= v10;
-            const bool v3560 = v3558 && v3559;
-            const bool v3561 = v3554 < v3426;
-            const bool v3562 = v3560 && v3561;
-            const unsigned int v3563 = max(v3553, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3564 = v3563 - v9;
-            const unsigned int v3565 = max(v3554, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3566 = v3565 - v10;
-            const unsigned int v3567 = v254 + v3564;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3568 = v3567 * v2;
-            const unsigned int v3569 = v3568 + v3566;
-            const unsigned int v3570 = v3569 * v3;
-            const unsigned int v3571 = v3570 + v3423;
-            const unsigned int v3573 = v3562 ? v3571 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3576 = v3455 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3576 ^ (((v3576 >> 6u) & 7u) << 3u)), x + v3573, v3562);
-            const unsigned int v3577 = v264 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3578 = v269 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3579 = v3577 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3580 = v3424 && v3579;
-            const bool v3581 = v3577 < v154;
-            const bool v3582 = v3580 && v3581;
-            const bool v3583 = v3578 >= v10;
-            const bool v3584 = v3582 && v3583;
-            const bool v3585 = v3578 < v3426;
-            const bool v3586 = v3584 && v3585;
-            const unsigned int v3587 = max(v3577, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3588 = v3587 - v9;
-            const unsigned int v3589 = max(v3578, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3590 = v3589 - v10;
-            const unsigned int v3591 = v272 + v3588;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3592 = v3591 * v2;
-            const unsigned int v3593 = v3592 + v3590;
-            const unsigned int v3594 = v3593 * v3;
-            const unsigned int v3595 = v3594 + v3423;
-            const unsigned int v3597 = v3586 ? v3595 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3600 = v3455 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), x + v3597, v3586);
-            const unsigned int v3601 = v282 + v3419;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3602 = v287 + v3422;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3603 = v3601 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3604 = v3424 && v3603;
-            const bool v3605 = v3601 < v154;
-            const bool v3606 = v3604 && v3605;
-            const bool v3607 = v3602 >= v10;
-            const bool v3608 = v3606 && v3607;
-            const bool v3609 = v3602 < v3426;
-            const bool v3610 = v3608 && v3609;
-            const unsigned int v3611 = max(v3601, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3612 = v3611 - v9;
-            const unsigned int v3613 = max(v3602, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3614 = v3613 - v10;
-            const unsigned int v3615 = v290 + v3612;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3616 = v3615 * v2;
-            const unsigned int v3617 = v3616 + v3614;
-            const unsigned int v3618 = v3617 * v3;
-            const unsigned int v3619 = v3618 + v3423;
-            const unsigned int v3621 = v3610 ? v3619 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3624 = v3455 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3624 ^ (((v3624 >> 6u) & 7u) << 3u)), x + v3621, v3610);
+      for (unsigned int v2909 = 0u; v2909 < 2u; v2909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v2910 = v2909 << 6u;
+        const bool v2912 = v2910 < v34;
+        if (v2912) {
+          const unsigned int v2914 = v2909 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v2915 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v2915) {
+            const unsigned int v2919 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2920 = v2919 << 3u;
+            const unsigned int v2921 = v2910 + v2920;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2923 = v2921 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2925 = v2923 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2926 = v2921 - v2925;
+            const unsigned int v2927 = v2923 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2928 = v2927 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2929 = v2927 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2930 = v2923 - v2929;
+            const unsigned int v2931 = v2930 * v12;
+            const unsigned int v2932 = v97 + v2926;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2933 = v2921 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2935 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2940 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2941 = v2940 + v2920;
+            const unsigned int v2942 = v156 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2943 = v161 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2944 = v2942 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2945 = v2933 && v2944;
+            const bool v2946 = v2942 < v154;
+            const bool v2947 = v2945 && v2946;
+            const bool v2948 = v2943 >= v10;
+            const bool v2949 = v2947 && v2948;
+            const bool v2950 = v2943 < v2935;
+            const bool v2951 = v2949 && v2950;
+            const unsigned int v2952 = max(v2942, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2953 = v2952 - v9;
+            const unsigned int v2954 = max(v2943, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2955 = v2954 - v10;
+            const unsigned int v2956 = v164 + v2953;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2957 = v2956 * v2;
+            const unsigned int v2958 = v2957 + v2955;
+            const unsigned int v2959 = v2958 * v3;
+            const unsigned int v2960 = v2959 + v2932;
+            const unsigned int v2962 = v2951 ? v2960 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2964 = v2914 + v2941;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), x + v2962, v2951);
+            const unsigned int v2966 = v174 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2967 = v179 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2968 = v2966 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2969 = v2933 && v2968;
+            const bool v2970 = v2966 < v154;
+            const bool v2971 = v2969 && v2970;
+            const bool v2972 = v2967 >= v10;
+            const bool v2973 = v2971 && v2972;
+            const bool v2974 = v2967 < v2935;
+            const bool v2975 = v2973 && v2974;
+            const unsigned int v2976 = max(v2966, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2977 = v2976 - v9;
+            const unsigned int v2978 = max(v2967, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2979 = v2978 - v10;
+            const unsigned int v2980 = v182 + v2977;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2981 = v2980 * v2;
+            const unsigned int v2982 = v2981 + v2979;
+            const unsigned int v2983 = v2982 * v3;
+            const unsigned int v2984 = v2983 + v2932;
+            const unsigned int v2986 = v2975 ? v2984 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2989 = v2964 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), x + v2986, v2975);
+            const unsigned int v2990 = v192 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2991 = v197 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2992 = v2990 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2993 = v2933 && v2992;
+            const bool v2994 = v2990 < v154;
+            const bool v2995 = v2993 && v2994;
+            const bool v2996 = v2991 >= v10;
+            const bool v2997 = v2995 && v2996;
+            const bool v2998 = v2991 < v2935;
+            const bool v2999 = v2997 && v2998;
+            const unsigned int v3000 = max(v2990, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3001 = v3000 - v9;
+            const unsigned int v3002 = max(v2991, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3003 = v3002 - v10;
+            const unsigned int v3004 = v200 + v3001;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3005 = v3004 * v2;
+            const unsigned int v3006 = v3005 + v3003;
+            const unsigned int v3007 = v3006 * v3;
+            const unsigned int v3008 = v3007 + v2932;
+            const unsigned int v3010 = v2999 ? v3008 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3013 = v2964 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3010, v2999);
+            const unsigned int v3014 = v210 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3015 = v215 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3016 = v3014 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3017 = v2933 && v3016;
+            const bool v3018 = v3014 < v154;
+            const bool v3019 = v3017 && v3018;
+            const bool v3020 = v3015 >= v10;
+            const bool v3021 = v3019 && v3020;
+            const bool v3022 = v3015 < v2935;
+            const bool v3023 = v3021 && v3022;
+            const unsigned int v3024 = max(v3014, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3025 = v3024 - v9;
+            const unsigned int v3026 = max(v3015, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3027 = v3026 - v10;
+            const unsigned int v3028 = v218 + v3025;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3029 = v3028 * v2;
+            const unsigned int v3030 = v3029 + v3027;
+            const unsigned int v3031 = v3030 * v3;
+            const unsigned int v3032 = v3031 + v2932;
+            const unsigned int v3034 = v3023 ? v3032 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3037 = v2964 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), x + v3034, v3023);
+            const unsigned int v3038 = v228 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3039 = v233 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3040 = v3038 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3041 = v2933 && v3040;
+            const bool v3042 = v3038 < v154;
+            const bool v3043 = v3041 && v3042;
+            const bool v3044 = v3039 >= v10;
+            const bool v3045 = v3043 && v3044;
+            const bool v3046 = v3039 < v2935;
+            const bool v3047 = v3045 && v3046;
+            const unsigned int v3048 = max(v3038, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3049 = v3048 - v9;
+            const unsigned int v3050 = max(v3039, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3051 = v3050 - v10;
+            const unsigned int v3052 = v236 + v3049;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3053 = v3052 * v2;
+            const unsigned int v3054 = v3053 + v3051;
+            const unsigned int v3055 = v3054 * v3;
+            const unsigned int v3056 = v3055 + v2932;
+            const unsigned int v3058 = v3047 ? v3056 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3061 = v2964 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), x + v3058, v3047);
+            const unsigned int v3062 = v246 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3063 = v251 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3064 = v3062 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3065 = v2933 && v3064;
+            const bool v3066 = v3062 < v154;
+            const bool v3067 = v3065 && v3066;
+            const bool v3068 = v3063 >= v10;
+            const bool v3069 = v3067 && v3068;
+            const bool v3070 = v3063 < v2935;
+            const bool v3071 = v3069 && v3070;
+            const unsigned int v3072 = max(v3062, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3073 = v3072 - v9;
+            const unsigned int v3074 = max(v3063, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3075 = v3074 - v10;
+            const unsigned int v3076 = v254 + v3073;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3077 = v3076 * v2;
+            const unsigned int v3078 = v3077 + v3075;
+            const unsigned int v3079 = v3078 * v3;
+            const unsigned int v3080 = v3079 + v2932;
+            const unsigned int v3082 = v3071 ? v3080 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3085 = v2964 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), x + v3082, v3071);
+            const unsigned int v3086 = v264 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3087 = v269 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3088 = v3086 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3089 = v2933 && v3088;
+            const bool v3090 = v3086 < v154;
+            const bool v3091 = v3089 && v3090;
+            const bool v3092 = v3087 >= v10;
+            const bool v3093 = v3091 && v3092;
+            const bool v3094 = v3087 < v2935;
+            const bool v3095 = v3093 && v3094;
+            const unsigned int v3096 = max(v3086, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3097 = v3096 - v9;
+            const unsigned int v3098 = max(v3087, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3099 = v3098 - v10;
+            const unsigned int v3100 = v272 + v3097;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3101 = v3100 * v2;
+            const unsigned int v3102 = v3101 + v3099;
+            const unsigned int v3103 = v3102 * v3;
+            const unsigned int v3104 = v3103 + v2932;
+            const unsigned int v3106 = v3095 ? v3104 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3109 = v2964 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), x + v3106, v3095);
+            const unsigned int v3110 = v282 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3111 = v287 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3112 = v3110 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3113 = v2933 && v3112;
+            const bool v3114 = v3110 < v154;
+            const bool v3115 = v3113 && v3114;
+            const bool v3116 = v3111 >= v10;
+            const bool v3117 = v3115 && v3116;
+            const bool v3118 = v3111 < v2935;
+            const bool v3119 = v3117 && v3118;
+            const unsigned int v3120 = max(v3110, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3121 = v3120 - v9;
+            const unsigned int v3122 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3123 = v3122 - v10;
+            const unsigned int v3124 = v290 + v3121;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3125 = v3124 * v2;
+            const unsigned int v3126 = v3125 + v3123;
+            const unsigned int v3127 = v3126 * v3;
+            const unsigned int v3128 = v3127 + v2932;
+            const unsigned int v3130 = v3119 ? v3128 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3133 = v2964 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3133 ^ (((v3133 >> 6u) & 7u) << 3u)), x + v3130, v3119);
           } else {
-            const unsigned int v3632 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3633 = v3632 << 3u;
-            const unsigned int v3635 = v3401 + v3633;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3636 = v3635 < v34;
-            const unsigned int v3637 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3639 = v3637 + v3401;
-            const unsigned int v3640 = v3639 + v3633;
-            const unsigned int v3642 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3643 = v3405 + v3642;
-            const unsigned int v3644 = v3643 + v3633;
-            const bool v3648 = v3636 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3652 = v3648 ? v3640 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), x + v3652, v3648);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3658 = v3636 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3660 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3661 = v3640 + v3660;
-            const unsigned int v3662 = v3658 ? v3661 : 0u;
-            const unsigned int v3664 = v3644 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), x + v3662, v3658);
-            const bool v3668 = v3636 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3670 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3671 = v3640 + v3670;
-            const unsigned int v3672 = v3668 ? v3671 : 0u;
-            const unsigned int v3674 = v3644 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), x + v3672, v3668);
-            const bool v3678 = v3636 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3680 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3681 = v3640 + v3680;
-            const unsigned int v3682 = v3678 ? v3681 : 0u;
-            const unsigned int v3684 = v3644 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), x + v3682, v3678);
-            const bool v3688 = v3636 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3690 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3691 = v3640 + v3690;
-            const unsigned int v3692 = v3688 ? v3691 : 0u;
-            const unsigned int v3694 = v3644 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), x + v3692, v3688);
-            const bool v3698 = v3636 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3700 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3701 = v3640 + v3700;
-            const unsigned int v3702 = v3698 ? v3701 : 0u;
-            const unsigned int v3704 = v3644 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), x + v3702, v3698);
-            const bool v3708 = v3636 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3710 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3711 = v3640 + v3710;
-            const unsigned int v3712 = v3708 ? v3711 : 0u;
-            const unsigned int v3714 = v3644 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), x + v3712, v3708);
-            const bool v3718 = v3636 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3720 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3721 = v3640 + v3720;
-            const unsigned int v3722 = v3718 ? v3721 : 0u;
-            const unsigned int v3724 = v3644 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), x + v3722, v3718);
+            const unsigned int v3141 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3142 = v3141 << 3u;
+            const unsigned int v3144 = v2910 + v3142;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3145 = v3144 < v34;
+            const unsigned int v3146 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3148 = v3146 + v2910;
+            const unsigned int v3149 = v3148 + v3142;
+            const unsigned int v3151 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3152 = v2914 + v3151;
+            const unsigned int v3153 = v3152 + v3142;
+            const bool v3157 = v3145 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3161 = v3157 ? v3149 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x + v3161, v3157);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3167 = v3145 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3169 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3170 = v3149 + v3169;
+            const unsigned int v3171 = v3167 ? v3170 : 0u;
+            const unsigned int v3173 = v3153 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3173 ^ (((v3173 >> 6u) & 7u) << 3u)), x + v3171, v3167);
+            const bool v3177 = v3145 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3179 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3180 = v3149 + v3179;
+            const unsigned int v3181 = v3177 ? v3180 : 0u;
+            const unsigned int v3183 = v3153 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3181, v3177);
+            const bool v3187 = v3145 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3189 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3190 = v3149 + v3189;
+            const unsigned int v3191 = v3187 ? v3190 : 0u;
+            const unsigned int v3193 = v3153 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3193 ^ (((v3193 >> 6u) & 7u) << 3u)), x + v3191, v3187);
+            const bool v3197 = v3145 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3199 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3200 = v3149 + v3199;
+            const unsigned int v3201 = v3197 ? v3200 : 0u;
+            const unsigned int v3203 = v3153 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3201, v3197);
+            const bool v3207 = v3145 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3209 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3210 = v3149 + v3209;
+            const unsigned int v3211 = v3207 ? v3210 : 0u;
+            const unsigned int v3213 = v3153 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3213 ^ (((v3213 >> 6u) & 7u) << 3u)), x + v3211, v3207);
+            const bool v3217 = v3145 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3219 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3220 = v3149 + v3219;
+            const unsigned int v3221 = v3217 ? v3220 : 0u;
+            const unsigned int v3223 = v3153 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3221, v3217);
+            const bool v3227 = v3145 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3229 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3230 = v3149 + v3229;
+            const unsigned int v3231 = v3227 ? v3230 : 0u;
+            const unsigned int v3233 = v3153 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3231, v3227);
           }
-          const unsigned int v3733 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3734 = v3733 << 3u;
-          const unsigned int v3735 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3736 = v3401 + v3734;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3737 = v3736 < v34;
-          const unsigned int v3738 = v3735 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3739 = v85 + v3738;
-          const unsigned int v3740 = v3739 + v3401;
-          const unsigned int v3741 = v3740 + v3734;
-          const unsigned int v3743 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3744 = v3405 + v3743;
-          const unsigned int v3745 = v3744 + v3734;
-          const bool v3748 = v3735 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3749 = v3737 && v3748;
-          const unsigned int v3753 = v3749 ? v3741 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), weight + v3753, v3749);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3757 = v3735 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3758 = v3757 < v15;
-          const bool v3759 = v3737 && v3758;
-          const unsigned int v3761 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3762 = v3741 + v3761;
-          const unsigned int v3763 = v3759 ? v3762 : v85;
-          const unsigned int v3765 = v3745 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), weight + v3763, v3759);
-          const unsigned int v3767 = v3735 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3768 = v3767 < v15;
-          const bool v3769 = v3737 && v3768;
-          const unsigned int v3771 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3772 = v3741 + v3771;
-          const unsigned int v3773 = v3769 ? v3772 : v85;
-          const unsigned int v3775 = v3745 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3775 ^ (((v3775 >> 6u) & 7u) << 3u)), weight + v3773, v3769);
-          const unsigned int v3777 = v3735 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3778 = v3777 < v15;
-          const bool v3779 = v3737 && v3778;
-          const unsigned int v3781 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3782 = v3741 + v3781;
-          const unsigned int v3783 = v3779 ? v3782 : v85;
-          const unsigned int v3785 = v3745 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), weight + v3783, v3779);
-          const unsigned int v3787 = v3735 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3788 = v3787 < v15;
-          const bool v3789 = v3737 && v3788;
-          const unsigned int v3791 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3792 = v3741 + v3791;
-          const unsigned int v3793 = v3789 ? v3792 : v85;
-          const unsigned int v3795 = v3745 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3795 ^ (((v3795 >> 6u) & 7u) << 3u)), weight + v3793, v3789);
-          const unsigned int v3797 = v3735 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3798 = v3797 < v15;
-          const bool v3799 = v3737 && v3798;
-          const unsigned int v3801 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3802 = v3741 + v3801;
-          const unsigned int v3803 = v3799 ? v3802 : v85;
-          const unsigned int v3805 = v3745 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), weight + v3803, v3799);
-          const unsigned int v3807 = v3735 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3808 = v3807 < v15;
-          const bool v3809 = v3737 && v3808;
-          const unsigned int v3811 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3812 = v3741 + v3811;
-          const unsigned int v3813 = v3809 ? v3812 : v85;
-          const unsigned int v3815 = v3745 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), weight + v3813, v3809);
-          const unsigned int v3817 = v3735 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3818 = v3817 < v15;
-          const bool v3819 = v3737 && v3818;
-          const unsigned int v3821 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3822 = v3741 + v3821;
-          const unsigned int v3823 = v3819 ? v3822 : v85;
-          const unsigned int v3825 = v3745 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), weight + v3823, v3819);
+          const unsigned int v3242 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3243 = v3242 << 3u;
+          const unsigned int v3244 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3245 = v2910 + v3243;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3246 = v3245 < v34;
+          const unsigned int v3247 = v3244 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3248 = v85 + v3247;
+          const unsigned int v3249 = v3248 + v2910;
+          const unsigned int v3250 = v3249 + v3243;
+          const unsigned int v3252 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3253 = v2914 + v3252;
+          const unsigned int v3254 = v3253 + v3243;
+          const bool v3257 = v3244 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3258 = v3246 && v3257;
+          const unsigned int v3262 = v3258 ? v3250 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3254 ^ (((v3254 >> 6u) & 7u) << 3u)), weight + v3262, v3258);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3266 = v3244 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3267 = v3266 < v15;
+          const bool v3268 = v3246 && v3267;
+          const unsigned int v3270 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3271 = v3250 + v3270;
+          const unsigned int v3272 = v3268 ? v3271 : v85;
+          const unsigned int v3274 = v3254 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3274 ^ (((v3274 >> 6u) & 7u) << 3u)), weight + v3272, v3268);
+          const unsigned int v3276 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3277 = v3276 < v15;
+          const bool v3278 = v3246 && v3277;
+          const unsigned int v3280 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3281 = v3250 + v3280;
+          const unsigned int v3282 = v3278 ? v3281 : v85;
+          const unsigned int v3284 = v3254 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3284 ^ (((v3284 >> 6u) & 7u) << 3u)), weight + v3282, v3278);
+          const unsigned int v3286 = v3244 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3287 = v3286 < v15;
+          const bool v3288 = v3246 && v3287;
+          const unsigned int v3290 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3291 = v3250 + v3290;
+          const unsigned int v3292 = v3288 ? v3291 : v85;
+          const unsigned int v3294 = v3254 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), weight + v3292, v3288);
+          const unsigned int v3296 = v3244 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3297 = v3296 < v15;
+          const bool v3298 = v3246 && v3297;
+          const unsigned int v3300 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3301 = v3250 + v3300;
+          const unsigned int v3302 = v3298 ? v3301 : v85;
+          const unsigned int v3304 = v3254 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3302, v3298);
+          const unsigned int v3306 = v3244 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3307 = v3306 < v15;
+          const bool v3308 = v3246 && v3307;
+          const unsigned int v3310 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3311 = v3250 + v3310;
+          const unsigned int v3312 = v3308 ? v3311 : v85;
+          const unsigned int v3314 = v3254 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), weight + v3312, v3308);
+          const unsigned int v3316 = v3244 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3317 = v3316 < v15;
+          const bool v3318 = v3246 && v3317;
+          const unsigned int v3320 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3321 = v3250 + v3320;
+          const unsigned int v3322 = v3318 ? v3321 : v85;
+          const unsigned int v3324 = v3254 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), weight + v3322, v3318);
+          const unsigned int v3326 = v3244 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3327 = v3326 < v15;
+          const bool v3328 = v3246 && v3327;
+          const unsigned int v3330 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3331 = v3250 + v3330;
+          const unsigned int v3332 = v3328 ? v3331 : v85;
+          const unsigned int v3334 = v3254 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3334 ^ (((v3334 >> 6u) & 7u) << 3u)), weight + v3332, v3328);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3838 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3843 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3347 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3352 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3826 = 0u; v3826 < v34; v3826 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3828 = v3826 >> 6u;
-        const unsigned int v3830 = v3828 % 3u;
+      for (unsigned int v3335 = 0u; v3335 < v34; v3335 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3337 = v3335 >> 6u;
+        const unsigned int v3339 = v3337 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3832 = v3830 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3839 = v3832 + v3838;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3839, 64u);
-        const unsigned int v3844 = v3832 + v3843;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3844, 64u);
+        const unsigned int v3341 = v3339 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3348 = v3341 + v3347;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3348, 64u);
+        const unsigned int v3353 = v3341 + v3352;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3353, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3851 = v3839 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3851, 64u);
-        const unsigned int v3856 = v3844 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3856, 64u);
+        const unsigned int v3360 = v3348 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3360, 64u);
+        const unsigned int v3365 = v3353 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3365, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3862 = v3839 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3862, 64u);
-        const unsigned int v3867 = v3844 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3867, 64u);
+        const unsigned int v3371 = v3348 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3371, 64u);
+        const unsigned int v3376 = v3353 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3376, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3873 = v3839 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3873, 64u);
-        const unsigned int v3878 = v3844 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3878, 64u);
+        const unsigned int v3382 = v3348 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3382, 64u);
+        const unsigned int v3387 = v3353 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3387, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3881 = v3826 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3883 = v3828 + 2u;
-        const unsigned int v3884 = v3883 % 3u;
-        const bool v3885 = v3881 < v34;
-        if (v3885) {
-          const unsigned int v3887 = v3884 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3888 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3888) {
-            const unsigned int v3892 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3893 = v3892 << 3u;
-            const unsigned int v3894 = v3881 + v3893;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3896 = v3894 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3898 = v3896 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3899 = v3894 - v3898;
-            const unsigned int v3900 = v3896 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3901 = v3900 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3902 = v3900 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3903 = v3896 - v3902;
-            const unsigned int v3904 = v3903 * v12;
-            const unsigned int v3905 = v97 + v3899;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3906 = v3894 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3908 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3913 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3914 = v3913 + v3893;
-            const unsigned int v3915 = v156 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3916 = v161 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3917 = v3915 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3918 = v3906 && v3917;
-            const bool v3919 = v3915 < v154;
-            const bool v3920 = v3918 && v3919;
-            const bool v3921 = v3916 >= v10;
-            const bool v3922 = v3920 && v3921;
-            const bool v3923 = v3916 < v3908;
-            const bool v3924 = v3922 && v3923;
-            const unsigned int v3925 = max(v3915, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3926 = v3925 - v9;
-            const unsigned int v3927 = max(v3916, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3928 = v3927 - v10;
-            const unsigned int v3929 = v164 + v3926;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3930 = v3929 * v2;
-            const unsigned int v3931 = v3930 + v3928;
-            const unsigned int v3932 = v3931 * v3;
-            const unsigned int v3933 = v3932 + v3905;
-            const unsigned int v3935 = v3924 ? v3933 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3937 = v3887 + v3914;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3937 ^ (((v3937 >> 6u) & 7u) << 3u)), x + v3935, v3924);
-            const unsigned int v3939 = v174 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3940 = v179 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3941 = v3939 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3942 = v3906 && v3941;
-            const bool v3943 = v3939 < v154;
-            const bool v3944 = v3942 && v3943;
-            const bool v3945 = v3940 >= v10;
-            const bool v3946 = v3944 && v3945;
-            const bool v3947 = v3940 < v3908;
-            const bool v3948 = v3946 && v3947;
-            const unsigned int v3949 = max(v3939, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3950 = v3949 - v9;
-            const unsigned int v3951 = max(v3940, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3952 = v3951 - v10;
-            const unsigned int v3953 = v182 + v3950;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3954 = v3953 * v2;
-            const unsigned int v3955 = v3954 + v3952;
-            const unsigned int v3956 = v3955 * v3;
-            const unsigned int v3957 = v3956 + v3905;
-            const unsigned int v3959 = v3948 ? v3957 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3962 = v3937 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3962 ^ (((v3962 >> 6u) & 7u) << 3u)), x + v3959, v3948);
-            const unsigned int v3963 = v192 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3964 = v197 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3965 = v3963 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3966 = v3906 && v3965;
-            const bool v3967 = v3963 < v154;
-            const bool v3968 = v3966 && v3967;
-            const bool v3969 = v3964 >= v10;
-            const bool v3970 = v3968 && v3969;
-            const bool v3971 = v3964 < v3908;
-            const bool v3972 = v3970 && v3971;
-            const unsigned int v3973 = max(v3963, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3974 = v3973 - v9;
-            const unsigned int v3975 = max(v3964, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3976 = v3975 - v10;
-            const unsigned int v3977 = v200 + v3974;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3978 = v3977 * v2;
-            const unsigned int v3979 = v3978 + v3976;
-            const unsigned int v3980 = v3979 * v3;
-            const unsigned int v3981 = v3980 + v3905;
-            const unsigned int v3983 = v3972 ? v3981 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3986 = v3937 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), x + v3983, v3972);
-            const unsigned int v3987 = v210 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3988 = v215 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3989 = v3987 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3990 = v3906 && v3989;
-            const bool v3991 = v3987 < v154;
-            const bool v3992 = v3990 && v3991;
-            const bool v3993 = v3988 >= v10;
-            const bool v3994 = v3992 && v3993;
-            const bool v3995 = v3988 < v3908;
-            const bool v3996 = v3994 && v3995;
-            const unsigned int v3997 = max(v3987, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3998 = v3997 - v9;
-            const unsigned int v3999 = max(v3988, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4000 = v3999 - v10;
-            const unsigned int v4001 = v218 + v3998;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4002 = v4001 * v2;
-            const unsigned int v4003 = v4002 + v4000;
-            const unsigned int v4004 = v4003 * v3;
-            const unsigned int v4005 = v4004 + v3905;
-            const unsigned int v4007 = v3996 ? v4005 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4010 = v3937 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4010 ^ (((v4010 >> 6u) & 7u) << 3u)), x + v4007, v3996);
-            const unsigned int v4011 = v228 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4012 = v233 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4013 = v4011 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4014 = v3906 && v4013;
-            const bool v4015 = v4011 < v154;
-            const bool v4016 = v4014 && v4015;
-            const bool v4017 = v4012 >= v10;
-            const bool v4018 = v4016 && v4017;
-            const bool v4019 = v4012 < v3908;
-            const bool v4020 = v4018 && v4019;
-            const unsigned int v4021 = max(v4011, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4022 = v4021 - v9;
-            const unsigned int v4023 = max(v4012, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4024 = v4023 - v10;
-            const unsigned int v4025 = v236 + v4022;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4026 = v4025 * v2;
-            const unsigned int v4027 = v4026 + v4024;
-            const unsigned int v4028 = v4027 * v3;
-            const unsigned int v4029 = v4028 + v3905;
-            const unsigned int v4031 = v4020 ? v4029 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4034 = v3937 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), x + v4031, v4020);
-            const unsigned int v4035 = v246 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4036 = v251 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4037 = v4035 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4038 = v3906 && v4037;
-            const bool v4039 = v4035 < v154;
-            const bool v4040 = v4038 && v4039;
-            const bool v4041 = v4036 >= v10;
-            const bool v4042 = v4040 && v4041;
-            const bool v4043 = v4036 < v3908;
-            const bool v4044 = v4042 && v4043;
-            const unsigned int v4045 = max(v4035, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4046 = v4045 - v9;
-            const unsigned int v4047 = max(v4036, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4048 = v4047 - v10;
-            const unsigned int v4049 = v254 + v4046;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4050 = v4049 * v2;
-            const unsigned int v4051 = v4050 + v4048;
-            const unsigned int v4052 = v4051 * v3;
-            const unsigned int v4053 = v4052 + v3905;
-            const unsigned int v4055 = v4044 ? v4053 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4058 = v3937 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4058 ^ (((v4058 >> 6u) & 7u) << 3u)), x + v4055, v4044);
-            const unsigned int v4059 = v264 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4060 = v269 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4061 = v4059 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4062 = v3906 && v4061;
-            const bool v4063 = v4059 < v154;
-            const bool v4064 = v4062 && v4063;
-            const bool v4065 = v4060 >= v10;
-            const bool v4066 = v4064 && v4065;
-            const bool v4067 = v4060 < v3908;
-            const bool v4068 = v4066 && v4067;
-            const unsigned int v4069 = max(v4059, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4070 = v4069 - v9;
-            const unsigned int v4071 = max(v4060, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4072 = v4071 - v10;
-            const unsigned int v4073 = v272 + v4070;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4074 = v4073 * v2;
-            const unsigned int v4075 = v4074 + v4072;
-            const unsigned int v4076 = v4075 * v3;
-            const unsigned int v4077 = v4076 + v3905;
-            const unsigned int v4079 = v4068 ? v4077 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4082 = v3937 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4082 ^ (((v4082 >> 6u) & 7u) << 3u)), x + v4079, v4068);
-            const unsigned int v4083 = v282 + v3901;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4084 = v287 + v3904;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4085 = v4083 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4086 = v3906 && v4085;
-            const bool v4087 = v4083 < v154;
-            const bool v4088 = v4086 && v4087;
-            const bool v4089 = v4084 >= v10;
-            const bool v4090 = v4088 && v4089;
-            const bool v4091 = v4084 < v3908;
-            const bool v4092 = v4090 && v4091;
-            const unsigned int v4093 = max(v4083, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4094 = v4093 - v9;
-            const unsigned int v4095 = max(v4084, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4096 = v4095 - v10;
-            const unsigned int v4097 = v290 + v4094;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4098 = v4097 * v2;
-            const unsigned int v4099 = v4098 + v4096;
-            const unsigned int v4100 = v4099 * v3;
-            const unsigned int v4101 = v4100 + v3905;
-            const unsigned int v4103 = v4092 ? v4101 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4106 = v3937 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4106 ^ (((v4106 >> 6u) & 7u) << 3u)), x + v4103, v4092);
+        const unsigned int v3390 = v3335 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3392 = v3337 + 2u;
+        const unsigned int v3393 = v3392 % 3u;
+        const bool v3394 = v3390 < v34;
+        if (v3394) {
+          const unsigned int v3396 = v3393 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3397 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3397) {
+            const unsigned int v3401 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3402 = v3401 << 3u;
+            const unsigned int v3403 = v3390 + v3402;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3405 = v3403 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3407 = v3405 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3408 = v3403 - v3407;
+            const unsigned int v3409 = v3405 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3410 = v3409 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3411 = v3409 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3412 = v3405 - v3411;
+            const unsigned int v3413 = v3412 * v12;
+            const unsigned int v3414 = v97 + v3408;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3415 = v3403 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3417 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3422 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3423 = v3422 + v3402;
+            const unsigned int v3424 = v156 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3425 = v161 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3426 = v3424 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3427 = v3415 && v3426;
+            const bool v3428 = v3424 < v154;
+            const bool v3429 = v3427 && v3428;
+            const bool v3430 = v3425 >= v10;
+            const bool v3431 = v3429 && v3430;
+            const bool v3432 = v3425 < v3417;
+            const bool v3433 = v3431 && v3432;
+            const unsigned int v3434 = max(v3424, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3435 = v3434 - v9;
+            const unsigned int v3436 = max(v3425, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3437 = v3436 - v10;
+            const unsigned int v3438 = v164 + v3435;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3439 = v3438 * v2;
+            const unsigned int v3440 = v3439 + v3437;
+            const unsigned int v3441 = v3440 * v3;
+            const unsigned int v3442 = v3441 + v3414;
+            const unsigned int v3444 = v3433 ? v3442 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3446 = v3396 + v3423;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3444, v3433);
+            const unsigned int v3448 = v174 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3449 = v179 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3450 = v3448 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3451 = v3415 && v3450;
+            const bool v3452 = v3448 < v154;
+            const bool v3453 = v3451 && v3452;
+            const bool v3454 = v3449 >= v10;
+            const bool v3455 = v3453 && v3454;
+            const bool v3456 = v3449 < v3417;
+            const bool v3457 = v3455 && v3456;
+            const unsigned int v3458 = max(v3448, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3459 = v3458 - v9;
+            const unsigned int v3460 = max(v3449, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3461 = v3460 - v10;
+            const unsigned int v3462 = v182 + v3459;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3463 = v3462 * v2;
+            const unsigned int v3464 = v3463 + v3461;
+            const unsigned int v3465 = v3464 * v3;
+            const unsigned int v3466 = v3465 + v3414;
+            const unsigned int v3468 = v3457 ? v3466 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3471 = v3446 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3471 ^ (((v3471 >> 6u) & 7u) << 3u)), x + v3468, v3457);
+            const unsigned int v3472 = v192 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3473 = v197 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3474 = v3472 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3475 = v3415 && v3474;
+            const bool v3476 = v3472 < v154;
+            const bool v3477 = v3475 && v3476;
+            const bool v3478 = v3473 >= v10;
+            const bool v3479 = v3477 && v3478;
+            const bool v3480 = v3473 < v3417;
+            const bool v3481 = v3479 && v3480;
+            const unsigned int v3482 = max(v3472, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3483 = v3482 - v9;
+            const unsigned int v3484 = max(v3473, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3485 = v3484 - v10;
+            const unsigned int v3486 = v200 + v3483;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3487 = v3486 * v2;
+            const unsigned int v3488 = v3487 + v3485;
+            const unsigned int v3489 = v3488 * v3;
+            const unsigned int v3490 = v3489 + v3414;
+            const unsigned int v3492 = v3481 ? v3490 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3495 = v3446 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3495 ^ (((v3495 >> 6u) & 7u) << 3u)), x + v3492, v3481);
+            const unsigned int v3496 = v210 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3497 = v215 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3498 = v3496 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3499 = v3415 && v3498;
+            const bool v3500 = v3496 < v154;
+            const bool v3501 = v3499 && v3500;
+            const bool v3502 = v3497 >= v10;
+            const bool v3503 = v3501 && v3502;
+            const bool v3504 = v3497 < v3417;
+            const bool v3505 = v3503 && v3504;
+            const unsigned int v3506 = max(v3496, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3507 = v3506 - v9;
+            const unsigned int v3508 = max(v3497, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3509 = v3508 - v10;
+            const unsigned int v3510 = v218 + v3507;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3511 = v3510 * v2;
+            const unsigned int v3512 = v3511 + v3509;
+            const unsigned int v3513 = v3512 * v3;
+            const unsigned int v3514 = v3513 + v3414;
+            const unsigned int v3516 = v3505 ? v3514 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3519 = v3446 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3519 ^ (((v3519 >> 6u) & 7u) << 3u)), x + v3516, v3505);
+            const unsigned int v3520 = v228 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3521 = v233 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3522 = v3520 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3523 = v3415 && v3522;
+            const bool v3524 = v3520 < v154;
+            const bool v3525 = v3523 && v3524;
+            const bool v3526 = v3521 >= v10;
+            const bool v3527 = v3525 && v3526;
+            const bool v3528 = v3521 < v3417;
+            const bool v3529 = v3527 && v3528;
+            const unsigned int v3530 = max(v3520, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3531 = v3530 - v9;
+            const unsigned int v3532 = max(v3521, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3533 = v3532 - v10;
+            const unsigned int v3534 = v236 + v3531;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3535 = v3534 * v2;
+            const unsigned int v3536 = v3535 + v3533;
+            const unsigned int v3537 = v3536 * v3;
+            const unsigned int v3538 = v3537 + v3414;
+            const unsigned int v3540 = v3529 ? v3538 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3543 = v3446 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3540, v3529);
+            const unsigned int v3544 = v246 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3545 = v251 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3546 = v3544 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3547 = v3415 && v3546;
+            const bool v3548 = v3544 < v154;
+            const bool v3549 = v3547 && v3548;
+            const bool v3550 = v3545 >= v10;
+            const bool v3551 = v3549 && v3550;
+            const bool v3552 = v3545 < v3417;
+            const bool v3553 = v3551 && v3552;
+            const unsigned int v3554 = max(v3544, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3555 = v3554 - v9;
+            const unsigned int v3556 = max(v3545, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3557 = v3556 - v10;
+            const unsigned int v3558 = v254 + v3555;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3559 = v3558 * v2;
+            const unsigned int v3560 = v3559 + v3557;
+            const unsigned int v3561 = v3560 * v3;
+            const unsigned int v3562 = v3561 + v3414;
+            const unsigned int v3564 = v3553 ? v3562 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3567 = v3446 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3567 ^ (((v3567 >> 6u) & 7u) << 3u)), x + v3564, v3553);
+            const unsigned int v3568 = v264 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3569 = v269 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3570 = v3568 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3571 = v3415 && v3570;
+            const bool v3572 = v3568 < v154;
+            const bool v3573 = v3571 && v3572;
+            const bool v3574 = v3569 >= v10;
+            const bool v3575 = v3573 && v3574;
+            const bool v3576 = v3569 < v3417;
+            const bool v3577 = v3575 && v3576;
+            const unsigned int v3578 = max(v3568, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3579 = v3578 - v9;
+            const unsigned int v3580 = max(v3569, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3581 = v3580 - v10;
+            const unsigned int v3582 = v272 + v3579;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3583 = v3582 * v2;
+            const unsigned int v3584 = v3583 + v3581;
+            const unsigned int v3585 = v3584 * v3;
+            const unsigned int v3586 = v3585 + v3414;
+            const unsigned int v3588 = v3577 ? v3586 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3591 = v3446 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x + v3588, v3577);
+            const unsigned int v3592 = v282 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3593 = v287 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3594 = v3592 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3595 = v3415 && v3594;
+            const bool v3596 = v3592 < v154;
+            const bool v3597 = v3595 && v3596;
+            const bool v3598 = v3593 >= v10;
+            const bool v3599 = v3597 && v3598;
+            const bool v3600 = v3593 < v3417;
+            const bool v3601 = v3599 && v3600;
+            const unsigned int v3602 = max(v3592, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3603 = v3602 - v9;
+            const unsigned int v3604 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3605 = v3604 - v10;
+            const unsigned int v3606 = v290 + v3603;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3607 = v3606 * v2;
+            const unsigned int v3608 = v3607 + v3605;
+            const unsigned int v3609 = v3608 * v3;
+            const unsigned int v3610 = v3609 + v3414;
+            const unsigned int v3612 = v3601 ? v3610 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3615 = v3446 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3615 ^ (((v3615 >> 6u) & 7u) << 3u)), x + v3612, v3601);
           } else {
-            const unsigned int v4114 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4115 = v4114 << 3u;
-            const unsigned int v4117 = v3881 + v4115;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4118 = v4117 < v34;
-            const unsigned int v4119 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4121 = v4119 + v3881;
-            const unsigned int v4122 = v4121 + v4115;
-            const unsigned int v4124 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4125 = v3887 + v4124;
-            const unsigned int v4126 = v4125 + v4115;
-            const bool v4130 = v4118 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4134 = v4130 ? v4122 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), x + v4134, v4130);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4140 = v4118 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4142 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4143 = v4122 + v4142;
-            const unsigned int v4144 = v4140 ? v4143 : 0u;
-            const unsigned int v4146 = v4126 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), x + v4144, v4140);
-            const bool v4150 = v4118 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4152 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4153 = v4122 + v4152;
-            const unsigned int v4154 = v4150 ? v4153 : 0u;
-            const unsigned int v4156 = v4126 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), x + v4154, v4150);
-            const bool v4160 = v4118 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4162 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4163 = v4122 + v4162;
-            const unsigned int v4164 = v4160 ? v4163 : 0u;
-            const unsigned int v4166 = v4126 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4166 ^ (((v4166 >> 6u) & 7u) << 3u)), x + v4164, v4160);
-            const bool v4170 = v4118 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4172 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4173 = v4122 + v4172;
-            const unsigned int v4174 = v4170 ? v4173 : 0u;
-            const unsigned int v4176 = v4126 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4176 ^ (((v4176 >> 6u) & 7u) << 3u)), x + v4174, v4170);
-            const bool v4180 = v4118 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4182 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4183 = v4122 + v4182;
-            const unsigned int v4184 = v4180 ? v4183 : 0u;
-            const unsigned int v4186 = v4126 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), x + v4184, v4180);
-            const bool v4190 = v4118 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4192 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4193 = v4122 + v4192;
-            const unsigned int v4194 = v4190 ? v4193 : 0u;
-            const unsigned int v4196 = v4126 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4196 ^ (((v4196 >> 6u) & 7u) << 3u)), x + v4194, v4190);
-            const bool v4200 = v4118 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4202 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4203 = v4122 + v4202;
-            const unsigned int v4204 = v4200 ? v4203 : 0u;
-            const unsigned int v4206 = v4126 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), x + v4204, v4200);
+            const unsigned int v3623 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3624 = v3623 << 3u;
+            const unsigned int v3626 = v3390 + v3624;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3627 = v3626 < v34;
+            const unsigned int v3628 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3630 = v3628 + v3390;
+            const unsigned int v3631 = v3630 + v3624;
+            const unsigned int v3633 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3634 = v3396 + v3633;
+            const unsigned int v3635 = v3634 + v3624;
+            const bool v3639 = v3627 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3643 = v3639 ? v3631 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x + v3643, v3639);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3649 = v3627 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3651 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3652 = v3631 + v3651;
+            const unsigned int v3653 = v3649 ? v3652 : 0u;
+            const unsigned int v3655 = v3635 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), x + v3653, v3649);
+            const bool v3659 = v3627 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3661 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3662 = v3631 + v3661;
+            const unsigned int v3663 = v3659 ? v3662 : 0u;
+            const unsigned int v3665 = v3635 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3663, v3659);
+            const bool v3669 = v3627 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3671 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3672 = v3631 + v3671;
+            const unsigned int v3673 = v3669 ? v3672 : 0u;
+            const unsigned int v3675 = v3635 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3675 ^ (((v3675 >> 6u) & 7u) << 3u)), x + v3673, v3669);
+            const bool v3679 = v3627 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3681 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3682 = v3631 + v3681;
+            const unsigned int v3683 = v3679 ? v3682 : 0u;
+            const unsigned int v3685 = v3635 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), x + v3683, v3679);
+            const bool v3689 = v3627 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3691 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3692 = v3631 + v3691;
+            const unsigned int v3693 = v3689 ? v3692 : 0u;
+            const unsigned int v3695 = v3635 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), x + v3693, v3689);
+            const bool v3699 = v3627 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3701 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3702 = v3631 + v3701;
+            const unsigned int v3703 = v3699 ? v3702 : 0u;
+            const unsigned int v3705 = v3635 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3703, v3699);
+            const bool v3709 = v3627 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3711 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3712 = v3631 + v3711;
+            const unsigned int v3713 = v3709 ? v3712 : 0u;
+            const unsigned int v3715 = v3635 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3713, v3709);
           }
-          const unsigned int v4215 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4216 = v4215 << 3u;
-          const unsigned int v4217 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4218 = v3881 + v4216;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4219 = v4218 < v34;
-          const unsigned int v4220 = v4217 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4221 = v85 + v4220;
-          const unsigned int v4222 = v4221 + v3881;
-          const unsigned int v4223 = v4222 + v4216;
-          const unsigned int v4225 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4226 = v3887 + v4225;
-          const unsigned int v4227 = v4226 + v4216;
-          const bool v4230 = v4217 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4231 = v4219 && v4230;
-          const unsigned int v4235 = v4231 ? v4223 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4227 ^ (((v4227 >> 6u) & 7u) << 3u)), weight + v4235, v4231);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4239 = v4217 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4240 = v4239 < v15;
-          const bool v4241 = v4219 && v4240;
-          const unsigned int v4243 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4244 = v4223 + v4243;
-          const unsigned int v4245 = v4241 ? v4244 : v85;
-          const unsigned int v4247 = v4227 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4247 ^ (((v4247 >> 6u) & 7u) << 3u)), weight + v4245, v4241);
-          const unsigned int v4249 = v4217 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4250 = v4249 < v15;
-          const bool v4251 = v4219 && v4250;
-          const unsigned int v4253 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4254 = v4223 + v4253;
-          const unsigned int v4255 = v4251 ? v4254 : v85;
-          const unsigned int v4257 = v4227 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4257 ^ (((v4257 >> 6u) & 7u) << 3u)), weight + v4255, v4251);
-          const unsigned int v4259 = v4217 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4260 = v4259 < v15;
-          const bool v4261 = v4219 && v4260;
-          const unsigned int v4263 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4264 = v4223 + v4263;
-          const unsigned int v4265 = v4261 ? v4264 : v85;
-          const unsigned int v4267 = v4227 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4267 ^ (((v4267 >> 6u) & 7u) << 3u)), weight + v4265, v4261);
-          const unsigned int v4269 = v4217 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4270 = v4269 < v15;
-          const bool v4271 = v4219 && v4270;
-          const unsigned int v4273 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4274 = v4223 + v4273;
-          const unsigned int v4275 = v4271 ? v4274 : v85;
-          const unsigned int v4277 = v4227 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4277 ^ (((v4277 >> 6u) & 7u) << 3u)), weight + v4275, v4271);
-          const unsigned int v4279 = v4217 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4280 = v4279 < v15;
-          const bool v4281 = v4219 && v4280;
-          const unsigned int v4283 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4284 = v4223 + v4283;
-          const unsigned int v4285 = v4281 ? v4284 : v85;
-          const unsigned int v4287 = v4227 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4287 ^ (((v4287 >> 6u) & 7u) << 3u)), weight + v4285, v4281);
-          const unsigned int v4289 = v4217 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4290 = v4289 < v15;
-          const bool v4291 = v4219 && v4290;
-          const unsigned int v4293 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4294 = v4223 + v4293;
-          const unsigned int v4295 = v4291 ? v4294 : v85;
-          const unsigned int v4297 = v4227 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4297 ^ (((v4297 >> 6u) & 7u) << 3u)), weight + v4295, v4291);
-          const unsigned int v4299 = v4217 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4300 = v4299 < v15;
-          const bool v4301 = v4219 && v4300;
-          const unsigned int v4303 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4304 = v4223 + v4303;
-          const unsigned int v4305 = v4301 ? v4304 : v85;
-          const unsigned int v4307 = v4227 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4307 ^ (((v4307 >> 6u) & 7u) << 3u)), weight + v4305, v4301);
+          const unsigned int v3724 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3725 = v3724 << 3u;
+          const unsigned int v3726 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3727 = v3390 + v3725;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3728 = v3727 < v34;
+          const unsigned int v3729 = v3726 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3730 = v85 + v3729;
+          const unsigned int v3731 = v3730 + v3390;
+          const unsigned int v3732 = v3731 + v3725;
+          const unsigned int v3734 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3735 = v3396 + v3734;
+          const unsigned int v3736 = v3735 + v3725;
+          const bool v3739 = v3726 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3740 = v3728 && v3739;
+          const unsigned int v3744 = v3740 ? v3732 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3736 ^ (((v3736 >> 6u) & 7u) << 3u)), weight + v3744, v3740);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3748 = v3726 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3749 = v3748 < v15;
+          const bool v3750 = v3728 && v3749;
+          const unsigned int v3752 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3753 = v3732 + v3752;
+          const unsigned int v3754 = v3750 ? v3753 : v85;
+          const unsigned int v3756 = v3736 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), weight + v3754, v3750);
+          const unsigned int v3758 = v3726 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3759 = v3758 < v15;
+          const bool v3760 = v3728 && v3759;
+          const unsigned int v3762 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3763 = v3732 + v3762;
+          const unsigned int v3764 = v3760 ? v3763 : v85;
+          const unsigned int v3766 = v3736 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), weight + v3764, v3760);
+          const unsigned int v3768 = v3726 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3769 = v3768 < v15;
+          const bool v3770 = v3728 && v3769;
+          const unsigned int v3772 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3773 = v3732 + v3772;
+          const unsigned int v3774 = v3770 ? v3773 : v85;
+          const unsigned int v3776 = v3736 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3776 ^ (((v3776 >> 6u) & 7u) << 3u)), weight + v3774, v3770);
+          const unsigned int v3778 = v3726 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3779 = v3778 < v15;
+          const bool v3780 = v3728 && v3779;
+          const unsigned int v3782 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3783 = v3732 + v3782;
+          const unsigned int v3784 = v3780 ? v3783 : v85;
+          const unsigned int v3786 = v3736 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), weight + v3784, v3780);
+          const unsigned int v3788 = v3726 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3789 = v3788 < v15;
+          const bool v3790 = v3728 && v3789;
+          const unsigned int v3792 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3793 = v3732 + v3792;
+          const unsigned int v3794 = v3790 ? v3793 : v85;
+          const unsigned int v3796 = v3736 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3796 ^ (((v3796 >> 6u) & 7u) << 3u)), weight + v3794, v3790);
+          const unsigned int v3798 = v3726 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3799 = v3798 < v15;
+          const bool v3800 = v3728 && v3799;
+          const unsigned int v3802 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3803 = v3732 + v3802;
+          const unsigned int v3804 = v3800 ? v3803 : v85;
+          const unsigned int v3806 = v3736 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), weight + v3804, v3800);
+          const unsigned int v3808 = v3726 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3809 = v3808 < v15;
+          const bool v3810 = v3728 && v3809;
+          const unsigned int v3812 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3813 = v3732 + v3812;
+          const unsigned int v3814 = v3810 ? v3813 : v85;
+          const unsigned int v3816 = v3736 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3816 ^ (((v3816 >> 6u) & 7u) << 3u)), weight + v3814, v3810);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
@@ -1381,8 +1379,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v1080 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1081 = shm2[v1080];
           const iron_bf16 v1085 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4462 = v1001 + v1017;
-          *reinterpret_cast<iron_bf16x8*>(out + v4462) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
+          const unsigned int v3945 = v1001 + v1017;
+          *reinterpret_cast<iron_bf16x8*>(out + v3945) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
         }
       } else {
         #pragma unroll 1
@@ -1409,923 +1407,461 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
-    const unsigned int v2424 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2425 = v2424 == 0u;
-    if (v2425) {
-      const unsigned int v2429 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2430 = v2429 & 7u;
-      const unsigned int v2431 = v2430 << 3u;
-      const unsigned int v2434 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v2435 = v2434 * v19;
-      const unsigned int v2439 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2440 = v12 * v2439;
-      const unsigned int v2442 = v10 << 1u;
-      const unsigned int v2443 = v2 + v2442;
-      const unsigned int v2444 = v2443 - v2440;
-      const unsigned int v2445 = v2444 - 1u;
-      const unsigned int v2446 = v2445 / v8;
-      const unsigned int v2447 = v2446 + 1u;
-      const unsigned int v2451 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v2452 = v11 * v2451;
-      const unsigned int v2454 = v9 << 1u;
-      const unsigned int v2455 = v1 + v2454;
-      const unsigned int v2456 = v2455 - v2452;
-      const unsigned int v2457 = v2456 - 1u;
-      const unsigned int v2458 = v2457 / v7;
-      const unsigned int v2459 = v2458 + 1u;
-      const unsigned int v2460 = v2459 * v2447;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v2461 = v0 * v2460;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2466 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2467 = v2466 == 0u;
-      const unsigned int v2470 = v19 << 1u;
-      const bool v2471 = v2470 <= 64u;
-      const bool v2472 = v2467 && v2471;
-      const unsigned int v2473 = v2472 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2477 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2478 = v2477 == 0u;
-      const unsigned int v2481 = v19 << 2u;
-      const bool v2482 = v2481 <= 64u;
-      const bool v2483 = v2478 && v2482;
-      const unsigned int v2484 = v2483 ? 4u : v2473;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2488 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2489 = v2488 == 0u;
-      const unsigned int v2492 = v19 << 3u;
-      const bool v2493 = v2492 <= 64u;
-      const bool v2494 = v2489 && v2493;
-      const unsigned int v2495 = v2494 ? 8u : v2484;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2497 = 128u / v2495;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2498 = v13 / v2495;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2499 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2502 = v2461 + 127u;
-      const unsigned int v2503 = v2502 >> 7u;
-      const unsigned int v2504 = blockIdx.z;
-      const unsigned int v2505 = v2504 * v2503;
-      const unsigned int v2506 = v2505 + v2499;
-      const unsigned int v2507 = v2506 % v2498;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2508 = v2506 / v2498;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2509 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2511 = v2461 + v2497;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2512 = v2511 - 1u;
-      const unsigned int v2513 = v2512 / v2497;
-      const bool v2514 = v2508 < v2513;
-      if (v2514) {
-        const unsigned int v2516 = v2495 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2517 = v2516 >> 3u;
-        const bool v2521 = v2517 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v2522 = v2521 ? 8u : 16u;
-        const bool v2525 = v2517 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v2526 = v2525 ? 4u : v2522;
-        const bool v2529 = v2517 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v2530 = v2529 ? 2u : v2526;
-        const bool v2533 = v2517 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v2534 = v2533 ? 1u : v2530;
-        const unsigned int v2536 = v2429 % v2534;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2537 = v2536 < v2517;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v2539 = v2536 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v2540 = v2539 / v19;
-        const unsigned int v2541 = v2540 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2544 = v2539 - v2541;
-        const unsigned int v2547 = v2509 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v2548 = v2547 + v2539;
-        const unsigned int v2550 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v2551 = v2550 << 5u;
-        const unsigned int v2552 = v2551 / v2497;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2554 = v2551 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v2555 = v2554 / v2497;
-        iron_frag<float, 2, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2557, 0.0f);
-        iron_frag<float, 2, 16, 16> v2559;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2559, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v2561;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2561, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v2563;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2563, iron_f32_to_bf16(0.0f));
-        const unsigned int v2566 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2669 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v2690 = v2551 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v2694 = v2552 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v2700 = v2554 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v2704 = v2555 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2423 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2424 = v2423 & 15u;
+    const unsigned int v2425 = v2424 << 2u;
+    const unsigned int v2428 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2429 = v2428 * v19;
+    const unsigned int v2433 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2434 = v12 * v2433;
+    const unsigned int v2436 = v10 << 1u;
+    const unsigned int v2437 = v2 + v2436;
+    const unsigned int v2438 = v2437 - v2434;
+    const unsigned int v2439 = v2438 - 1u;
+    const unsigned int v2440 = v2439 / v8;
+    const unsigned int v2441 = v2440 + 1u;
+    const unsigned int v2445 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2446 = v11 * v2445;
+    const unsigned int v2448 = v9 << 1u;
+    const unsigned int v2449 = v1 + v2448;
+    const unsigned int v2450 = v2449 - v2446;
+    const unsigned int v2451 = v2450 - 1u;
+    const unsigned int v2452 = v2451 / v7;
+    const unsigned int v2453 = v2452 + 1u;
+    const unsigned int v2454 = v2453 * v2441;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2455 = v0 * v2454;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2460 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2461 = v2460 == 0u;
+    const unsigned int v2464 = v19 << 1u;
+    const bool v2465 = v2464 <= 64u;
+    const bool v2466 = v2461 && v2465;
+    const unsigned int v2467 = v2466 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2471 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2472 = v2471 == 0u;
+    const unsigned int v2475 = v19 << 2u;
+    const bool v2476 = v2475 <= 64u;
+    const bool v2477 = v2472 && v2476;
+    const unsigned int v2478 = v2477 ? 4u : v2467;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2482 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2483 = v2482 == 0u;
+    const unsigned int v2486 = v19 << 3u;
+    const bool v2487 = v2486 <= 64u;
+    const bool v2488 = v2483 && v2487;
+    const unsigned int v2489 = v2488 ? 8u : v2478;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2491 = 128u / v2489;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2492 = v13 / v2489;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2493 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2496 = v2455 + 127u;
+    const unsigned int v2497 = v2496 >> 7u;
+    const unsigned int v2498 = blockIdx.z;
+    const unsigned int v2499 = v2498 * v2497;
+    const unsigned int v2500 = v2499 + v2493;
+    const unsigned int v2501 = v2500 % v2492;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2502 = v2500 / v2492;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2503 = v2501 * v2489;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2505 = v2455 + v2491;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2506 = v2505 - 1u;
+    const unsigned int v2507 = v2506 / v2491;
+    const bool v2508 = v2502 < v2507;
+    if (v2508) {
+      const unsigned int v2510 = v2489 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2511 = v2510 >> 2u;
+      const bool v2515 = v2511 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2516 = v2515 ? 8u : 16u;
+      const bool v2519 = v2511 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2520 = v2519 ? 4u : v2516;
+      const bool v2523 = v2511 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2524 = v2523 ? 2u : v2520;
+      const bool v2527 = v2511 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2528 = v2527 ? 1u : v2524;
+      const unsigned int v2530 = v2423 % v2528;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2531 = v2530 < v2511;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2533 = v2530 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2534 = v2533 / v19;
+      const unsigned int v2535 = v2534 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2538 = v2533 - v2535;
+      const unsigned int v2541 = v2503 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2542 = v2541 + v2533;
+      const unsigned int v2544 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2545 = v2544 << 5u;
+      const unsigned int v2546 = v2545 / v2491;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2548 = v2545 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2549 = v2548 / v2491;
+      iron_frag<float, 2, 16, 16> v2551;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2551, 0.0f);
+      iron_frag<float, 2, 16, 16> v2553;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2553, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2555;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2555, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2557, iron_f32_to_bf16(0.0f));
+      const unsigned int v2560 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2663 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2684 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2688 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2694 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2698 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (unsigned int v2568 = 0u; v2568 < v5; v2568 += v2566) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v2569 = v2568 + v2566;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2570 = min(v2569, v5);
-          const unsigned int v2571 = v2570 - v2568;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v2572 = v2571 * v6;
-          const unsigned int v2573 = v2572 * v19;
-          const unsigned int v2577 = v2573 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2578 = v2577 >> 4u;
-          const unsigned int v2579 = v2578 << 4u;
-          const bool v2580 = v2431 < v2579;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2580) {
-            const unsigned int v2582 = v2495 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2585 = v2429 >> 3u;
-            const bool v2591 = v2431 < v2573;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v2593 = v2568 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2594 = v2593 * v19;
+      for (unsigned int v2562 = 0u; v2562 < v5; v2562 += v2560) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2563 = v2562 + v2560;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2564 = min(v2563, v5);
+        const unsigned int v2565 = v2564 - v2562;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2566 = v2565 * v6;
+        const unsigned int v2567 = v2566 * v19;
+        const unsigned int v2571 = v2567 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2572 = v2571 >> 4u;
+        const unsigned int v2573 = v2572 << 4u;
+        const bool v2574 = v2425 < v2573;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2574) {
+          const unsigned int v2576 = v2489 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2579 = v2423 >> 4u;
+          const bool v2585 = v2425 < v2567;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2587 = v2562 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2588 = v2587 * v19;
 
-            for (unsigned int v2587 = v2585; v2587 < v2582; v2587 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v2589 = v2587 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2590 = v2589 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2592 = v2590 && v2591;
-              const unsigned int v2596 = v2587 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v2597 = v2509 + v2596;
-              const unsigned int v2598 = v2597 * v15;
-              const unsigned int v2599 = v2598 + v2589;
-              const unsigned int v2600 = v2599 * v2435;
-              const unsigned int v2601 = v2600 + v2594;
-              const unsigned int v2602 = v2601 + v2431;
-              const unsigned int v2604 = v2592 ? v2602 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2606 = v2587 * 56u;
-              const unsigned int v2607 = v2606 + v2431;
-              iron_copy_async<16>(shm5 + v2607, weight + v2604, v2592);
-            }
+          for (unsigned int v2581 = v2579; v2581 < v2576; v2581 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2583 = v2581 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2584 = v2583 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2586 = v2584 && v2585;
+            const unsigned int v2590 = v2581 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2591 = v2503 + v2590;
+            const unsigned int v2592 = v2591 * v15;
+            const unsigned int v2593 = v2592 + v2583;
+            const unsigned int v2594 = v2593 * v2429;
+            const unsigned int v2595 = v2594 + v2588;
+            const unsigned int v2596 = v2595 + v2425;
+            const unsigned int v2598 = v2586 ? v2596 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2600 = v2581 * 56u;
+            const unsigned int v2601 = v2600 + v2425;
+            iron_copy_async<8>(shm5 + v2601, weight + v2598, v2586);
           }
-          if (v2537) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2609 = 128u / v2534;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2611 = v2429 / v2534;
-            const unsigned int v2613 = v2508 * v2497;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2625 = v2540 * v2497;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2635 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v2652 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        }
+        if (v2531) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2603 = 128u / v2528;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2605 = v2423 / v2528;
+          const unsigned int v2607 = v2502 * v2491;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2619 = v2534 * v2491;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2629 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2646 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-            for (unsigned int v2612 = v2611; v2612 < v2497; v2612 += v2609) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v2614 = v2613 + v2612;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v2615 = v2614 / v2460;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2616 = v2615 * v2460;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2617 = v2614 - v2616;
-              const unsigned int v2618 = v2617 / v2447;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2619 = v2618 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2620 = v2618 * v2447;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v2621 = v2617 - v2620;
-              const unsigned int v2622 = v2621 * v8;
-              const bool v2623 = v2614 < v2461;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2626 = v2625 + v2612;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2627 = v2626 * 56u;
-              const unsigned int v2628 = v2627 + v2544;
-              const unsigned int v2639 = v2615 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2606 = v2605; v2606 < v2491; v2606 += v2603) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2608 = v2607 + v2606;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2609 = v2608 / v2454;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2610 = v2609 * v2454;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2611 = v2608 - v2610;
+            const unsigned int v2612 = v2611 / v2441;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2613 = v2612 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2614 = v2612 * v2441;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2615 = v2611 - v2614;
+            const unsigned int v2616 = v2615 * v8;
+            const bool v2617 = v2608 < v2455;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2620 = v2619 + v2606;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2621 = v2620 * 56u;
+            const unsigned int v2622 = v2621 + v2538;
+            const unsigned int v2633 = v2609 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2630 = v2568; v2630 < v2570; v2630 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2631 = v2630 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2632 = v2619 + v2631;
-                const bool v2633 = v2632 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2634 = v2623 && v2633;
-                const bool v2636 = v2632 < v2635;
-                const bool v2637 = v2634 && v2636;
-                const unsigned int v2638 = max(v2632, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2640 = v2639 + v2638;
-                const unsigned int v2641 = v2640 - v9;
-                const unsigned int v2642 = v2630 - v2568;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2643 = v2642 * v6;
-                const unsigned int v2644 = v2643 * v19;
-                const unsigned int v2656 = v2641 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2664 = v2628 + v2644;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2624 = v2562; v2624 < v2564; v2624 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2625 = v2624 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2626 = v2613 + v2625;
+              const bool v2627 = v2626 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2628 = v2617 && v2627;
+              const bool v2630 = v2626 < v2629;
+              const bool v2631 = v2628 && v2630;
+              const unsigned int v2632 = max(v2626, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2634 = v2633 + v2632;
+              const unsigned int v2635 = v2634 - v9;
+              const unsigned int v2636 = v2624 - v2562;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2637 = v2636 * v6;
+              const unsigned int v2638 = v2637 * v19;
+              const unsigned int v2650 = v2635 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2658 = v2622 + v2638;  // kernels/convolution/narrow_groups.hpp:152
 
-                for (unsigned int v2647 = 0u; v2647 < v6; v2647 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v2648 = v2647 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v2649 = v2622 + v2648;
-                  const bool v2650 = v2649 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2651 = v2637 && v2650;
-                  const bool v2653 = v2649 < v2652;
-                  const bool v2654 = v2651 && v2653;
-                  const unsigned int v2655 = max(v2649, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v2657 = v2656 + v2655;
-                  const unsigned int v2658 = v2657 - v10;
-                  const unsigned int v2659 = v2658 * v3;
-                  const unsigned int v2660 = v2659 + v2548;
-                  const unsigned int v2662 = v2654 ? v2660 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v2663 = v2647 * v19;
-                  const unsigned int v2665 = v2664 + v2663;
-                  iron_copy_async<16>(shm4 + v2665, x + v2662, v2654);
-                }
+              for (unsigned int v2641 = 0u; v2641 < v6; v2641 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2642 = v2641 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2643 = v2616 + v2642;
+                const bool v2644 = v2643 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2645 = v2631 && v2644;
+                const bool v2647 = v2643 < v2646;
+                const bool v2648 = v2645 && v2647;
+                const unsigned int v2649 = max(v2643, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2651 = v2650 + v2649;
+                const unsigned int v2652 = v2651 - v10;
+                const unsigned int v2653 = v2652 * v3;
+                const unsigned int v2654 = v2653 + v2542;
+                const unsigned int v2656 = v2648 ? v2654 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2657 = v2641 * v19;
+                const unsigned int v2659 = v2658 + v2657;
+                iron_copy_async<8>(shm4 + v2659, x + v2656, v2648);
               }
             }
           }
-          const unsigned int v2667 = v2579 - v2573;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v2668 = v2667 >> 3u;
-          const unsigned int v2671 = v2668 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        }
+        const unsigned int v2661 = v2573 - v2567;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2662 = v2661 >> 2u;
+        const unsigned int v2665 = v2662 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-          for (unsigned int v2673 = v2429; v2673 < v2671; v2673 += v2669) {
-            const unsigned int v2674 = v2673 / v2668;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v2678 = v2674 * v2668;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v2679 = v2673 - v2678;
-            const unsigned int v2680 = v2679 << 3u;
-            const unsigned int v2682 = v2674 * 56u;
-            const unsigned int v2683 = v2682 + v2573;
-            const unsigned int v2684 = v2683 + v2680;
-            iron_copy_async<16>(shm4 + v2684, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        for (unsigned int v2667 = v2423; v2667 < v2665; v2667 += v2663) {
+          const unsigned int v2668 = v2667 / v2662;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2672 = v2668 * v2662;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2673 = v2667 - v2672;
+          const unsigned int v2674 = v2673 << 2u;
+          const unsigned int v2676 = v2668 * 56u;
+          const unsigned int v2677 = v2676 + v2567;
+          const unsigned int v2678 = v2677 + v2674;
+          iron_copy_async<8>(shm4 + v2678, x + 0u, false);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-          for (unsigned int v2687 = 0u; v2687 < v2579; v2687 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v2691 = v2690 + v2687;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v2561, shm4, v2691, 56u);
-            const unsigned int v2695 = v2694 + v2687;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v2563, shm5, v2695, 56u);
-            iron_frag_mma_sync(v2557, v2561, v2563);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v2701 = v2700 + v2687;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v2561, shm4, v2701, 56u);
-            const unsigned int v2705 = v2704 + v2687;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v2563, shm5, v2705, 56u);
-            iron_frag_mma_sync(v2559, v2561, v2563);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        for (unsigned int v2681 = 0u; v2681 < v2573; v2681 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2685 = v2684 + v2681;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2555, shm4, v2685, 56u);
+          const unsigned int v2689 = v2688 + v2681;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2557, shm5, v2689, 56u);
+          iron_frag_mma_sync(v2551, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2695 = v2694 + v2681;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2555, shm4, v2695, 56u);
+          const unsigned int v2699 = v2698 + v2681;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2557, shm5, v2699, 56u);
+          iron_frag_mma_sync(v2553, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const unsigned int v2706 = v2552 * v2497;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2707 = v2508 * v2497;
-        const unsigned int v2708 = v2707 + v2551;
-        const unsigned int v2709 = v2708 - v2706;
-        const unsigned int v2710 = v2509 + v2552;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2711 = v2710 * v15;
-        const unsigned int v2712 = static_cast<unsigned int>(v2557.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2713 = v2709 + v2712;
-        const unsigned int v2714 = static_cast<unsigned int>(v2557.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2715 = v2713 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2716 = v2714 < v15;
-        const bool v2717 = v2715 && v2716;
-        if (v2717) {
-          const float v2718 = v2557.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2720 = iron_f32_to_bf16(v2718);
-          const unsigned int v2721 = v2713 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2722 = v2721 + v2711;
-          const unsigned int v2723 = v2722 + v2714;
-          out[v2723] = v2720;
-        }
-        const unsigned int v2724 = static_cast<unsigned int>(v2557.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2725 = v2709 + v2724;
-        const unsigned int v2726 = static_cast<unsigned int>(v2557.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2727 = v2725 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2728 = v2726 < v15;
-        const bool v2729 = v2727 && v2728;
-        if (v2729) {
-          const float v2730 = v2557.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2732 = iron_f32_to_bf16(v2730);
-          const unsigned int v2733 = v2725 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2734 = v2733 + v2711;
-          const unsigned int v2735 = v2734 + v2726;
-          out[v2735] = v2732;
-        }
-        const unsigned int v2736 = static_cast<unsigned int>(v2557.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2737 = v2709 + v2736;
-        const unsigned int v2738 = static_cast<unsigned int>(v2557.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2739 = v2737 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2740 = v2738 < v15;
-        const bool v2741 = v2739 && v2740;
-        if (v2741) {
-          const float v2742 = v2557.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2744 = iron_f32_to_bf16(v2742);
-          const unsigned int v2745 = v2737 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2746 = v2745 + v2711;
-          const unsigned int v2747 = v2746 + v2738;
-          out[v2747] = v2744;
-        }
-        const unsigned int v2748 = static_cast<unsigned int>(v2557.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2749 = v2709 + v2748;
-        const unsigned int v2750 = static_cast<unsigned int>(v2557.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2751 = v2749 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2752 = v2750 < v15;
-        const bool v2753 = v2751 && v2752;
-        if (v2753) {
-          const float v2754 = v2557.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2756 = iron_f32_to_bf16(v2754);
-          const unsigned int v2757 = v2749 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2758 = v2757 + v2711;
-          const unsigned int v2759 = v2758 + v2750;
-          out[v2759] = v2756;
-        }
-        const unsigned int v2760 = static_cast<unsigned int>(v2557.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2761 = v2709 + v2760;
-        const unsigned int v2762 = static_cast<unsigned int>(v2557.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2763 = v2761 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2764 = v2762 < v15;
-        const bool v2765 = v2763 && v2764;
-        if (v2765) {
-          const float v2766 = v2557.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2768 = iron_f32_to_bf16(v2766);
-          const unsigned int v2769 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2770 = v2769 + v2711;
-          const unsigned int v2771 = v2770 + v2762;
-          out[v2771] = v2768;
-        }
-        const unsigned int v2772 = static_cast<unsigned int>(v2557.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2773 = v2709 + v2772;
-        const unsigned int v2774 = static_cast<unsigned int>(v2557.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2775 = v2773 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2776 = v2774 < v15;
-        const bool v2777 = v2775 && v2776;
-        if (v2777) {
-          const float v2778 = v2557.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2780 = iron_f32_to_bf16(v2778);
-          const unsigned int v2781 = v2773 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2782 = v2781 + v2711;
-          const unsigned int v2783 = v2782 + v2774;
-          out[v2783] = v2780;
-        }
-        const unsigned int v2784 = static_cast<unsigned int>(v2557.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2785 = v2709 + v2784;
-        const unsigned int v2786 = static_cast<unsigned int>(v2557.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2787 = v2785 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2788 = v2786 < v15;
-        const bool v2789 = v2787 && v2788;
-        if (v2789) {
-          const float v2790 = v2557.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2792 = iron_f32_to_bf16(v2790);
-          const unsigned int v2793 = v2785 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2794 = v2793 + v2711;
-          const unsigned int v2795 = v2794 + v2786;
-          out[v2795] = v2792;
-        }
-        const unsigned int v2796 = static_cast<unsigned int>(v2557.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2797 = v2709 + v2796;
-        const unsigned int v2798 = static_cast<unsigned int>(v2557.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2799 = v2797 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2800 = v2798 < v15;
-        const bool v2801 = v2799 && v2800;
-        if (v2801) {
-          const float v2802 = v2557.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2804 = iron_f32_to_bf16(v2802);
-          const unsigned int v2805 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2806 = v2805 + v2711;
-          const unsigned int v2807 = v2806 + v2798;
-          out[v2807] = v2804;
-        }
-        const unsigned int v2810 = v2555 * v2497;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2812 = v2707 + v2554;
-        const unsigned int v2813 = v2812 - v2810;
-        const unsigned int v2814 = v2509 + v2555;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2815 = v2814 * v15;
-        const unsigned int v2816 = static_cast<unsigned int>(v2559.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2817 = v2813 + v2816;
-        const unsigned int v2818 = static_cast<unsigned int>(v2559.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2819 = v2817 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2820 = v2818 < v15;
-        const bool v2821 = v2819 && v2820;
-        if (v2821) {
-          const float v2822 = v2559.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2824 = iron_f32_to_bf16(v2822);
-          const unsigned int v2825 = v2817 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2826 = v2825 + v2815;
-          const unsigned int v2827 = v2826 + v2818;
-          out[v2827] = v2824;
-        }
-        const unsigned int v2828 = static_cast<unsigned int>(v2559.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2829 = v2813 + v2828;
-        const unsigned int v2830 = static_cast<unsigned int>(v2559.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2831 = v2829 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2832 = v2830 < v15;
-        const bool v2833 = v2831 && v2832;
-        if (v2833) {
-          const float v2834 = v2559.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2836 = iron_f32_to_bf16(v2834);
-          const unsigned int v2837 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2838 = v2837 + v2815;
-          const unsigned int v2839 = v2838 + v2830;
-          out[v2839] = v2836;
-        }
-        const unsigned int v2840 = static_cast<unsigned int>(v2559.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2841 = v2813 + v2840;
-        const unsigned int v2842 = static_cast<unsigned int>(v2559.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2843 = v2841 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2844 = v2842 < v15;
-        const bool v2845 = v2843 && v2844;
-        if (v2845) {
-          const float v2846 = v2559.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2848 = iron_f32_to_bf16(v2846);
-          const unsigned int v2849 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2850 = v2849 + v2815;
-          const unsigned int v2851 = v2850 + v2842;
-          out[v2851] = v2848;
-        }
-        const unsigned int v2852 = static_cast<unsigned int>(v2559.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2853 = v2813 + v2852;
-        const unsigned int v2854 = static_cast<unsigned int>(v2559.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2855 = v2853 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2856 = v2854 < v15;
-        const bool v2857 = v2855 && v2856;
-        if (v2857) {
-          const float v2858 = v2559.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2860 = iron_f32_to_bf16(v2858);
-          const unsigned int v2861 = v2853 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2862 = v2861 + v2815;
-          const unsigned int v2863 = v2862 + v2854;
-          out[v2863] = v2860;
-        }
-        const unsigned int v2864 = static_cast<unsigned int>(v2559.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2865 = v2813 + v2864;
-        const unsigned int v2866 = static_cast<unsigned int>(v2559.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2867 = v2865 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2868 = v2866 < v15;
-        const bool v2869 = v2867 && v2868;
-        if (v2869) {
-          const float v2870 = v2559.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2872 = iron_f32_to_bf16(v2870);
-          const unsigned int v2873 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2874 = v2873 + v2815;
-          const unsigned int v2875 = v2874 + v2866;
-          out[v2875] = v2872;
-        }
-        const unsigned int v2876 = static_cast<unsigned int>(v2559.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2877 = v2813 + v2876;
-        const unsigned int v2878 = static_cast<unsigned int>(v2559.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2879 = v2877 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2880 = v2878 < v15;
-        const bool v2881 = v2879 && v2880;
-        if (v2881) {
-          const float v2882 = v2559.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2884 = iron_f32_to_bf16(v2882);
-          const unsigned int v2885 = v2877 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2886 = v2885 + v2815;
-          const unsigned int v2887 = v2886 + v2878;
-          out[v2887] = v2884;
-        }
-        const unsigned int v2888 = static_cast<unsigned int>(v2559.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2889 = v2813 + v2888;
-        const unsigned int v2890 = static_cast<unsigned int>(v2559.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2891 = v2889 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2892 = v2890 < v15;
-        const bool v2893 = v2891 && v2892;
-        if (v2893) {
-          const float v2894 = v2559.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2896 = iron_f32_to_bf16(v2894);
-          const unsigned int v2897 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2898 = v2897 + v2815;
-          const unsigned int v2899 = v2898 + v2890;
-          out[v2899] = v2896;
-        }
-        const unsigned int v2900 = static_cast<unsigned int>(v2559.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2901 = v2813 + v2900;
-        const unsigned int v2902 = static_cast<unsigned int>(v2559.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2903 = v2901 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2904 = v2902 < v15;
-        const bool v2905 = v2903 && v2904;
-        if (v2905) {
-          const float v2906 = v2559.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v2908 = iron_f32_to_bf16(v2906);
-          const unsigned int v2909 = v2901 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2910 = v2909 + v2815;
-          const unsigned int v2911 = v2910 + v2902;
-          out[v2911] = v2908;
-        }
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-    } else {
-      const unsigned int v2914 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2915 = v2914 & 15u;
-      const unsigned int v2916 = v2915 << 2u;
-      const unsigned int v2919 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v2920 = v2919 * v19;
-      const unsigned int v2924 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2925 = v12 * v2924;
-      const unsigned int v2927 = v10 << 1u;
-      const unsigned int v2928 = v2 + v2927;
-      const unsigned int v2929 = v2928 - v2925;
-      const unsigned int v2930 = v2929 - 1u;
-      const unsigned int v2931 = v2930 / v8;
-      const unsigned int v2932 = v2931 + 1u;
-      const unsigned int v2936 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v2937 = v11 * v2936;
-      const unsigned int v2939 = v9 << 1u;
-      const unsigned int v2940 = v1 + v2939;
-      const unsigned int v2941 = v2940 - v2937;
-      const unsigned int v2942 = v2941 - 1u;
-      const unsigned int v2943 = v2942 / v7;
-      const unsigned int v2944 = v2943 + 1u;
-      const unsigned int v2945 = v2944 * v2932;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v2946 = v0 * v2945;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2951 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2952 = v2951 == 0u;
-      const unsigned int v2955 = v19 << 1u;
-      const bool v2956 = v2955 <= 64u;
-      const bool v2957 = v2952 && v2956;
-      const unsigned int v2958 = v2957 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2962 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2963 = v2962 == 0u;
-      const unsigned int v2966 = v19 << 2u;
-      const bool v2967 = v2966 <= 64u;
-      const bool v2968 = v2963 && v2967;
-      const unsigned int v2969 = v2968 ? 4u : v2958;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2973 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2974 = v2973 == 0u;
-      const unsigned int v2977 = v19 << 3u;
-      const bool v2978 = v2977 <= 64u;
-      const bool v2979 = v2974 && v2978;
-      const unsigned int v2980 = v2979 ? 8u : v2969;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2982 = 128u / v2980;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2983 = v13 / v2980;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2984 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2987 = v2946 + 127u;
-      const unsigned int v2988 = v2987 >> 7u;
-      const unsigned int v2989 = blockIdx.z;
-      const unsigned int v2990 = v2989 * v2988;
-      const unsigned int v2991 = v2990 + v2984;
-      const unsigned int v2992 = v2991 % v2983;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2993 = v2991 / v2983;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2994 = v2992 * v2980;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2996 = v2946 + v2982;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2997 = v2996 - 1u;
-      const unsigned int v2998 = v2997 / v2982;
-      const bool v2999 = v2993 < v2998;
-      if (v2999) {
-        const unsigned int v3001 = v2980 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v3002 = v3001 >> 2u;
-        const bool v3006 = v3002 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v3007 = v3006 ? 8u : 16u;
-        const bool v3010 = v3002 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v3011 = v3010 ? 4u : v3007;
-        const bool v3014 = v3002 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v3015 = v3014 ? 2u : v3011;
-        const bool v3018 = v3002 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v3019 = v3018 ? 1u : v3015;
-        const unsigned int v3021 = v2914 % v3019;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3022 = v3021 < v3002;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v3024 = v3021 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v3025 = v3024 / v19;
-        const unsigned int v3026 = v3025 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v3029 = v3024 - v3026;
-        const unsigned int v3032 = v2994 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v3033 = v3032 + v3024;
-        const unsigned int v3035 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v3036 = v3035 << 5u;
-        const unsigned int v3037 = v3036 / v2982;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v3039 = v3036 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v3040 = v3039 / v2982;
-        iron_frag<float, 2, 16, 16> v3042;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3042, 0.0f);
-        iron_frag<float, 2, 16, 16> v3044;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3044, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v3046;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3046, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v3048;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3048, iron_f32_to_bf16(0.0f));
-        const unsigned int v3051 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v3154 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v3175 = v3036 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v3179 = v3037 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v3185 = v3039 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v3189 = v3040 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (unsigned int v3053 = 0u; v3053 < v5; v3053 += v3051) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v3054 = v3053 + v3051;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v3055 = min(v3054, v5);
-          const unsigned int v3056 = v3055 - v3053;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v3057 = v3056 * v6;
-          const unsigned int v3058 = v3057 * v19;
-          const unsigned int v3062 = v3058 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v3063 = v3062 >> 4u;
-          const unsigned int v3064 = v3063 << 4u;
-          const bool v3065 = v2916 < v3064;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3065) {
-            const unsigned int v3067 = v2980 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v3070 = v2914 >> 4u;
-            const bool v3076 = v2916 < v3058;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v3078 = v3053 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v3079 = v3078 * v19;
-
-            for (unsigned int v3072 = v3070; v3072 < v3067; v3072 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v3074 = v3072 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3075 = v3074 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3077 = v3075 && v3076;
-              const unsigned int v3081 = v3072 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v3082 = v2994 + v3081;
-              const unsigned int v3083 = v3082 * v15;
-              const unsigned int v3084 = v3083 + v3074;
-              const unsigned int v3085 = v3084 * v2920;
-              const unsigned int v3086 = v3085 + v3079;
-              const unsigned int v3087 = v3086 + v2916;
-              const unsigned int v3089 = v3077 ? v3087 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v3091 = v3072 * 56u;
-              const unsigned int v3092 = v3091 + v2916;
-              iron_copy_async<8>(shm7 + v3092, weight + v3089, v3077);
-            }
-          }
-          if (v3022) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v3094 = 128u / v3019;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v3096 = v2914 / v3019;
-            const unsigned int v3098 = v2993 * v2982;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v3110 = v3025 * v2982;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v3120 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v3137 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (unsigned int v3097 = v3096; v3097 < v2982; v3097 += v3094) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v3099 = v3098 + v3097;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v3100 = v3099 / v2945;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v3101 = v3100 * v2945;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v3102 = v3099 - v3101;
-              const unsigned int v3103 = v3102 / v2932;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v3104 = v3103 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v3105 = v3103 * v2932;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v3106 = v3102 - v3105;
-              const unsigned int v3107 = v3106 * v8;
-              const bool v3108 = v3099 < v2946;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v3111 = v3110 + v3097;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v3112 = v3111 * 56u;
-              const unsigned int v3113 = v3112 + v3029;
-              const unsigned int v3124 = v3100 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (unsigned int v3115 = v3053; v3115 < v3055; v3115 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v3116 = v3115 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v3117 = v3104 + v3116;
-                const bool v3118 = v3117 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3119 = v3108 && v3118;
-                const bool v3121 = v3117 < v3120;
-                const bool v3122 = v3119 && v3121;
-                const unsigned int v3123 = max(v3117, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v3125 = v3124 + v3123;
-                const unsigned int v3126 = v3125 - v9;
-                const unsigned int v3127 = v3115 - v3053;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v3128 = v3127 * v6;
-                const unsigned int v3129 = v3128 * v19;
-                const unsigned int v3141 = v3126 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3149 = v3113 + v3129;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (unsigned int v3132 = 0u; v3132 < v6; v3132 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v3133 = v3132 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v3134 = v3107 + v3133;
-                  const bool v3135 = v3134 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3136 = v3122 && v3135;
-                  const bool v3138 = v3134 < v3137;
-                  const bool v3139 = v3136 && v3138;
-                  const unsigned int v3140 = max(v3134, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v3142 = v3141 + v3140;
-                  const unsigned int v3143 = v3142 - v10;
-                  const unsigned int v3144 = v3143 * v3;
-                  const unsigned int v3145 = v3144 + v3033;
-                  const unsigned int v3147 = v3139 ? v3145 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v3148 = v3132 * v19;
-                  const unsigned int v3150 = v3149 + v3148;
-                  iron_copy_async<8>(shm6 + v3150, x + v3147, v3139);
-                }
-              }
-            }
-          }
-          const unsigned int v3152 = v3064 - v3058;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v3153 = v3152 >> 2u;
-          const unsigned int v3156 = v3153 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (unsigned int v3158 = v2914; v3158 < v3156; v3158 += v3154) {
-            const unsigned int v3159 = v3158 / v3153;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v3163 = v3159 * v3153;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v3164 = v3158 - v3163;
-            const unsigned int v3165 = v3164 << 2u;
-            const unsigned int v3167 = v3159 * 56u;
-            const unsigned int v3168 = v3167 + v3058;
-            const unsigned int v3169 = v3168 + v3165;
-            iron_copy_async<8>(shm6 + v3169, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
-
-          for (unsigned int v3172 = 0u; v3172 < v3064; v3172 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v3176 = v3175 + v3172;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v3046, shm6, v3176, 56u);
-            const unsigned int v3180 = v3179 + v3172;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v3048, shm7, v3180, 56u);
-            iron_frag_mma_sync(v3042, v3046, v3048);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v3186 = v3185 + v3172;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v3046, shm6, v3186, 56u);
-            const unsigned int v3190 = v3189 + v3172;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v3048, shm7, v3190, 56u);
-            iron_frag_mma_sync(v3044, v3046, v3048);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const unsigned int v3191 = v3037 * v2982;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3192 = v2993 * v2982;
-        const unsigned int v3193 = v3192 + v3036;
-        const unsigned int v3194 = v3193 - v3191;
-        const unsigned int v3195 = v2994 + v3037;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3196 = v3195 * v15;
-        const unsigned int v3197 = static_cast<unsigned int>(v3042.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3198 = v3194 + v3197;
-        const unsigned int v3199 = static_cast<unsigned int>(v3042.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3200 = v3198 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3201 = v3199 < v15;
-        const bool v3202 = v3200 && v3201;
-        if (v3202) {
-          const float v3203 = v3042.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3205 = iron_f32_to_bf16(v3203);
-          const unsigned int v3206 = v3198 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3207 = v3206 + v3196;
-          const unsigned int v3208 = v3207 + v3199;
-          out[v3208] = v3205;
-        }
-        const unsigned int v3209 = static_cast<unsigned int>(v3042.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3210 = v3194 + v3209;
-        const unsigned int v3211 = static_cast<unsigned int>(v3042.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3212 = v3210 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3213 = v3211 < v15;
-        const bool v3214 = v3212 && v3213;
-        if (v3214) {
-          const float v3215 = v3042.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3217 = iron_f32_to_bf16(v3215);
-          const unsigned int v3218 = v3210 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3219 = v3218 + v3196;
-          const unsigned int v3220 = v3219 + v3211;
-          out[v3220] = v3217;
-        }
-        const unsigned int v3221 = static_cast<unsigned int>(v3042.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3222 = v3194 + v3221;
-        const unsigned int v3223 = static_cast<unsigned int>(v3042.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3224 = v3222 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3225 = v3223 < v15;
-        const bool v3226 = v3224 && v3225;
-        if (v3226) {
-          const float v3227 = v3042.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3229 = iron_f32_to_bf16(v3227);
-          const unsigned int v3230 = v3222 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3231 = v3230 + v3196;
-          const unsigned int v3232 = v3231 + v3223;
-          out[v3232] = v3229;
-        }
-        const unsigned int v3233 = static_cast<unsigned int>(v3042.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3234 = v3194 + v3233;
-        const unsigned int v3235 = static_cast<unsigned int>(v3042.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3236 = v3234 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3237 = v3235 < v15;
-        const bool v3238 = v3236 && v3237;
-        if (v3238) {
-          const float v3239 = v3042.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3241 = iron_f32_to_bf16(v3239);
-          const unsigned int v3242 = v3234 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3243 = v3242 + v3196;
-          const unsigned int v3244 = v3243 + v3235;
-          out[v3244] = v3241;
-        }
-        const unsigned int v3245 = static_cast<unsigned int>(v3042.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3246 = v3194 + v3245;
-        const unsigned int v3247 = static_cast<unsigned int>(v3042.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3248 = v3246 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3249 = v3247 < v15;
-        const bool v3250 = v3248 && v3249;
-        if (v3250) {
-          const float v3251 = v3042.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3253 = iron_f32_to_bf16(v3251);
-          const unsigned int v3254 = v3246 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3255 = v3254 + v3196;
-          const unsigned int v3256 = v3255 + v3247;
-          out[v3256] = v3253;
-        }
-        const unsigned int v3257 = static_cast<unsigned int>(v3042.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3258 = v3194 + v3257;
-        const unsigned int v3259 = static_cast<unsigned int>(v3042.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3260 = v3258 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3261 = v3259 < v15;
-        const bool v3262 = v3260 && v3261;
-        if (v3262) {
-          const float v3263 = v3042.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3265 = iron_f32_to_bf16(v3263);
-          const unsigned int v3266 = v3258 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3267 = v3266 + v3196;
-          const unsigned int v3268 = v3267 + v3259;
-          out[v3268] = v3265;
-        }
-        const unsigned int v3269 = static_cast<unsigned int>(v3042.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3270 = v3194 + v3269;
-        const unsigned int v3271 = static_cast<unsigned int>(v3042.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3272 = v3270 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3273 = v3271 < v15;
-        const bool v3274 = v3272 && v3273;
-        if (v3274) {
-          const float v3275 = v3042.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3277 = iron_f32_to_bf16(v3275);
-          const unsigned int v3278 = v3270 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3279 = v3278 + v3196;
-          const unsigned int v3280 = v3279 + v3271;
-          out[v3280] = v3277;
-        }
-        const unsigned int v3281 = static_cast<unsigned int>(v3042.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3282 = v3194 + v3281;
-        const unsigned int v3283 = static_cast<unsigned int>(v3042.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3284 = v3282 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3285 = v3283 < v15;
-        const bool v3286 = v3284 && v3285;
-        if (v3286) {
-          const float v3287 = v3042.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3289 = iron_f32_to_bf16(v3287);
-          const unsigned int v3290 = v3282 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3291 = v3290 + v3196;
-          const unsigned int v3292 = v3291 + v3283;
-          out[v3292] = v3289;
-        }
-        const unsigned int v3295 = v3040 * v2982;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3297 = v3192 + v3039;
-        const unsigned int v3298 = v3297 - v3295;
-        const unsigned int v3299 = v2994 + v3040;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3300 = v3299 * v15;
-        const unsigned int v3301 = static_cast<unsigned int>(v3044.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3302 = v3298 + v3301;
-        const unsigned int v3303 = static_cast<unsigned int>(v3044.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3304 = v3302 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3305 = v3303 < v15;
-        const bool v3306 = v3304 && v3305;
-        if (v3306) {
-          const float v3307 = v3044.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3309 = iron_f32_to_bf16(v3307);
-          const unsigned int v3310 = v3302 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3311 = v3310 + v3300;
-          const unsigned int v3312 = v3311 + v3303;
-          out[v3312] = v3309;
-        }
-        const unsigned int v3313 = static_cast<unsigned int>(v3044.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3314 = v3298 + v3313;
-        const unsigned int v3315 = static_cast<unsigned int>(v3044.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3316 = v3314 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3317 = v3315 < v15;
-        const bool v3318 = v3316 && v3317;
-        if (v3318) {
-          const float v3319 = v3044.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3321 = iron_f32_to_bf16(v3319);
-          const unsigned int v3322 = v3314 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3323 = v3322 + v3300;
-          const unsigned int v3324 = v3323 + v3315;
-          out[v3324] = v3321;
-        }
-        const unsigned int v3325 = static_cast<unsigned int>(v3044.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3326 = v3298 + v3325;
-        const unsigned int v3327 = static_cast<unsigned int>(v3044.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3328 = v3326 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3329 = v3327 < v15;
-        const bool v3330 = v3328 && v3329;
-        if (v3330) {
-          const float v3331 = v3044.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3333 = iron_f32_to_bf16(v3331);
-          const unsigned int v3334 = v3326 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3335 = v3334 + v3300;
-          const unsigned int v3336 = v3335 + v3327;
-          out[v3336] = v3333;
-        }
-        const unsigned int v3337 = static_cast<unsigned int>(v3044.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3338 = v3298 + v3337;
-        const unsigned int v3339 = static_cast<unsigned int>(v3044.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3340 = v3338 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3341 = v3339 < v15;
-        const bool v3342 = v3340 && v3341;
-        if (v3342) {
-          const float v3343 = v3044.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3345 = iron_f32_to_bf16(v3343);
-          const unsigned int v3346 = v3338 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3347 = v3346 + v3300;
-          const unsigned int v3348 = v3347 + v3339;
-          out[v3348] = v3345;
-        }
-        const unsigned int v3349 = static_cast<unsigned int>(v3044.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3350 = v3298 + v3349;
-        const unsigned int v3351 = static_cast<unsigned int>(v3044.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3352 = v3350 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3353 = v3351 < v15;
-        const bool v3354 = v3352 && v3353;
-        if (v3354) {
-          const float v3355 = v3044.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3357 = iron_f32_to_bf16(v3355);
-          const unsigned int v3358 = v3350 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3359 = v3358 + v3300;
-          const unsigned int v3360 = v3359 + v3351;
-          out[v3360] = v3357;
-        }
-        const unsigned int v3361 = static_cast<unsigned int>(v3044.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3362 = v3298 + v3361;
-        const unsigned int v3363 = static_cast<unsigned int>(v3044.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3364 = v3362 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3365 = v3363 < v15;
-        const bool v3366 = v3364 && v3365;
-        if (v3366) {
-          const float v3367 = v3044.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3369 = iron_f32_to_bf16(v3367);
-          const unsigned int v3370 = v3362 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3371 = v3370 + v3300;
-          const unsigned int v3372 = v3371 + v3363;
-          out[v3372] = v3369;
-        }
-        const unsigned int v3373 = static_cast<unsigned int>(v3044.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3374 = v3298 + v3373;
-        const unsigned int v3375 = static_cast<unsigned int>(v3044.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3376 = v3374 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3377 = v3375 < v15;
-        const bool v3378 = v3376 && v3377;
-        if (v3378) {
-          const float v3379 = v3044.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3381 = iron_f32_to_bf16(v3379);
-          const unsigned int v3382 = v3374 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3383 = v3382 + v3300;
-          const unsigned int v3384 = v3383 + v3375;
-          out[v3384] = v3381;
-        }
-        const unsigned int v3385 = static_cast<unsigned int>(v3044.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3386 = v3298 + v3385;
-        const unsigned int v3387 = static_cast<unsigned int>(v3044.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3388 = v3386 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3389 = v3387 < v15;
-        const bool v3390 = v3388 && v3389;
-        if (v3390) {
-          const float v3391 = v3044.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const iron_bf16 v3393 = iron_f32_to_bf16(v3391);
-          const unsigned int v3394 = v3386 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3395 = v3394 + v3300;
-          const unsigned int v3396 = v3395 + v3387;
-          out[v3396] = v3393;
-        }
+      const unsigned int v2700 = v2546 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2701 = v2502 * v2491;
+      const unsigned int v2702 = v2701 + v2545;
+      const unsigned int v2703 = v2702 - v2700;
+      const unsigned int v2704 = v2503 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2705 = v2704 * v15;
+      const unsigned int v2706 = static_cast<unsigned int>(v2551.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2707 = v2703 + v2706;
+      const unsigned int v2708 = static_cast<unsigned int>(v2551.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2709 = v2707 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2710 = v2708 < v15;
+      const bool v2711 = v2709 && v2710;
+      if (v2711) {
+        const float v2712 = v2551.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2714 = iron_f32_to_bf16(v2712);
+        const unsigned int v2715 = v2707 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2716 = v2715 + v2705;
+        const unsigned int v2717 = v2716 + v2708;
+        out[v2717] = v2714;
+      }
+      const unsigned int v2718 = static_cast<unsigned int>(v2551.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2719 = v2703 + v2718;
+      const unsigned int v2720 = static_cast<unsigned int>(v2551.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2721 = v2719 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2722 = v2720 < v15;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const float v2724 = v2551.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2726 = iron_f32_to_bf16(v2724);
+        const unsigned int v2727 = v2719 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2728 = v2727 + v2705;
+        const unsigned int v2729 = v2728 + v2720;
+        out[v2729] = v2726;
+      }
+      const unsigned int v2730 = static_cast<unsigned int>(v2551.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2731 = v2703 + v2730;
+      const unsigned int v2732 = static_cast<unsigned int>(v2551.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2733 = v2731 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2734 = v2732 < v15;
+      const bool v2735 = v2733 && v2734;
+      if (v2735) {
+        const float v2736 = v2551.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2738 = iron_f32_to_bf16(v2736);
+        const unsigned int v2739 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2740 = v2739 + v2705;
+        const unsigned int v2741 = v2740 + v2732;
+        out[v2741] = v2738;
+      }
+      const unsigned int v2742 = static_cast<unsigned int>(v2551.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2743 = v2703 + v2742;
+      const unsigned int v2744 = static_cast<unsigned int>(v2551.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2745 = v2743 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2746 = v2744 < v15;
+      const bool v2747 = v2745 && v2746;
+      if (v2747) {
+        const float v2748 = v2551.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2750 = iron_f32_to_bf16(v2748);
+        const unsigned int v2751 = v2743 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2752 = v2751 + v2705;
+        const unsigned int v2753 = v2752 + v2744;
+        out[v2753] = v2750;
+      }
+      const unsigned int v2754 = static_cast<unsigned int>(v2551.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2755 = v2703 + v2754;
+      const unsigned int v2756 = static_cast<unsigned int>(v2551.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2757 = v2755 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2758 = v2756 < v15;
+      const bool v2759 = v2757 && v2758;
+      if (v2759) {
+        const float v2760 = v2551.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2762 = iron_f32_to_bf16(v2760);
+        const unsigned int v2763 = v2755 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2764 = v2763 + v2705;
+        const unsigned int v2765 = v2764 + v2756;
+        out[v2765] = v2762;
+      }
+      const unsigned int v2766 = static_cast<unsigned int>(v2551.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2767 = v2703 + v2766;
+      const unsigned int v2768 = static_cast<unsigned int>(v2551.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2769 = v2767 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2770 = v2768 < v15;
+      const bool v2771 = v2769 && v2770;
+      if (v2771) {
+        const float v2772 = v2551.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2774 = iron_f32_to_bf16(v2772);
+        const unsigned int v2775 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2776 = v2775 + v2705;
+        const unsigned int v2777 = v2776 + v2768;
+        out[v2777] = v2774;
+      }
+      const unsigned int v2778 = static_cast<unsigned int>(v2551.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2779 = v2703 + v2778;
+      const unsigned int v2780 = static_cast<unsigned int>(v2551.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2781 = v2779 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2782 = v2780 < v15;
+      const bool v2783 = v2781 && v2782;
+      if (v2783) {
+        const float v2784 = v2551.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2786 = iron_f32_to_bf16(v2784);
+        const unsigned int v2787 = v2779 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2788 = v2787 + v2705;
+        const unsigned int v2789 = v2788 + v2780;
+        out[v2789] = v2786;
+      }
+      const unsigned int v2790 = static_cast<unsigned int>(v2551.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2791 = v2703 + v2790;
+      const unsigned int v2792 = static_cast<unsigned int>(v2551.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2551.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2798 = iron_f32_to_bf16(v2796);
+        const unsigned int v2799 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2800 = v2799 + v2705;
+        const unsigned int v2801 = v2800 + v2792;
+        out[v2801] = v2798;
+      }
+      const unsigned int v2804 = v2549 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2806 = v2701 + v2548;
+      const unsigned int v2807 = v2806 - v2804;
+      const unsigned int v2808 = v2503 + v2549;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2809 = v2808 * v15;
+      const unsigned int v2810 = static_cast<unsigned int>(v2553.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2811 = v2807 + v2810;
+      const unsigned int v2812 = static_cast<unsigned int>(v2553.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2813 = v2811 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2814 = v2812 < v15;
+      const bool v2815 = v2813 && v2814;
+      if (v2815) {
+        const float v2816 = v2553.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2818 = iron_f32_to_bf16(v2816);
+        const unsigned int v2819 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2820 = v2819 + v2809;
+        const unsigned int v2821 = v2820 + v2812;
+        out[v2821] = v2818;
+      }
+      const unsigned int v2822 = static_cast<unsigned int>(v2553.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2823 = v2807 + v2822;
+      const unsigned int v2824 = static_cast<unsigned int>(v2553.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2825 = v2823 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2826 = v2824 < v15;
+      const bool v2827 = v2825 && v2826;
+      if (v2827) {
+        const float v2828 = v2553.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2830 = iron_f32_to_bf16(v2828);
+        const unsigned int v2831 = v2823 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2832 = v2831 + v2809;
+        const unsigned int v2833 = v2832 + v2824;
+        out[v2833] = v2830;
+      }
+      const unsigned int v2834 = static_cast<unsigned int>(v2553.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2835 = v2807 + v2834;
+      const unsigned int v2836 = static_cast<unsigned int>(v2553.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2837 = v2835 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2838 = v2836 < v15;
+      const bool v2839 = v2837 && v2838;
+      if (v2839) {
+        const float v2840 = v2553.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2842 = iron_f32_to_bf16(v2840);
+        const unsigned int v2843 = v2835 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2844 = v2843 + v2809;
+        const unsigned int v2845 = v2844 + v2836;
+        out[v2845] = v2842;
+      }
+      const unsigned int v2846 = static_cast<unsigned int>(v2553.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2847 = v2807 + v2846;
+      const unsigned int v2848 = static_cast<unsigned int>(v2553.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2849 = v2847 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2850 = v2848 < v15;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v2553.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2854 = iron_f32_to_bf16(v2852);
+        const unsigned int v2855 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2856 = v2855 + v2809;
+        const unsigned int v2857 = v2856 + v2848;
+        out[v2857] = v2854;
+      }
+      const unsigned int v2858 = static_cast<unsigned int>(v2553.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2859 = v2807 + v2858;
+      const unsigned int v2860 = static_cast<unsigned int>(v2553.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2861 = v2859 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2862 = v2860 < v15;
+      const bool v2863 = v2861 && v2862;
+      if (v2863) {
+        const float v2864 = v2553.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2866 = iron_f32_to_bf16(v2864);
+        const unsigned int v2867 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2868 = v2867 + v2809;
+        const unsigned int v2869 = v2868 + v2860;
+        out[v2869] = v2866;
+      }
+      const unsigned int v2870 = static_cast<unsigned int>(v2553.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2871 = v2807 + v2870;
+      const unsigned int v2872 = static_cast<unsigned int>(v2553.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2873 = v2871 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2874 = v2872 < v15;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v2553.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
+        const unsigned int v2879 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2880 = v2879 + v2809;
+        const unsigned int v2881 = v2880 + v2872;
+        out[v2881] = v2878;
+      }
+      const unsigned int v2882 = static_cast<unsigned int>(v2553.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2883 = v2807 + v2882;
+      const unsigned int v2884 = static_cast<unsigned int>(v2553.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2885 = v2883 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2886 = v2884 < v15;
+      const bool v2887 = v2885 && v2886;
+      if (v2887) {
+        const float v2888 = v2553.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2890 = iron_f32_to_bf16(v2888);
+        const unsigned int v2891 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2892 = v2891 + v2809;
+        const unsigned int v2893 = v2892 + v2884;
+        out[v2893] = v2890;
+      }
+      const unsigned int v2894 = static_cast<unsigned int>(v2553.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2895 = v2807 + v2894;
+      const unsigned int v2896 = static_cast<unsigned int>(v2553.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2897 = v2895 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2898 = v2896 < v15;
+      const bool v2899 = v2897 && v2898;
+      if (v2899) {
+        const float v2900 = v2553.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2902 = iron_f32_to_bf16(v2900);
+        const unsigned int v2903 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2904 = v2903 + v2809;
+        const unsigned int v2905 = v2904 + v2896;
+        out[v2905] = v2902;
       }
     }
   }

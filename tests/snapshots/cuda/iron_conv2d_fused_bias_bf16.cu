@@ -303,8 +303,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
-  iron_bf16* const shm6 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm7 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:68
   const unsigned int v1 = h;
@@ -321,14 +319,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -530,695 +528,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3550 = 0u; v3550 < 2u; v3550 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3551 = v3550 << 6u;
-        const bool v3553 = v3551 < v34;
-        if (v3553) {
-          const unsigned int v3555 = v3550 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3556 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3556) {
-            const unsigned int v3560 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3561 = v3560 << 3u;
-            const unsigned int v3562 = v3551 + v3561;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3564 = v3562 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3566 = v3564 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3567 = v3562 - v3566;
-            const unsigned int v3568 = v3564 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3569 = v3568 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3570 = v3568 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3571 = v3564 - v3570;
-            const unsigned int v3572 = v3571 * v12;
-            const unsigned int v3573 = v97 + v3567;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3574 = v3562 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3576 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3581 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3582 = v3581 + v3561;
-            const unsigned int v3583 = v156 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3584 = v161 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3585 = v3583 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3586 = v3574 && v3585;
-            const bool v3587 = v3583 < v154;
-            const bool v3588 = v3586 && v3587;
-            const bool v3589 = v3584 >= v10;
-            const bool v3590 = v3588 && v3589;
-            const bool v3591 = v3584 < v3576;
-            const bool v3592 = v3590 && v3591;
-            const unsigned int v3593 = max(v3583, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3594 = v3593 - v9;
-            const unsigned int v3595 = max(v3584, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3596 = v3595 - v10;
-            const unsigned int v3597 = v164 + v3594;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3598 = v3597 * v2;
-            const unsigned int v3599 = v3598 + v3596;
-            const unsigned int v3600 = v3599 * v3;
-            const unsigned int v3601 = v3600 + v3573;
-            const unsigned int v3603 = v3592 ? v3601 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3605 = v3555 + v3582;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3605 ^ (((v3605 >> 6u) & 7u) << 3u)), x + v3603, v3592);
-            const unsigned int v3607 = v174 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3608 = v179 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3609 = v3607 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3610 = v3574 && v3609;
-            const bool v3611 = v3607 < v154;
-            const bool v3612 = v3610 && v3611;
-            const bool v3613 = v3608 >= v10;
-            const bool v3614 = v3612 && v3613;
-            const bool v3615 = v3608 < v3576;
-            const bool v3616 = v3614 && v3615;
-            const unsigned int v3617 = max(v3607, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3618 = v3617 - v9;
-            const unsigned int v3619 = max(v3608, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3620 = v3619 - v10;
-            const unsigned int v3621 = v182 + v3618;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3622 = v3621 * v2;
-            const unsigned int v3623 = v3622 + v3620;
-            const unsigned int v3624 = v3623 * v3;
-            const unsigned int v3625 = v3624 + v3573;
-            const unsigned int v3627 = v3616 ? v3625 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3630 = v3605 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3630 ^ (((v3630 >> 6u) & 7u) << 3u)), x + v3627, v3616);
-            const unsigned int v3631 = v192 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3632 = v197 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3633 = v3631 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3634 = v3574 && v3633;
-            const bool v3635 = v3631 < v154;
-            const bool v3636 = v3634 && v3635;
-            const bool v3637 = v3632 >= v10;
-            const bool v3638 = v3636 && v3637;
-            const bool v3639 = v3632 < v3576;
-            const bool v3640 = v3638 && v3639;
-            const unsigned int v3641 = max(v3631, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3642 = v3641 - v9;
-            const unsigned int v3643 = max(v3632, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3644 = v3643 - v10;
-            const unsigned int v3645 = v200 + v3642;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3646 = v3645 * v2;
-            const unsigned int v3647 = v3646 + v3644;
-            const unsigned int v3648 = v3647 * v3;
-            const unsigned int v3649 = v3648 + v3573;
-            const unsigned int v3651 = v3640 ? v3649 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3654 = v3605 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), x + v3651, v3640);
-            const unsigned int v3655 = v210 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3656 = v215 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3657 = v3655 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3658 = v3574 && v3657;
-            const bool v3659 = v3655 < v154;
-            const bool v3660 = v3658 && v3659;
-            const bool v3661 = v3656 >= v10;
-            const bool v3662 = v3660 && v3661;
-            const bool v3663 = v3656 < v3576;
-            const bool v3664 = v3662 && v3663;
-            const unsigned int v3665 = max(v3655, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3666 = v3665 - v9;
-            const unsigned int v3667 = max(v3656, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3668 = v3667 - v10;
-            const unsigned int v3669 = v218 + v3666;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3670 = v3669 * v2;
-            const unsigned int v3671 = v3670 + v3668;
-            const unsigned int v3672 = v3671 * v3;
-            const unsigned int v3673 = v3672 + v3573;
-            const unsigned int v3675 = v3664 ? v3673 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3678 = v3605 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3678 ^ (((v3678 >> 6u) & 7u) << 3u)), x + v3675, v3664);
-            const unsigned int v3679 = v228 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3680 = v233 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3681 = v3679 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3682 = v3574 && v3681;
-            const bool v3683 = v3679 < v154;
-            const bool v3684 = v3682 && v3683;
-            const bool v3685 = v3680 >= v10;
-            const bool v3686 = v3684 && v3685;
-            const bool v3687 = v3680 < v3576;
-            const bool v3688 = v3686 && v3687;
-            const unsigned int v3689 = max(v3679, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3690 = v3689 - v9;
-            const unsigned int v3691 = max(v3680, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3692 = v3691 - v10;
-            const unsigned int v3693 = v236 + v3690;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3694 = v3693 * v2;
-            const unsigned int v3695 = v3694 + v3692;
-            const unsigned int v3696 = v3695 * v3;
-            const unsigned int v3697 = v3696 + v3573;
-            const unsigned int v3699 = v3688 ? v3697 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3702 = v3605 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), x + v3699, v3688);
-            const unsigned int v3703 = v246 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3704 = v251 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3705 = v3703 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3706 = v3574 && v3705;
-            const bool v3707 = v3703 < v154;
-            const bool v3708 = v3706 && v3707;
-            const bool v3709 = v3704 >= v10;
-            const bool v3710 = v3708 && v3709;
-            const bool v3711 = v3704 < v3576;
-            const bool v3712 = v3710 && v3711;
-            const unsigned int v3713 = max(v3703, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3714 = v3713 - v9;
-            const unsigned int v3715 = max(v3704, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3716 = v3715 - v10;
-            const unsigned int v3717 = v254 + v3714;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3718 = v3717 * v2;
-            const unsigned int v3719 = v3718 + v3716;
-            const unsigned int v3720 = v3719 * v3;
-            const unsigned int v3721 = v3720 + v3573;
-            const unsigned int v3723 = v3712 ? v3721 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3726 = v3605 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3726 ^ (((v3726 >> 6u) & 7u) << 3u)), x + v3723, v3712);
-            const unsigned int v3727 = v264 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3728 = v269 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3729 = v3727 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3730 = v3574 && v3729;
-            const bool v3731 = v3727 < v154;
-            const bool v3732 = v3730 && v3731;
-            const bool v3733 = v3728 >= v10;
-            const bool v3734 = v3732 && v3733;
-            const bool v3735 = v3728 < v3576;
-            const bool v3736 = v3734 && v3735;
-            const unsigned int v3737 = max(v3727, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3738 = v3737 - v9;
-            const unsigned int v3739 = max(v3728, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3740 = v3739 - v10;
-            const unsigned int v3741 = v272 + v3738;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3742 = v3741 * v2;
-            const unsigned int v3743 = v3742 + v3740;
-            const unsigned int v3744 = v3743 * v3;
-            const unsigned int v3745 = v3744 + v3573;
-            const unsigned int v3747 = v3736 ? v3745 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3750 = v3605 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3750 ^ (((v3750 >> 6u) & 7u) << 3u)), x + v3747, v3736);
-            const unsigned int v3751 = v282 + v3569;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3752 = v287 + v3572;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3753 = v3751 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3754 = v3574 && v3753;
-            const bool v3755 = v3751 < v154;
-            const bool v3756 = v3754 && v3755;
-            const bool v3757 = v3752 >= v10;
-            const bool v3758 = v3756 && v3757;
-            const bool v3759 = v3752 < v3576;
-            const bool v3760 = v3758 && v3759;
-            const unsigned int v3761 = max(v3751, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3762 = v3761 - v9;
-            const unsigned int v3763 = max(v3752, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3764 = v3763 - v10;
-            const unsigned int v3765 = v290 + v3762;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3766 = v3765 * v2;
-            const unsigned int v3767 = v3766 + v3764;
-            const unsigned int v3768 = v3767 * v3;
-            const unsigned int v3769 = v3768 + v3573;
-            const unsigned int v3771 = v3760 ? v3769 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3774 = v3605 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3774 ^ (((v3774 >> 6u) & 7u) << 3u)), x + v3771, v3760);
+      for (unsigned int v3011 = 0u; v3011 < 2u; v3011 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3012 = v3011 << 6u;
+        const bool v3014 = v3012 < v34;
+        if (v3014) {
+          const unsigned int v3016 = v3011 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3017 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3017) {
+            const unsigned int v3021 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3022 = v3021 << 3u;
+            const unsigned int v3023 = v3012 + v3022;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3025 = v3023 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3027 = v3025 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3028 = v3023 - v3027;
+            const unsigned int v3029 = v3025 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3030 = v3029 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3031 = v3029 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3032 = v3025 - v3031;
+            const unsigned int v3033 = v3032 * v12;
+            const unsigned int v3034 = v97 + v3028;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3035 = v3023 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3037 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3042 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3043 = v3042 + v3022;
+            const unsigned int v3044 = v156 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3045 = v161 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3046 = v3044 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3047 = v3035 && v3046;
+            const bool v3048 = v3044 < v154;
+            const bool v3049 = v3047 && v3048;
+            const bool v3050 = v3045 >= v10;
+            const bool v3051 = v3049 && v3050;
+            const bool v3052 = v3045 < v3037;
+            const bool v3053 = v3051 && v3052;
+            const unsigned int v3054 = max(v3044, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3055 = v3054 - v9;
+            const unsigned int v3056 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3057 = v3056 - v10;
+            const unsigned int v3058 = v164 + v3055;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3059 = v3058 * v2;
+            const unsigned int v3060 = v3059 + v3057;
+            const unsigned int v3061 = v3060 * v3;
+            const unsigned int v3062 = v3061 + v3034;
+            const unsigned int v3064 = v3053 ? v3062 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3066 = v3016 + v3043;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3066 ^ (((v3066 >> 6u) & 7u) << 3u)), x + v3064, v3053);
+            const unsigned int v3068 = v174 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3069 = v179 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3070 = v3068 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3071 = v3035 && v3070;
+            const bool v3072 = v3068 < v154;
+            const bool v3073 = v3071 && v3072;
+            const bool v3074 = v3069 >= v10;
+            const bool v3075 = v3073 && v3074;
+            const bool v3076 = v3069 < v3037;
+            const bool v3077 = v3075 && v3076;
+            const unsigned int v3078 = max(v3068, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3079 = v3078 - v9;
+            const unsigned int v3080 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3081 = v3080 - v10;
+            const unsigned int v3082 = v182 + v3079;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3083 = v3082 * v2;
+            const unsigned int v3084 = v3083 + v3081;
+            const unsigned int v3085 = v3084 * v3;
+            const unsigned int v3086 = v3085 + v3034;
+            const unsigned int v3088 = v3077 ? v3086 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3091 = v3066 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), x + v3088, v3077);
+            const unsigned int v3092 = v192 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3093 = v197 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3094 = v3092 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3095 = v3035 && v3094;
+            const bool v3096 = v3092 < v154;
+            const bool v3097 = v3095 && v3096;
+            const bool v3098 = v3093 >= v10;
+            const bool v3099 = v3097 && v3098;
+            const bool v3100 = v3093 < v3037;
+            const bool v3101 = v3099 && v3100;
+            const unsigned int v3102 = max(v3092, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3103 = v3102 - v9;
+            const unsigned int v3104 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3105 = v3104 - v10;
+            const unsigned int v3106 = v200 + v3103;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3107 = v3106 * v2;
+            const unsigned int v3108 = v3107 + v3105;
+            const unsigned int v3109 = v3108 * v3;
+            const unsigned int v3110 = v3109 + v3034;
+            const unsigned int v3112 = v3101 ? v3110 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3115 = v3066 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3115 ^ (((v3115 >> 6u) & 7u) << 3u)), x + v3112, v3101);
+            const unsigned int v3116 = v210 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3117 = v215 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3118 = v3116 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3119 = v3035 && v3118;
+            const bool v3120 = v3116 < v154;
+            const bool v3121 = v3119 && v3120;
+            const bool v3122 = v3117 >= v10;
+            const bool v3123 = v3121 && v3122;
+            const bool v3124 = v3117 < v3037;
+            const bool v3125 = v3123 && v3124;
+            const unsigned int v3126 = max(v3116, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3127 = v3126 - v9;
+            const unsigned int v3128 = max(v3117, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3129 = v3128 - v10;
+            const unsigned int v3130 = v218 + v3127;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3131 = v3130 * v2;
+            const unsigned int v3132 = v3131 + v3129;
+            const unsigned int v3133 = v3132 * v3;
+            const unsigned int v3134 = v3133 + v3034;
+            const unsigned int v3136 = v3125 ? v3134 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3139 = v3066 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), x + v3136, v3125);
+            const unsigned int v3140 = v228 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3141 = v233 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3142 = v3140 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3143 = v3035 && v3142;
+            const bool v3144 = v3140 < v154;
+            const bool v3145 = v3143 && v3144;
+            const bool v3146 = v3141 >= v10;
+            const bool v3147 = v3145 && v3146;
+            const bool v3148 = v3141 < v3037;
+            const bool v3149 = v3147 && v3148;
+            const unsigned int v3150 = max(v3140, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3151 = v3150 - v9;
+            const unsigned int v3152 = max(v3141, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3153 = v3152 - v10;
+            const unsigned int v3154 = v236 + v3151;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3155 = v3154 * v2;
+            const unsigned int v3156 = v3155 + v3153;
+            const unsigned int v3157 = v3156 * v3;
+            const unsigned int v3158 = v3157 + v3034;
+            const unsigned int v3160 = v3149 ? v3158 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3163 = v3066 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3163 ^ (((v3163 >> 6u) & 7u) << 3u)), x + v3160, v3149);
+            const unsigned int v3164 = v246 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3165 = v251 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3166 = v3164 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3167 = v3035 && v3166;
+            const bool v3168 = v3164 < v154;
+            const bool v3169 = v3167 && v3168;
+            const bool v3170 = v3165 >= v10;
+            const bool v3171 = v3169 && v3170;
+            const bool v3172 = v3165 < v3037;
+            const bool v3173 = v3171 && v3172;
+            const unsigned int v3174 = max(v3164, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3175 = v3174 - v9;
+            const unsigned int v3176 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3177 = v3176 - v10;
+            const unsigned int v3178 = v254 + v3175;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3179 = v3178 * v2;
+            const unsigned int v3180 = v3179 + v3177;
+            const unsigned int v3181 = v3180 * v3;
+            const unsigned int v3182 = v3181 + v3034;
+            const unsigned int v3184 = v3173 ? v3182 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3187 = v3066 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3187 ^ (((v3187 >> 6u) & 7u) << 3u)), x + v3184, v3173);
+            const unsigned int v3188 = v264 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3189 = v269 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3190 = v3188 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3191 = v3035 && v3190;
+            const bool v3192 = v3188 < v154;
+            const bool v3193 = v3191 && v3192;
+            const bool v3194 = v3189 >= v10;
+            const bool v3195 = v3193 && v3194;
+            const bool v3196 = v3189 < v3037;
+            const bool v3197 = v3195 && v3196;
+            const unsigned int v3198 = max(v3188, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3199 = v3198 - v9;
+            const unsigned int v3200 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3201 = v3200 - v10;
+            const unsigned int v3202 = v272 + v3199;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3203 = v3202 * v2;
+            const unsigned int v3204 = v3203 + v3201;
+            const unsigned int v3205 = v3204 * v3;
+            const unsigned int v3206 = v3205 + v3034;
+            const unsigned int v3208 = v3197 ? v3206 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3211 = v3066 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3208, v3197);
+            const unsigned int v3212 = v282 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3213 = v287 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3214 = v3212 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3215 = v3035 && v3214;
+            const bool v3216 = v3212 < v154;
+            const bool v3217 = v3215 && v3216;
+            const bool v3218 = v3213 >= v10;
+            const bool v3219 = v3217 && v3218;
+            const bool v3220 = v3213 < v3037;
+            const bool v3221 = v3219 && v3220;
+            const unsigned int v3222 = max(v3212, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3223 = v3222 - v9;
+            const unsigned int v3224 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3225 = v3224 - v10;
+            const unsigned int v3226 = v290 + v3223;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3227 = v3226 * v2;
+            const unsigned int v3228 = v3227 + v3225;
+            const unsigned int v3229 = v3228 * v3;
+            const unsigned int v3230 = v3229 + v3034;
+            const unsigned int v3232 = v3221 ? v3230 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3235 = v3066 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3232, v3221);
           } else {
-            const unsigned int v3782 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3783 = v3782 << 3u;
-            const unsigned int v3785 = v3551 + v3783;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3786 = v3785 < v34;
-            const unsigned int v3787 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3789 = v3787 + v3551;
-            const unsigned int v3790 = v3789 + v3783;
-            const unsigned int v3792 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3793 = v3555 + v3792;
-            const unsigned int v3794 = v3793 + v3783;
-            const bool v3798 = v3786 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3802 = v3798 ? v3790 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3794 ^ (((v3794 >> 6u) & 7u) << 3u)), x + v3802, v3798);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3808 = v3786 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3810 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3811 = v3790 + v3810;
-            const unsigned int v3812 = v3808 ? v3811 : 0u;
-            const unsigned int v3814 = v3794 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3814 ^ (((v3814 >> 6u) & 7u) << 3u)), x + v3812, v3808);
-            const bool v3818 = v3786 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3820 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3821 = v3790 + v3820;
-            const unsigned int v3822 = v3818 ? v3821 : 0u;
-            const unsigned int v3824 = v3794 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3824 ^ (((v3824 >> 6u) & 7u) << 3u)), x + v3822, v3818);
-            const bool v3828 = v3786 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3830 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3831 = v3790 + v3830;
-            const unsigned int v3832 = v3828 ? v3831 : 0u;
-            const unsigned int v3834 = v3794 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3834 ^ (((v3834 >> 6u) & 7u) << 3u)), x + v3832, v3828);
-            const bool v3838 = v3786 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3840 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3841 = v3790 + v3840;
-            const unsigned int v3842 = v3838 ? v3841 : 0u;
-            const unsigned int v3844 = v3794 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3844 ^ (((v3844 >> 6u) & 7u) << 3u)), x + v3842, v3838);
-            const bool v3848 = v3786 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3850 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3851 = v3790 + v3850;
-            const unsigned int v3852 = v3848 ? v3851 : 0u;
-            const unsigned int v3854 = v3794 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3854 ^ (((v3854 >> 6u) & 7u) << 3u)), x + v3852, v3848);
-            const bool v3858 = v3786 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3860 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3861 = v3790 + v3860;
-            const unsigned int v3862 = v3858 ? v3861 : 0u;
-            const unsigned int v3864 = v3794 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3864 ^ (((v3864 >> 6u) & 7u) << 3u)), x + v3862, v3858);
-            const bool v3868 = v3786 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3870 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3871 = v3790 + v3870;
-            const unsigned int v3872 = v3868 ? v3871 : 0u;
-            const unsigned int v3874 = v3794 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3874 ^ (((v3874 >> 6u) & 7u) << 3u)), x + v3872, v3868);
+            const unsigned int v3243 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3244 = v3243 << 3u;
+            const unsigned int v3246 = v3012 + v3244;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3247 = v3246 < v34;
+            const unsigned int v3248 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3250 = v3248 + v3012;
+            const unsigned int v3251 = v3250 + v3244;
+            const unsigned int v3253 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3254 = v3016 + v3253;
+            const unsigned int v3255 = v3254 + v3244;
+            const bool v3259 = v3247 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3263 = v3259 ? v3251 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3263, v3259);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3269 = v3247 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3271 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3272 = v3251 + v3271;
+            const unsigned int v3273 = v3269 ? v3272 : 0u;
+            const unsigned int v3275 = v3255 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), x + v3273, v3269);
+            const bool v3279 = v3247 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3281 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3282 = v3251 + v3281;
+            const unsigned int v3283 = v3279 ? v3282 : 0u;
+            const unsigned int v3285 = v3255 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3283, v3279);
+            const bool v3289 = v3247 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3291 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3292 = v3251 + v3291;
+            const unsigned int v3293 = v3289 ? v3292 : 0u;
+            const unsigned int v3295 = v3255 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3295 ^ (((v3295 >> 6u) & 7u) << 3u)), x + v3293, v3289);
+            const bool v3299 = v3247 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3301 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3302 = v3251 + v3301;
+            const unsigned int v3303 = v3299 ? v3302 : 0u;
+            const unsigned int v3305 = v3255 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3303, v3299);
+            const bool v3309 = v3247 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3311 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3312 = v3251 + v3311;
+            const unsigned int v3313 = v3309 ? v3312 : 0u;
+            const unsigned int v3315 = v3255 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3315 ^ (((v3315 >> 6u) & 7u) << 3u)), x + v3313, v3309);
+            const bool v3319 = v3247 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3321 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3322 = v3251 + v3321;
+            const unsigned int v3323 = v3319 ? v3322 : 0u;
+            const unsigned int v3325 = v3255 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3323, v3319);
+            const bool v3329 = v3247 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3331 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3332 = v3251 + v3331;
+            const unsigned int v3333 = v3329 ? v3332 : 0u;
+            const unsigned int v3335 = v3255 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3335 ^ (((v3335 >> 6u) & 7u) << 3u)), x + v3333, v3329);
           }
-          const unsigned int v3883 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3884 = v3883 << 3u;
-          const unsigned int v3885 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3886 = v3551 + v3884;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3887 = v3886 < v34;
-          const unsigned int v3888 = v3885 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3889 = v85 + v3888;
-          const unsigned int v3890 = v3889 + v3551;
-          const unsigned int v3891 = v3890 + v3884;
-          const unsigned int v3893 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3894 = v3555 + v3893;
-          const unsigned int v3895 = v3894 + v3884;
-          const bool v3898 = v3885 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3899 = v3887 && v3898;
-          const unsigned int v3903 = v3899 ? v3891 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3895 ^ (((v3895 >> 6u) & 7u) << 3u)), weight + v3903, v3899);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3907 = v3885 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3908 = v3907 < v15;
-          const bool v3909 = v3887 && v3908;
-          const unsigned int v3911 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3912 = v3891 + v3911;
-          const unsigned int v3913 = v3909 ? v3912 : v85;
-          const unsigned int v3915 = v3895 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3915 ^ (((v3915 >> 6u) & 7u) << 3u)), weight + v3913, v3909);
-          const unsigned int v3917 = v3885 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3918 = v3917 < v15;
-          const bool v3919 = v3887 && v3918;
-          const unsigned int v3921 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3922 = v3891 + v3921;
-          const unsigned int v3923 = v3919 ? v3922 : v85;
-          const unsigned int v3925 = v3895 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3925 ^ (((v3925 >> 6u) & 7u) << 3u)), weight + v3923, v3919);
-          const unsigned int v3927 = v3885 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3928 = v3927 < v15;
-          const bool v3929 = v3887 && v3928;
-          const unsigned int v3931 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3932 = v3891 + v3931;
-          const unsigned int v3933 = v3929 ? v3932 : v85;
-          const unsigned int v3935 = v3895 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3935 ^ (((v3935 >> 6u) & 7u) << 3u)), weight + v3933, v3929);
-          const unsigned int v3937 = v3885 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3938 = v3937 < v15;
-          const bool v3939 = v3887 && v3938;
-          const unsigned int v3941 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3942 = v3891 + v3941;
-          const unsigned int v3943 = v3939 ? v3942 : v85;
-          const unsigned int v3945 = v3895 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3945 ^ (((v3945 >> 6u) & 7u) << 3u)), weight + v3943, v3939);
-          const unsigned int v3947 = v3885 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3948 = v3947 < v15;
-          const bool v3949 = v3887 && v3948;
-          const unsigned int v3951 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3952 = v3891 + v3951;
-          const unsigned int v3953 = v3949 ? v3952 : v85;
-          const unsigned int v3955 = v3895 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3955 ^ (((v3955 >> 6u) & 7u) << 3u)), weight + v3953, v3949);
-          const unsigned int v3957 = v3885 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3958 = v3957 < v15;
-          const bool v3959 = v3887 && v3958;
-          const unsigned int v3961 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3962 = v3891 + v3961;
-          const unsigned int v3963 = v3959 ? v3962 : v85;
-          const unsigned int v3965 = v3895 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3965 ^ (((v3965 >> 6u) & 7u) << 3u)), weight + v3963, v3959);
-          const unsigned int v3967 = v3885 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3968 = v3967 < v15;
-          const bool v3969 = v3887 && v3968;
-          const unsigned int v3971 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3972 = v3891 + v3971;
-          const unsigned int v3973 = v3969 ? v3972 : v85;
-          const unsigned int v3975 = v3895 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), weight + v3973, v3969);
+          const unsigned int v3344 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3345 = v3344 << 3u;
+          const unsigned int v3346 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3347 = v3012 + v3345;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3348 = v3347 < v34;
+          const unsigned int v3349 = v3346 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3350 = v85 + v3349;
+          const unsigned int v3351 = v3350 + v3012;
+          const unsigned int v3352 = v3351 + v3345;
+          const unsigned int v3354 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3355 = v3016 + v3354;
+          const unsigned int v3356 = v3355 + v3345;
+          const bool v3359 = v3346 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3360 = v3348 && v3359;
+          const unsigned int v3364 = v3360 ? v3352 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), weight + v3364, v3360);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3368 = v3346 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3369 = v3368 < v15;
+          const bool v3370 = v3348 && v3369;
+          const unsigned int v3372 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3373 = v3352 + v3372;
+          const unsigned int v3374 = v3370 ? v3373 : v85;
+          const unsigned int v3376 = v3356 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3374, v3370);
+          const unsigned int v3378 = v3346 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3379 = v3378 < v15;
+          const bool v3380 = v3348 && v3379;
+          const unsigned int v3382 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3383 = v3352 + v3382;
+          const unsigned int v3384 = v3380 ? v3383 : v85;
+          const unsigned int v3386 = v3356 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3386 ^ (((v3386 >> 6u) & 7u) << 3u)), weight + v3384, v3380);
+          const unsigned int v3388 = v3346 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3389 = v3388 < v15;
+          const bool v3390 = v3348 && v3389;
+          const unsigned int v3392 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3393 = v3352 + v3392;
+          const unsigned int v3394 = v3390 ? v3393 : v85;
+          const unsigned int v3396 = v3356 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3396 ^ (((v3396 >> 6u) & 7u) << 3u)), weight + v3394, v3390);
+          const unsigned int v3398 = v3346 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3399 = v3398 < v15;
+          const bool v3400 = v3348 && v3399;
+          const unsigned int v3402 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3403 = v3352 + v3402;
+          const unsigned int v3404 = v3400 ? v3403 : v85;
+          const unsigned int v3406 = v3356 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3404, v3400);
+          const unsigned int v3408 = v3346 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3409 = v3408 < v15;
+          const bool v3410 = v3348 && v3409;
+          const unsigned int v3412 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3413 = v3352 + v3412;
+          const unsigned int v3414 = v3410 ? v3413 : v85;
+          const unsigned int v3416 = v3356 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), weight + v3414, v3410);
+          const unsigned int v3418 = v3346 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3419 = v3418 < v15;
+          const bool v3420 = v3348 && v3419;
+          const unsigned int v3422 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3423 = v3352 + v3422;
+          const unsigned int v3424 = v3420 ? v3423 : v85;
+          const unsigned int v3426 = v3356 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3426 ^ (((v3426 >> 6u) & 7u) << 3u)), weight + v3424, v3420);
+          const unsigned int v3428 = v3346 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3429 = v3428 < v15;
+          const bool v3430 = v3348 && v3429;
+          const unsigned int v3432 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3433 = v3352 + v3432;
+          const unsigned int v3434 = v3430 ? v3433 : v85;
+          const unsigned int v3436 = v3356 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 6u) & 7u) << 3u)), weight + v3434, v3430);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3988 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3993 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3449 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3454 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3976 = 0u; v3976 < v34; v3976 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3978 = v3976 >> 6u;
-        const unsigned int v3980 = v3978 % 3u;
+      for (unsigned int v3437 = 0u; v3437 < v34; v3437 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3439 = v3437 >> 6u;
+        const unsigned int v3441 = v3439 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3982 = v3980 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3989 = v3982 + v3988;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3989, 64u);
-        const unsigned int v3994 = v3982 + v3993;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3994, 64u);
+        const unsigned int v3443 = v3441 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3450 = v3443 + v3449;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3450, 64u);
+        const unsigned int v3455 = v3443 + v3454;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3455, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4001 = v3989 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4001, 64u);
-        const unsigned int v4006 = v3994 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4006, 64u);
+        const unsigned int v3462 = v3450 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3462, 64u);
+        const unsigned int v3467 = v3455 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3467, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4012 = v3989 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4012, 64u);
-        const unsigned int v4017 = v3994 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4017, 64u);
+        const unsigned int v3473 = v3450 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3473, 64u);
+        const unsigned int v3478 = v3455 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3478, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4023 = v3989 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4023, 64u);
-        const unsigned int v4028 = v3994 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4028, 64u);
+        const unsigned int v3484 = v3450 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3484, 64u);
+        const unsigned int v3489 = v3455 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3489, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4031 = v3976 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v4033 = v3978 + 2u;
-        const unsigned int v4034 = v4033 % 3u;
-        const bool v4035 = v4031 < v34;
-        if (v4035) {
-          const unsigned int v4037 = v4034 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v4038 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v4038) {
-            const unsigned int v4042 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v4043 = v4042 << 3u;
-            const unsigned int v4044 = v4031 + v4043;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v4046 = v4044 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v4048 = v4046 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v4049 = v4044 - v4048;
-            const unsigned int v4050 = v4046 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v4051 = v4050 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v4052 = v4050 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v4053 = v4046 - v4052;
-            const unsigned int v4054 = v4053 * v12;
-            const unsigned int v4055 = v97 + v4049;  // kernels/convolution/im2col_a.hpp:117
-            const bool v4056 = v4044 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v4058 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v4063 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v4064 = v4063 + v4043;
-            const unsigned int v4065 = v156 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4066 = v161 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4067 = v4065 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4068 = v4056 && v4067;
-            const bool v4069 = v4065 < v154;
-            const bool v4070 = v4068 && v4069;
-            const bool v4071 = v4066 >= v10;
-            const bool v4072 = v4070 && v4071;
-            const bool v4073 = v4066 < v4058;
-            const bool v4074 = v4072 && v4073;
-            const unsigned int v4075 = max(v4065, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4076 = v4075 - v9;
-            const unsigned int v4077 = max(v4066, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4078 = v4077 - v10;
-            const unsigned int v4079 = v164 + v4076;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4080 = v4079 * v2;
-            const unsigned int v4081 = v4080 + v4078;
-            const unsigned int v4082 = v4081 * v3;
-            const unsigned int v4083 = v4082 + v4055;
-            const unsigned int v4085 = v4074 ? v4083 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4087 = v4037 + v4064;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), x + v4085, v4074);
-            const unsigned int v4089 = v174 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4090 = v179 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4091 = v4089 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4092 = v4056 && v4091;
-            const bool v4093 = v4089 < v154;
-            const bool v4094 = v4092 && v4093;
-            const bool v4095 = v4090 >= v10;
-            const bool v4096 = v4094 && v4095;
-            const bool v4097 = v4090 < v4058;
-            const bool v4098 = v4096 && v4097;
-            const unsigned int v4099 = max(v4089, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4100 = v4099 - v9;
-            const unsigned int v4101 = max(v4090, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4102 = v4101 - v10;
-            const unsigned int v4103 = v182 + v4100;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4104 = v4103 * v2;
-            const unsigned int v4105 = v4104 + v4102;
-            const unsigned int v4106 = v4105 * v3;
-            const unsigned int v4107 = v4106 + v4055;
-            const unsigned int v4109 = v4098 ? v4107 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4112 = v4087 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4112 ^ (((v4112 >> 6u) & 7u) << 3u)), x + v4109, v4098);
-            const unsigned int v4113 = v192 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4114 = v197 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4115 = v4113 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4116 = v4056 && v4115;
-            const bool v4117 = v4113 < v154;
-            const bool v4118 = v4116 && v4117;
-            const bool v4119 = v4114 >= v10;
-            const bool v4120 = v4118 && v4119;
-            const bool v4121 = v4114 < v4058;
-            const bool v4122 = v4120 && v4121;
-            const unsigned int v4123 = max(v4113, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4124 = v4123 - v9;
-            const unsigned int v4125 = max(v4114, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4126 = v4125 - v10;
-            const unsigned int v4127 = v200 + v4124;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4128 = v4127 * v2;
-            const unsigned int v4129 = v4128 + v4126;
-            const unsigned int v4130 = v4129 * v3;
-            const unsigned int v4131 = v4130 + v4055;
-            const unsigned int v4133 = v4122 ? v4131 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4136 = v4087 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4136 ^ (((v4136 >> 6u) & 7u) << 3u)), x + v4133, v4122);
-            const unsigned int v4137 = v210 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4138 = v215 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4139 = v4137 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4140 = v4056 && v4139;
-            const bool v4141 = v4137 < v154;
-            const bool v4142 = v4140 && v4141;
-            const bool v4143 = v4138 >= v10;
-            const bool v4144 = v4142 && v4143;
-            const bool v4145 = v4138 < v4058;
-            const bool v4146 = v4144 && v4145;
-            const unsigned int v4147 = max(v4137, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4148 = v4147 - v9;
-            const unsigned int v4149 = max(v4138, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4150 = v4149 - v10;
-            const unsigned int v4151 = v218 + v4148;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4152 = v4151 * v2;
-            const unsigned int v4153 = v4152 + v4150;
-            const unsigned int v4154 = v4153 * v3;
-            const unsigned int v4155 = v4154 + v4055;
-            const unsigned int v4157 = v4146 ? v4155 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4160 = v4087 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4160 ^ (((v4160 >> 6u) & 7u) << 3u)), x + v4157, v4146);
-            const unsigned int v4161 = v228 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4162 = v233 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4163 = v4161 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4164 = v4056 && v4163;
-            const bool v4165 = v4161 < v154;
-            const bool v4166 = v4164 && v4165;
-            const bool v4167 = v4162 >= v10;
-            const bool v4168 = v4166 && v4167;
-            const bool v4169 = v4162 < v4058;
-            const bool v4170 = v4168 && v4169;
-            const unsigned int v4171 = max(v4161, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4172 = v4171 - v9;
-            const unsigned int v4173 = max(v4162, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4174 = v4173 - v10;
-            const unsigned int v4175 = v236 + v4172;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4176 = v4175 * v2;
-            const unsigned int v4177 = v4176 + v4174;
-            const unsigned int v4178 = v4177 * v3;
-            const unsigned int v4179 = v4178 + v4055;
-            const unsigned int v4181 = v4170 ? v4179 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4184 = v4087 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4184 ^ (((v4184 >> 6u) & 7u) << 3u)), x + v4181, v4170);
-            const unsigned int v4185 = v246 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4186 = v251 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4187 = v4185 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4188 = v4056 && v4187;
-            const bool v4189 = v4185 < v154;
-            const bool v4190 = v4188 && v4189;
-            const bool v4191 = v4186 >= v10;
-            const bool v4192 = v4190 && v4191;
-            const bool v4193 = v4186 < v4058;
-            const bool v4194 = v4192 && v4193;
-            const unsigned int v4195 = max(v4185, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4196 = v4195 - v9;
-            const unsigned int v4197 = max(v4186, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4198 = v4197 - v10;
-            const unsigned int v4199 = v254 + v4196;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4200 = v4199 * v2;
-            const unsigned int v4201 = v4200 + v4198;
-            const unsigned int v4202 = v4201 * v3;
-            const unsigned int v4203 = v4202 + v4055;
-            const unsigned int v4205 = v4194 ? v4203 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4208 = v4087 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4208 ^ (((v4208 >> 6u) & 7u) << 3u)), x + v4205, v4194);
-            const unsigned int v4209 = v264 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4210 = v269 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4211 = v4209 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4212 = v4056 && v4211;
-            const bool v4213 = v4209 < v154;
-            const bool v4214 = v4212 && v4213;
-            const bool v4215 = v4210 >= v10;
-            const bool v4216 = v4214 && v4215;
-            const bool v4217 = v4210 < v4058;
-            const bool v4218 = v4216 && v4217;
-            const unsigned int v4219 = max(v4209, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4220 = v4219 - v9;
-            const unsigned int v4221 = max(v4210, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4222 = v4221 - v10;
-            const unsigned int v4223 = v272 + v4220;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4224 = v4223 * v2;
-            const unsigned int v4225 = v4224 + v4222;
-            const unsigned int v4226 = v4225 * v3;
-            const unsigned int v4227 = v4226 + v4055;
-            const unsigned int v4229 = v4218 ? v4227 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4232 = v4087 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4232 ^ (((v4232 >> 6u) & 7u) << 3u)), x + v4229, v4218);
-            const unsigned int v4233 = v282 + v4051;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4234 = v287 + v4054;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4235 = v4233 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4236 = v4056 && v4235;
-            const bool v4237 = v4233 < v154;
-            const bool v4238 = v4236 && v4237;
-            const bool v4239 = v4234 >= v10;
-            const bool v4240 = v4238 && v4239;
-            const bool v4241 = v4234 < v4058;
-            const bool v4242 = v4240 && v4241;
-            const unsigned int v4243 = max(v4233, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4244 = v4243 - v9;
-            const unsigned int v4245 = max(v4234, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4246 = v4245 - v10;
-            const unsigned int v4247 = v290 + v4244;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4248 = v4247 * v2;
-            const unsigned int v4249 = v4248 + v4246;
-            const unsigned int v4250 = v4249 * v3;
-            const unsigned int v4251 = v4250 + v4055;
-            const unsigned int v4253 = v4242 ? v4251 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4256 = v4087 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4256 ^ (((v4256 >> 6u) & 7u) << 3u)), x + v4253, v4242);
+        const unsigned int v3492 = v3437 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3494 = v3439 + 2u;
+        const unsigned int v3495 = v3494 % 3u;
+        const bool v3496 = v3492 < v34;
+        if (v3496) {
+          const unsigned int v3498 = v3495 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3499 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3499) {
+            const unsigned int v3503 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3504 = v3503 << 3u;
+            const unsigned int v3505 = v3492 + v3504;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3507 = v3505 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3509 = v3507 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3510 = v3505 - v3509;
+            const unsigned int v3511 = v3507 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3512 = v3511 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3513 = v3511 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3514 = v3507 - v3513;
+            const unsigned int v3515 = v3514 * v12;
+            const unsigned int v3516 = v97 + v3510;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3517 = v3505 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3519 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3524 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3525 = v3524 + v3504;
+            const unsigned int v3526 = v156 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3527 = v161 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3528 = v3526 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3529 = v3517 && v3528;
+            const bool v3530 = v3526 < v154;
+            const bool v3531 = v3529 && v3530;
+            const bool v3532 = v3527 >= v10;
+            const bool v3533 = v3531 && v3532;
+            const bool v3534 = v3527 < v3519;
+            const bool v3535 = v3533 && v3534;
+            const unsigned int v3536 = max(v3526, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3537 = v3536 - v9;
+            const unsigned int v3538 = max(v3527, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3539 = v3538 - v10;
+            const unsigned int v3540 = v164 + v3537;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3541 = v3540 * v2;
+            const unsigned int v3542 = v3541 + v3539;
+            const unsigned int v3543 = v3542 * v3;
+            const unsigned int v3544 = v3543 + v3516;
+            const unsigned int v3546 = v3535 ? v3544 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3548 = v3498 + v3525;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), x + v3546, v3535);
+            const unsigned int v3550 = v174 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3551 = v179 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3552 = v3550 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3553 = v3517 && v3552;
+            const bool v3554 = v3550 < v154;
+            const bool v3555 = v3553 && v3554;
+            const bool v3556 = v3551 >= v10;
+            const bool v3557 = v3555 && v3556;
+            const bool v3558 = v3551 < v3519;
+            const bool v3559 = v3557 && v3558;
+            const unsigned int v3560 = max(v3550, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3561 = v3560 - v9;
+            const unsigned int v3562 = max(v3551, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3563 = v3562 - v10;
+            const unsigned int v3564 = v182 + v3561;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3565 = v3564 * v2;
+            const unsigned int v3566 = v3565 + v3563;
+            const unsigned int v3567 = v3566 * v3;
+            const unsigned int v3568 = v3567 + v3516;
+            const unsigned int v3570 = v3559 ? v3568 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3573 = v3548 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3570, v3559);
+            const unsigned int v3574 = v192 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3575 = v197 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3576 = v3574 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3577 = v3517 && v3576;
+            const bool v3578 = v3574 < v154;
+            const bool v3579 = v3577 && v3578;
+            const bool v3580 = v3575 >= v10;
+            const bool v3581 = v3579 && v3580;
+            const bool v3582 = v3575 < v3519;
+            const bool v3583 = v3581 && v3582;
+            const unsigned int v3584 = max(v3574, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3585 = v3584 - v9;
+            const unsigned int v3586 = max(v3575, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3587 = v3586 - v10;
+            const unsigned int v3588 = v200 + v3585;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3589 = v3588 * v2;
+            const unsigned int v3590 = v3589 + v3587;
+            const unsigned int v3591 = v3590 * v3;
+            const unsigned int v3592 = v3591 + v3516;
+            const unsigned int v3594 = v3583 ? v3592 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3597 = v3548 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3597 ^ (((v3597 >> 6u) & 7u) << 3u)), x + v3594, v3583);
+            const unsigned int v3598 = v210 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3599 = v215 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3600 = v3598 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3601 = v3517 && v3600;
+            const bool v3602 = v3598 < v154;
+            const bool v3603 = v3601 && v3602;
+            const bool v3604 = v3599 >= v10;
+            const bool v3605 = v3603 && v3604;
+            const bool v3606 = v3599 < v3519;
+            const bool v3607 = v3605 && v3606;
+            const unsigned int v3608 = max(v3598, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3609 = v3608 - v9;
+            const unsigned int v3610 = max(v3599, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3611 = v3610 - v10;
+            const unsigned int v3612 = v218 + v3609;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3613 = v3612 * v2;
+            const unsigned int v3614 = v3613 + v3611;
+            const unsigned int v3615 = v3614 * v3;
+            const unsigned int v3616 = v3615 + v3516;
+            const unsigned int v3618 = v3607 ? v3616 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3621 = v3548 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), x + v3618, v3607);
+            const unsigned int v3622 = v228 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3623 = v233 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3624 = v3622 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3625 = v3517 && v3624;
+            const bool v3626 = v3622 < v154;
+            const bool v3627 = v3625 && v3626;
+            const bool v3628 = v3623 >= v10;
+            const bool v3629 = v3627 && v3628;
+            const bool v3630 = v3623 < v3519;
+            const bool v3631 = v3629 && v3630;
+            const unsigned int v3632 = max(v3622, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3633 = v3632 - v9;
+            const unsigned int v3634 = max(v3623, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3635 = v3634 - v10;
+            const unsigned int v3636 = v236 + v3633;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3637 = v3636 * v2;
+            const unsigned int v3638 = v3637 + v3635;
+            const unsigned int v3639 = v3638 * v3;
+            const unsigned int v3640 = v3639 + v3516;
+            const unsigned int v3642 = v3631 ? v3640 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3645 = v3548 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3645 ^ (((v3645 >> 6u) & 7u) << 3u)), x + v3642, v3631);
+            const unsigned int v3646 = v246 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3647 = v251 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3649 = v3517 && v3648;
+            const bool v3650 = v3646 < v154;
+            const bool v3651 = v3649 && v3650;
+            const bool v3652 = v3647 >= v10;
+            const bool v3653 = v3651 && v3652;
+            const bool v3654 = v3647 < v3519;
+            const bool v3655 = v3653 && v3654;
+            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3657 = v3656 - v9;
+            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3659 = v3658 - v10;
+            const unsigned int v3660 = v254 + v3657;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3661 = v3660 * v2;
+            const unsigned int v3662 = v3661 + v3659;
+            const unsigned int v3663 = v3662 * v3;
+            const unsigned int v3664 = v3663 + v3516;
+            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3669 = v3548 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), x + v3666, v3655);
+            const unsigned int v3670 = v264 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3671 = v269 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3673 = v3517 && v3672;
+            const bool v3674 = v3670 < v154;
+            const bool v3675 = v3673 && v3674;
+            const bool v3676 = v3671 >= v10;
+            const bool v3677 = v3675 && v3676;
+            const bool v3678 = v3671 < v3519;
+            const bool v3679 = v3677 && v3678;
+            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3681 = v3680 - v9;
+            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3683 = v3682 - v10;
+            const unsigned int v3684 = v272 + v3681;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3685 = v3684 * v2;
+            const unsigned int v3686 = v3685 + v3683;
+            const unsigned int v3687 = v3686 * v3;
+            const unsigned int v3688 = v3687 + v3516;
+            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3693 = v3548 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
+            const unsigned int v3694 = v282 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3695 = v287 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3697 = v3517 && v3696;
+            const bool v3698 = v3694 < v154;
+            const bool v3699 = v3697 && v3698;
+            const bool v3700 = v3695 >= v10;
+            const bool v3701 = v3699 && v3700;
+            const bool v3702 = v3695 < v3519;
+            const bool v3703 = v3701 && v3702;
+            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3705 = v3704 - v9;
+            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3707 = v3706 - v10;
+            const unsigned int v3708 = v290 + v3705;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3709 = v3708 * v2;
+            const unsigned int v3710 = v3709 + v3707;
+            const unsigned int v3711 = v3710 * v3;
+            const unsigned int v3712 = v3711 + v3516;
+            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3717 = v3548 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
           } else {
-            const unsigned int v4264 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4265 = v4264 << 3u;
-            const unsigned int v4267 = v4031 + v4265;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4268 = v4267 < v34;
-            const unsigned int v4269 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4271 = v4269 + v4031;
-            const unsigned int v4272 = v4271 + v4265;
-            const unsigned int v4274 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4275 = v4037 + v4274;
-            const unsigned int v4276 = v4275 + v4265;
-            const bool v4280 = v4268 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4284 = v4280 ? v4272 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4276 ^ (((v4276 >> 6u) & 7u) << 3u)), x + v4284, v4280);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4290 = v4268 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4292 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4293 = v4272 + v4292;
-            const unsigned int v4294 = v4290 ? v4293 : 0u;
-            const unsigned int v4296 = v4276 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4296 ^ (((v4296 >> 6u) & 7u) << 3u)), x + v4294, v4290);
-            const bool v4300 = v4268 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4302 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4303 = v4272 + v4302;
-            const unsigned int v4304 = v4300 ? v4303 : 0u;
-            const unsigned int v4306 = v4276 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4306 ^ (((v4306 >> 6u) & 7u) << 3u)), x + v4304, v4300);
-            const bool v4310 = v4268 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4312 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4313 = v4272 + v4312;
-            const unsigned int v4314 = v4310 ? v4313 : 0u;
-            const unsigned int v4316 = v4276 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4316 ^ (((v4316 >> 6u) & 7u) << 3u)), x + v4314, v4310);
-            const bool v4320 = v4268 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4322 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4323 = v4272 + v4322;
-            const unsigned int v4324 = v4320 ? v4323 : 0u;
-            const unsigned int v4326 = v4276 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4326 ^ (((v4326 >> 6u) & 7u) << 3u)), x + v4324, v4320);
-            const bool v4330 = v4268 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4332 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4333 = v4272 + v4332;
-            const unsigned int v4334 = v4330 ? v4333 : 0u;
-            const unsigned int v4336 = v4276 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4336 ^ (((v4336 >> 6u) & 7u) << 3u)), x + v4334, v4330);
-            const bool v4340 = v4268 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4342 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4343 = v4272 + v4342;
-            const unsigned int v4344 = v4340 ? v4343 : 0u;
-            const unsigned int v4346 = v4276 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4346 ^ (((v4346 >> 6u) & 7u) << 3u)), x + v4344, v4340);
-            const bool v4350 = v4268 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4352 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4353 = v4272 + v4352;
-            const unsigned int v4354 = v4350 ? v4353 : 0u;
-            const unsigned int v4356 = v4276 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4356 ^ (((v4356 >> 6u) & 7u) << 3u)), x + v4354, v4350);
+            const unsigned int v3725 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3726 = v3725 << 3u;
+            const unsigned int v3728 = v3492 + v3726;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3729 = v3728 < v34;
+            const unsigned int v3730 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3732 = v3730 + v3492;
+            const unsigned int v3733 = v3732 + v3726;
+            const unsigned int v3735 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3736 = v3498 + v3735;
+            const unsigned int v3737 = v3736 + v3726;
+            const bool v3741 = v3729 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3745 = v3741 ? v3733 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3745, v3741);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3751 = v3729 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3753 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3754 = v3733 + v3753;
+            const unsigned int v3755 = v3751 ? v3754 : 0u;
+            const unsigned int v3757 = v3737 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3755, v3751);
+            const bool v3761 = v3729 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3763 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3764 = v3733 + v3763;
+            const unsigned int v3765 = v3761 ? v3764 : 0u;
+            const unsigned int v3767 = v3737 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3765, v3761);
+            const bool v3771 = v3729 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3773 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3774 = v3733 + v3773;
+            const unsigned int v3775 = v3771 ? v3774 : 0u;
+            const unsigned int v3777 = v3737 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3777 ^ (((v3777 >> 6u) & 7u) << 3u)), x + v3775, v3771);
+            const bool v3781 = v3729 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3783 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3784 = v3733 + v3783;
+            const unsigned int v3785 = v3781 ? v3784 : 0u;
+            const unsigned int v3787 = v3737 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3785, v3781);
+            const bool v3791 = v3729 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3793 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3794 = v3733 + v3793;
+            const unsigned int v3795 = v3791 ? v3794 : 0u;
+            const unsigned int v3797 = v3737 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), x + v3795, v3791);
+            const bool v3801 = v3729 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3803 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3804 = v3733 + v3803;
+            const unsigned int v3805 = v3801 ? v3804 : 0u;
+            const unsigned int v3807 = v3737 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3807 ^ (((v3807 >> 6u) & 7u) << 3u)), x + v3805, v3801);
+            const bool v3811 = v3729 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3813 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3814 = v3733 + v3813;
+            const unsigned int v3815 = v3811 ? v3814 : 0u;
+            const unsigned int v3817 = v3737 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3815, v3811);
           }
-          const unsigned int v4365 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4366 = v4365 << 3u;
-          const unsigned int v4367 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4368 = v4031 + v4366;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4369 = v4368 < v34;
-          const unsigned int v4370 = v4367 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4371 = v85 + v4370;
-          const unsigned int v4372 = v4371 + v4031;
-          const unsigned int v4373 = v4372 + v4366;
-          const unsigned int v4375 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4376 = v4037 + v4375;
-          const unsigned int v4377 = v4376 + v4366;
-          const bool v4380 = v4367 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4381 = v4369 && v4380;
-          const unsigned int v4385 = v4381 ? v4373 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4377 ^ (((v4377 >> 6u) & 7u) << 3u)), weight + v4385, v4381);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4389 = v4367 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4390 = v4389 < v15;
-          const bool v4391 = v4369 && v4390;
-          const unsigned int v4393 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4394 = v4373 + v4393;
-          const unsigned int v4395 = v4391 ? v4394 : v85;
-          const unsigned int v4397 = v4377 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4397 ^ (((v4397 >> 6u) & 7u) << 3u)), weight + v4395, v4391);
-          const unsigned int v4399 = v4367 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4400 = v4399 < v15;
-          const bool v4401 = v4369 && v4400;
-          const unsigned int v4403 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4404 = v4373 + v4403;
-          const unsigned int v4405 = v4401 ? v4404 : v85;
-          const unsigned int v4407 = v4377 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4407 ^ (((v4407 >> 6u) & 7u) << 3u)), weight + v4405, v4401);
-          const unsigned int v4409 = v4367 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4410 = v4409 < v15;
-          const bool v4411 = v4369 && v4410;
-          const unsigned int v4413 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4414 = v4373 + v4413;
-          const unsigned int v4415 = v4411 ? v4414 : v85;
-          const unsigned int v4417 = v4377 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4417 ^ (((v4417 >> 6u) & 7u) << 3u)), weight + v4415, v4411);
-          const unsigned int v4419 = v4367 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4420 = v4419 < v15;
-          const bool v4421 = v4369 && v4420;
-          const unsigned int v4423 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4424 = v4373 + v4423;
-          const unsigned int v4425 = v4421 ? v4424 : v85;
-          const unsigned int v4427 = v4377 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4427 ^ (((v4427 >> 6u) & 7u) << 3u)), weight + v4425, v4421);
-          const unsigned int v4429 = v4367 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4430 = v4429 < v15;
-          const bool v4431 = v4369 && v4430;
-          const unsigned int v4433 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4434 = v4373 + v4433;
-          const unsigned int v4435 = v4431 ? v4434 : v85;
-          const unsigned int v4437 = v4377 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4437 ^ (((v4437 >> 6u) & 7u) << 3u)), weight + v4435, v4431);
-          const unsigned int v4439 = v4367 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4440 = v4439 < v15;
-          const bool v4441 = v4369 && v4440;
-          const unsigned int v4443 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4444 = v4373 + v4443;
-          const unsigned int v4445 = v4441 ? v4444 : v85;
-          const unsigned int v4447 = v4377 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4447 ^ (((v4447 >> 6u) & 7u) << 3u)), weight + v4445, v4441);
-          const unsigned int v4449 = v4367 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4450 = v4449 < v15;
-          const bool v4451 = v4369 && v4450;
-          const unsigned int v4453 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4454 = v4373 + v4453;
-          const unsigned int v4455 = v4451 ? v4454 : v85;
-          const unsigned int v4457 = v4377 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4457 ^ (((v4457 >> 6u) & 7u) << 3u)), weight + v4455, v4451);
+          const unsigned int v3826 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3827 = v3826 << 3u;
+          const unsigned int v3828 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3829 = v3492 + v3827;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3830 = v3829 < v34;
+          const unsigned int v3831 = v3828 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3832 = v85 + v3831;
+          const unsigned int v3833 = v3832 + v3492;
+          const unsigned int v3834 = v3833 + v3827;
+          const unsigned int v3836 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3837 = v3498 + v3836;
+          const unsigned int v3838 = v3837 + v3827;
+          const bool v3841 = v3828 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3842 = v3830 && v3841;
+          const unsigned int v3846 = v3842 ? v3834 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), weight + v3846, v3842);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3850 = v3828 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3851 = v3850 < v15;
+          const bool v3852 = v3830 && v3851;
+          const unsigned int v3854 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3855 = v3834 + v3854;
+          const unsigned int v3856 = v3852 ? v3855 : v85;
+          const unsigned int v3858 = v3838 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), weight + v3856, v3852);
+          const unsigned int v3860 = v3828 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3861 = v3860 < v15;
+          const bool v3862 = v3830 && v3861;
+          const unsigned int v3864 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3865 = v3834 + v3864;
+          const unsigned int v3866 = v3862 ? v3865 : v85;
+          const unsigned int v3868 = v3838 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3868 ^ (((v3868 >> 6u) & 7u) << 3u)), weight + v3866, v3862);
+          const unsigned int v3870 = v3828 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3871 = v3870 < v15;
+          const bool v3872 = v3830 && v3871;
+          const unsigned int v3874 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3875 = v3834 + v3874;
+          const unsigned int v3876 = v3872 ? v3875 : v85;
+          const unsigned int v3878 = v3838 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3878 ^ (((v3878 >> 6u) & 7u) << 3u)), weight + v3876, v3872);
+          const unsigned int v3880 = v3828 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3881 = v3880 < v15;
+          const bool v3882 = v3830 && v3881;
+          const unsigned int v3884 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3885 = v3834 + v3884;
+          const unsigned int v3886 = v3882 ? v3885 : v85;
+          const unsigned int v3888 = v3838 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), weight + v3886, v3882);
+          const unsigned int v3890 = v3828 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3891 = v3890 < v15;
+          const bool v3892 = v3830 && v3891;
+          const unsigned int v3894 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3895 = v3834 + v3894;
+          const unsigned int v3896 = v3892 ? v3895 : v85;
+          const unsigned int v3898 = v3838 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3898 ^ (((v3898 >> 6u) & 7u) << 3u)), weight + v3896, v3892);
+          const unsigned int v3900 = v3828 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3901 = v3900 < v15;
+          const bool v3902 = v3830 && v3901;
+          const unsigned int v3904 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3905 = v3834 + v3904;
+          const unsigned int v3906 = v3902 ? v3905 : v85;
+          const unsigned int v3908 = v3838 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), weight + v3906, v3902);
+          const unsigned int v3910 = v3828 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3911 = v3910 < v15;
+          const bool v3912 = v3830 && v3911;
+          const unsigned int v3914 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3915 = v3834 + v3914;
+          const unsigned int v3916 = v3912 ? v3915 : v85;
+          const unsigned int v3918 = v3838 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), weight + v3916, v3912);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
@@ -1360,15 +1358,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v1008 = v1007 + v1000;
           const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4613 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4613.v[0];
-          const iron_bf16 v1028 = v4613.v[1];
-          const iron_bf16 v1041 = v4613.v[2];
-          const iron_bf16 v1054 = v4613.v[3];
-          const iron_bf16 v1067 = v4613.v[4];
-          const iron_bf16 v1080 = v4613.v[5];
-          const iron_bf16 v1093 = v4613.v[6];
-          const iron_bf16 v1106 = v4613.v[7];
+          const iron_bf16x8 v4048 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4048.v[0];
+          const iron_bf16 v1028 = v4048.v[1];
+          const iron_bf16 v1041 = v4048.v[2];
+          const iron_bf16 v1054 = v4048.v[3];
+          const iron_bf16 v1067 = v4048.v[4];
+          const iron_bf16 v1080 = v4048.v[5];
+          const iron_bf16 v1093 = v4048.v[6];
+          const iron_bf16 v1106 = v4048.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/convolution/conv_tiles.hpp:124
@@ -1409,8 +1407,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const float v1107 = iron_to_f32(v1106);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1108 = v1102 + v1107;
           const iron_bf16 v1109 = iron_f32_to_bf16(v1108);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4614 = v1001 + v1020;
-          *reinterpret_cast<iron_bf16x8*>(out + v4614) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
+          const unsigned int v4049 = v1001 + v1020;
+          *reinterpret_cast<iron_bf16x8*>(out + v4049) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
         }
       } else {
         #pragma unroll 1
@@ -1441,1051 +1439,525 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
-    const unsigned int v2478 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2479 = v2478 == 0u;
-    if (v2479) {
-      const unsigned int v2483 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2484 = v2483 & 7u;
-      const unsigned int v2485 = v2484 << 3u;
-      const unsigned int v2488 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v2489 = v2488 * v19;
-      const unsigned int v2493 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2494 = v12 * v2493;
-      const unsigned int v2496 = v10 << 1u;
-      const unsigned int v2497 = v2 + v2496;
-      const unsigned int v2498 = v2497 - v2494;
-      const unsigned int v2499 = v2498 - 1u;
-      const unsigned int v2500 = v2499 / v8;
-      const unsigned int v2501 = v2500 + 1u;
-      const unsigned int v2505 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v2506 = v11 * v2505;
-      const unsigned int v2508 = v9 << 1u;
-      const unsigned int v2509 = v1 + v2508;
-      const unsigned int v2510 = v2509 - v2506;
-      const unsigned int v2511 = v2510 - 1u;
-      const unsigned int v2512 = v2511 / v7;
-      const unsigned int v2513 = v2512 + 1u;
-      const unsigned int v2514 = v2513 * v2501;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v2515 = v0 * v2514;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2520 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2521 = v2520 == 0u;
-      const unsigned int v2524 = v19 << 1u;
-      const bool v2525 = v2524 <= 64u;
-      const bool v2526 = v2521 && v2525;
-      const unsigned int v2527 = v2526 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2531 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2532 = v2531 == 0u;
-      const unsigned int v2535 = v19 << 2u;
-      const bool v2536 = v2535 <= 64u;
-      const bool v2537 = v2532 && v2536;
-      const unsigned int v2538 = v2537 ? 4u : v2527;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2542 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2543 = v2542 == 0u;
-      const unsigned int v2546 = v19 << 3u;
-      const bool v2547 = v2546 <= 64u;
-      const bool v2548 = v2543 && v2547;
-      const unsigned int v2549 = v2548 ? 8u : v2538;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2551 = 128u / v2549;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2552 = v13 / v2549;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2553 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2556 = v2515 + 127u;
-      const unsigned int v2557 = v2556 >> 7u;
-      const unsigned int v2558 = blockIdx.z;
-      const unsigned int v2559 = v2558 * v2557;
-      const unsigned int v2560 = v2559 + v2553;
-      const unsigned int v2561 = v2560 % v2552;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2562 = v2560 / v2552;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2563 = v2561 * v2549;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2565 = v2515 + v2551;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2566 = v2565 - 1u;
-      const unsigned int v2567 = v2566 / v2551;
-      const bool v2568 = v2562 < v2567;
-      if (v2568) {
-        const unsigned int v2570 = v2549 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2571 = v2570 >> 3u;
-        const bool v2575 = v2571 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v2576 = v2575 ? 8u : 16u;
-        const bool v2579 = v2571 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v2580 = v2579 ? 4u : v2576;
-        const bool v2583 = v2571 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v2584 = v2583 ? 2u : v2580;
-        const bool v2587 = v2571 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v2588 = v2587 ? 1u : v2584;
-        const unsigned int v2590 = v2483 % v2588;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2591 = v2590 < v2571;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v2593 = v2590 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v2594 = v2593 / v19;
-        const unsigned int v2595 = v2594 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2598 = v2593 - v2595;
-        const unsigned int v2601 = v2563 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v2602 = v2601 + v2593;
-        const unsigned int v2604 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v2605 = v2604 << 5u;
-        const unsigned int v2606 = v2605 / v2551;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2608 = v2605 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v2609 = v2608 / v2551;
-        iron_frag<float, 2, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2611, 0.0f);
-        iron_frag<float, 2, 16, 16> v2613;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2613, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v2615;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2615, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v2617;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2617, iron_f32_to_bf16(0.0f));
-        const unsigned int v2620 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2723 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v2744 = v2605 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v2748 = v2606 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v2754 = v2608 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v2758 = v2609 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2477 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2478 = v2477 & 15u;
+    const unsigned int v2479 = v2478 << 2u;
+    const unsigned int v2482 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2483 = v2482 * v19;
+    const unsigned int v2487 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2488 = v12 * v2487;
+    const unsigned int v2490 = v10 << 1u;
+    const unsigned int v2491 = v2 + v2490;
+    const unsigned int v2492 = v2491 - v2488;
+    const unsigned int v2493 = v2492 - 1u;
+    const unsigned int v2494 = v2493 / v8;
+    const unsigned int v2495 = v2494 + 1u;
+    const unsigned int v2499 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2500 = v11 * v2499;
+    const unsigned int v2502 = v9 << 1u;
+    const unsigned int v2503 = v1 + v2502;
+    const unsigned int v2504 = v2503 - v2500;
+    const unsigned int v2505 = v2504 - 1u;
+    const unsigned int v2506 = v2505 / v7;
+    const unsigned int v2507 = v2506 + 1u;
+    const unsigned int v2508 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2509 = v0 * v2508;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2514 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2515 = v2514 == 0u;
+    const unsigned int v2518 = v19 << 1u;
+    const bool v2519 = v2518 <= 64u;
+    const bool v2520 = v2515 && v2519;
+    const unsigned int v2521 = v2520 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2525 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2526 = v2525 == 0u;
+    const unsigned int v2529 = v19 << 2u;
+    const bool v2530 = v2529 <= 64u;
+    const bool v2531 = v2526 && v2530;
+    const unsigned int v2532 = v2531 ? 4u : v2521;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2536 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2537 = v2536 == 0u;
+    const unsigned int v2540 = v19 << 3u;
+    const bool v2541 = v2540 <= 64u;
+    const bool v2542 = v2537 && v2541;
+    const unsigned int v2543 = v2542 ? 8u : v2532;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2545 = 128u / v2543;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2546 = v13 / v2543;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2547 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2550 = v2509 + 127u;
+    const unsigned int v2551 = v2550 >> 7u;
+    const unsigned int v2552 = blockIdx.z;
+    const unsigned int v2553 = v2552 * v2551;
+    const unsigned int v2554 = v2553 + v2547;
+    const unsigned int v2555 = v2554 % v2546;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2556 = v2554 / v2546;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2557 = v2555 * v2543;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2559 = v2509 + v2545;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2560 = v2559 - 1u;
+    const unsigned int v2561 = v2560 / v2545;
+    const bool v2562 = v2556 < v2561;
+    if (v2562) {
+      const unsigned int v2564 = v2543 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2565 = v2564 >> 2u;
+      const bool v2569 = v2565 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2570 = v2569 ? 8u : 16u;
+      const bool v2573 = v2565 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2574 = v2573 ? 4u : v2570;
+      const bool v2577 = v2565 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2578 = v2577 ? 2u : v2574;
+      const bool v2581 = v2565 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2582 = v2581 ? 1u : v2578;
+      const unsigned int v2584 = v2477 % v2582;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2585 = v2584 < v2565;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2587 = v2584 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2588 = v2587 / v19;
+      const unsigned int v2589 = v2588 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2592 = v2587 - v2589;
+      const unsigned int v2595 = v2557 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2596 = v2595 + v2587;
+      const unsigned int v2598 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2599 = v2598 << 5u;
+      const unsigned int v2600 = v2599 / v2545;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2602 = v2599 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2603 = v2602 / v2545;
+      iron_frag<float, 2, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2605, 0.0f);
+      iron_frag<float, 2, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2607, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2609;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2609, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2611, iron_f32_to_bf16(0.0f));
+      const unsigned int v2614 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2717 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2738 = v2599 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2742 = v2600 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2748 = v2602 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2752 = v2603 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (unsigned int v2622 = 0u; v2622 < v5; v2622 += v2620) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v2623 = v2622 + v2620;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2624 = min(v2623, v5);
-          const unsigned int v2625 = v2624 - v2622;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v2626 = v2625 * v6;
-          const unsigned int v2627 = v2626 * v19;
-          const unsigned int v2631 = v2627 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2632 = v2631 >> 4u;
-          const unsigned int v2633 = v2632 << 4u;
-          const bool v2634 = v2485 < v2633;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2634) {
-            const unsigned int v2636 = v2549 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2639 = v2483 >> 3u;
-            const bool v2645 = v2485 < v2627;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v2647 = v2622 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2648 = v2647 * v19;
+      for (unsigned int v2616 = 0u; v2616 < v5; v2616 += v2614) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2617 = v2616 + v2614;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2618 = min(v2617, v5);
+        const unsigned int v2619 = v2618 - v2616;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2620 = v2619 * v6;
+        const unsigned int v2621 = v2620 * v19;
+        const unsigned int v2625 = v2621 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2626 = v2625 >> 4u;
+        const unsigned int v2627 = v2626 << 4u;
+        const bool v2628 = v2479 < v2627;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2628) {
+          const unsigned int v2630 = v2543 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2633 = v2477 >> 4u;
+          const bool v2639 = v2479 < v2621;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2641 = v2616 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2642 = v2641 * v19;
 
-            for (unsigned int v2641 = v2639; v2641 < v2636; v2641 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v2643 = v2641 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2644 = v2643 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2646 = v2644 && v2645;
-              const unsigned int v2650 = v2641 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v2651 = v2563 + v2650;
-              const unsigned int v2652 = v2651 * v15;
-              const unsigned int v2653 = v2652 + v2643;
-              const unsigned int v2654 = v2653 * v2489;
-              const unsigned int v2655 = v2654 + v2648;
-              const unsigned int v2656 = v2655 + v2485;
-              const unsigned int v2658 = v2646 ? v2656 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2660 = v2641 * 56u;
-              const unsigned int v2661 = v2660 + v2485;
-              iron_copy_async<16>(shm5 + v2661, weight + v2658, v2646);
-            }
+          for (unsigned int v2635 = v2633; v2635 < v2630; v2635 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2637 = v2635 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2638 = v2637 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2640 = v2638 && v2639;
+            const unsigned int v2644 = v2635 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2645 = v2557 + v2644;
+            const unsigned int v2646 = v2645 * v15;
+            const unsigned int v2647 = v2646 + v2637;
+            const unsigned int v2648 = v2647 * v2483;
+            const unsigned int v2649 = v2648 + v2642;
+            const unsigned int v2650 = v2649 + v2479;
+            const unsigned int v2652 = v2640 ? v2650 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2654 = v2635 * 56u;
+            const unsigned int v2655 = v2654 + v2479;
+            iron_copy_async<8>(shm5 + v2655, weight + v2652, v2640);
           }
-          if (v2591) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2663 = 128u / v2588;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2665 = v2483 / v2588;
-            const unsigned int v2667 = v2562 * v2551;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2679 = v2594 * v2551;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2689 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v2706 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        }
+        if (v2585) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2657 = 128u / v2582;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2659 = v2477 / v2582;
+          const unsigned int v2661 = v2556 * v2545;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2673 = v2588 * v2545;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2683 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2700 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-            for (unsigned int v2666 = v2665; v2666 < v2551; v2666 += v2663) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v2668 = v2667 + v2666;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v2669 = v2668 / v2514;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2670 = v2669 * v2514;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2671 = v2668 - v2670;
-              const unsigned int v2672 = v2671 / v2501;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2673 = v2672 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2674 = v2672 * v2501;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v2675 = v2671 - v2674;
-              const unsigned int v2676 = v2675 * v8;
-              const bool v2677 = v2668 < v2515;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2680 = v2679 + v2666;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2681 = v2680 * 56u;
-              const unsigned int v2682 = v2681 + v2598;
-              const unsigned int v2693 = v2669 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2660 = v2659; v2660 < v2545; v2660 += v2657) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2662 = v2661 + v2660;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2663 = v2662 / v2508;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2664 = v2663 * v2508;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2665 = v2662 - v2664;
+            const unsigned int v2666 = v2665 / v2495;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2667 = v2666 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2668 = v2666 * v2495;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2669 = v2665 - v2668;
+            const unsigned int v2670 = v2669 * v8;
+            const bool v2671 = v2662 < v2509;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2674 = v2673 + v2660;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2675 = v2674 * 56u;
+            const unsigned int v2676 = v2675 + v2592;
+            const unsigned int v2687 = v2663 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2684 = v2622; v2684 < v2624; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2685 = v2684 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2686 = v2673 + v2685;
-                const bool v2687 = v2686 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2688 = v2677 && v2687;
-                const bool v2690 = v2686 < v2689;
-                const bool v2691 = v2688 && v2690;
-                const unsigned int v2692 = max(v2686, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2694 = v2693 + v2692;
-                const unsigned int v2695 = v2694 - v9;
-                const unsigned int v2696 = v2684 - v2622;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2697 = v2696 * v6;
-                const unsigned int v2698 = v2697 * v19;
-                const unsigned int v2710 = v2695 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2718 = v2682 + v2698;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2678 = v2616; v2678 < v2618; v2678 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2679 = v2678 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2680 = v2667 + v2679;
+              const bool v2681 = v2680 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2682 = v2671 && v2681;
+              const bool v2684 = v2680 < v2683;
+              const bool v2685 = v2682 && v2684;
+              const unsigned int v2686 = max(v2680, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2688 = v2687 + v2686;
+              const unsigned int v2689 = v2688 - v9;
+              const unsigned int v2690 = v2678 - v2616;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2691 = v2690 * v6;
+              const unsigned int v2692 = v2691 * v19;
+              const unsigned int v2704 = v2689 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2712 = v2676 + v2692;  // kernels/convolution/narrow_groups.hpp:152
 
-                for (unsigned int v2701 = 0u; v2701 < v6; v2701 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v2702 = v2701 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v2703 = v2676 + v2702;
-                  const bool v2704 = v2703 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2705 = v2691 && v2704;
-                  const bool v2707 = v2703 < v2706;
-                  const bool v2708 = v2705 && v2707;
-                  const unsigned int v2709 = max(v2703, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v2711 = v2710 + v2709;
-                  const unsigned int v2712 = v2711 - v10;
-                  const unsigned int v2713 = v2712 * v3;
-                  const unsigned int v2714 = v2713 + v2602;
-                  const unsigned int v2716 = v2708 ? v2714 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v2717 = v2701 * v19;
-                  const unsigned int v2719 = v2718 + v2717;
-                  iron_copy_async<16>(shm4 + v2719, x + v2716, v2708);
-                }
+              for (unsigned int v2695 = 0u; v2695 < v6; v2695 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2696 = v2695 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2697 = v2670 + v2696;
+                const bool v2698 = v2697 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2699 = v2685 && v2698;
+                const bool v2701 = v2697 < v2700;
+                const bool v2702 = v2699 && v2701;
+                const unsigned int v2703 = max(v2697, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2705 = v2704 + v2703;
+                const unsigned int v2706 = v2705 - v10;
+                const unsigned int v2707 = v2706 * v3;
+                const unsigned int v2708 = v2707 + v2596;
+                const unsigned int v2710 = v2702 ? v2708 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2711 = v2695 * v19;
+                const unsigned int v2713 = v2712 + v2711;
+                iron_copy_async<8>(shm4 + v2713, x + v2710, v2702);
               }
             }
           }
-          const unsigned int v2721 = v2633 - v2627;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v2722 = v2721 >> 3u;
-          const unsigned int v2725 = v2722 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        }
+        const unsigned int v2715 = v2627 - v2621;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2716 = v2715 >> 2u;
+        const unsigned int v2719 = v2716 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-          for (unsigned int v2727 = v2483; v2727 < v2725; v2727 += v2723) {
-            const unsigned int v2728 = v2727 / v2722;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v2732 = v2728 * v2722;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v2733 = v2727 - v2732;
-            const unsigned int v2734 = v2733 << 3u;
-            const unsigned int v2736 = v2728 * 56u;
-            const unsigned int v2737 = v2736 + v2627;
-            const unsigned int v2738 = v2737 + v2734;
-            iron_copy_async<16>(shm4 + v2738, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        for (unsigned int v2721 = v2477; v2721 < v2719; v2721 += v2717) {
+          const unsigned int v2722 = v2721 / v2716;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2726 = v2722 * v2716;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2727 = v2721 - v2726;
+          const unsigned int v2728 = v2727 << 2u;
+          const unsigned int v2730 = v2722 * 56u;
+          const unsigned int v2731 = v2730 + v2621;
+          const unsigned int v2732 = v2731 + v2728;
+          iron_copy_async<8>(shm4 + v2732, x + 0u, false);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-          for (unsigned int v2741 = 0u; v2741 < v2633; v2741 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v2745 = v2744 + v2741;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v2615, shm4, v2745, 56u);
-            const unsigned int v2749 = v2748 + v2741;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v2617, shm5, v2749, 56u);
-            iron_frag_mma_sync(v2611, v2615, v2617);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v2755 = v2754 + v2741;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v2615, shm4, v2755, 56u);
-            const unsigned int v2759 = v2758 + v2741;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v2617, shm5, v2759, 56u);
-            iron_frag_mma_sync(v2613, v2615, v2617);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        for (unsigned int v2735 = 0u; v2735 < v2627; v2735 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2739 = v2738 + v2735;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2609, shm4, v2739, 56u);
+          const unsigned int v2743 = v2742 + v2735;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2611, shm5, v2743, 56u);
+          iron_frag_mma_sync(v2605, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2749 = v2748 + v2735;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2609, shm4, v2749, 56u);
+          const unsigned int v2753 = v2752 + v2735;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2611, shm5, v2753, 56u);
+          iron_frag_mma_sync(v2607, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const unsigned int v2760 = v2606 * v2551;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2761 = v2562 * v2551;
-        const unsigned int v2762 = v2761 + v2605;
-        const unsigned int v2763 = v2762 - v2760;
-        const unsigned int v2764 = v2563 + v2606;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2765 = v2764 * v15;
-        const unsigned int v2766 = static_cast<unsigned int>(v2611.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2767 = v2763 + v2766;
-        const unsigned int v2768 = static_cast<unsigned int>(v2611.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2769 = v2767 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2770 = v2768 < v15;
-        const bool v2771 = v2769 && v2770;
-        if (v2771) {
-          const float v2772 = v2611.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2773 = v2765 + v2768;
-          const iron_bf16 v2774 = bias[v2773];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2775 = iron_to_f32(v2774);
-          const float v2776 = v2772 + v2775;
-          const iron_bf16 v2777 = iron_f32_to_bf16(v2776);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2778 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2779 = v2778 + v2765;
-          const unsigned int v2780 = v2779 + v2768;
-          out[v2780] = v2777;
-        }
-        const unsigned int v2781 = static_cast<unsigned int>(v2611.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2782 = v2763 + v2781;
-        const unsigned int v2783 = static_cast<unsigned int>(v2611.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2784 = v2782 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2785 = v2783 < v15;
-        const bool v2786 = v2784 && v2785;
-        if (v2786) {
-          const float v2787 = v2611.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2788 = v2765 + v2783;
-          const iron_bf16 v2789 = bias[v2788];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2790 = iron_to_f32(v2789);
-          const float v2791 = v2787 + v2790;
-          const iron_bf16 v2792 = iron_f32_to_bf16(v2791);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2793 = v2782 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2794 = v2793 + v2765;
-          const unsigned int v2795 = v2794 + v2783;
-          out[v2795] = v2792;
-        }
-        const unsigned int v2796 = static_cast<unsigned int>(v2611.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2797 = v2763 + v2796;
-        const unsigned int v2798 = static_cast<unsigned int>(v2611.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2799 = v2797 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2800 = v2798 < v15;
-        const bool v2801 = v2799 && v2800;
-        if (v2801) {
-          const float v2802 = v2611.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2803 = v2765 + v2798;
-          const iron_bf16 v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2805 = iron_to_f32(v2804);
-          const float v2806 = v2802 + v2805;
-          const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2808 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2809 = v2808 + v2765;
-          const unsigned int v2810 = v2809 + v2798;
-          out[v2810] = v2807;
-        }
-        const unsigned int v2811 = static_cast<unsigned int>(v2611.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2812 = v2763 + v2811;
-        const unsigned int v2813 = static_cast<unsigned int>(v2611.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2814 = v2812 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2815 = v2813 < v15;
-        const bool v2816 = v2814 && v2815;
-        if (v2816) {
-          const float v2817 = v2611.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2818 = v2765 + v2813;
-          const iron_bf16 v2819 = bias[v2818];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2820 = iron_to_f32(v2819);
-          const float v2821 = v2817 + v2820;
-          const iron_bf16 v2822 = iron_f32_to_bf16(v2821);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2823 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2824 = v2823 + v2765;
-          const unsigned int v2825 = v2824 + v2813;
-          out[v2825] = v2822;
-        }
-        const unsigned int v2826 = static_cast<unsigned int>(v2611.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2827 = v2763 + v2826;
-        const unsigned int v2828 = static_cast<unsigned int>(v2611.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2829 = v2827 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2830 = v2828 < v15;
-        const bool v2831 = v2829 && v2830;
-        if (v2831) {
-          const float v2832 = v2611.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2833 = v2765 + v2828;
-          const iron_bf16 v2834 = bias[v2833];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2835 = iron_to_f32(v2834);
-          const float v2836 = v2832 + v2835;
-          const iron_bf16 v2837 = iron_f32_to_bf16(v2836);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2838 = v2827 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2839 = v2838 + v2765;
-          const unsigned int v2840 = v2839 + v2828;
-          out[v2840] = v2837;
-        }
-        const unsigned int v2841 = static_cast<unsigned int>(v2611.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2842 = v2763 + v2841;
-        const unsigned int v2843 = static_cast<unsigned int>(v2611.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2844 = v2842 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2845 = v2843 < v15;
-        const bool v2846 = v2844 && v2845;
-        if (v2846) {
-          const float v2847 = v2611.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2848 = v2765 + v2843;
-          const iron_bf16 v2849 = bias[v2848];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2850 = iron_to_f32(v2849);
-          const float v2851 = v2847 + v2850;
-          const iron_bf16 v2852 = iron_f32_to_bf16(v2851);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2853 = v2842 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2854 = v2853 + v2765;
-          const unsigned int v2855 = v2854 + v2843;
-          out[v2855] = v2852;
-        }
-        const unsigned int v2856 = static_cast<unsigned int>(v2611.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2857 = v2763 + v2856;
-        const unsigned int v2858 = static_cast<unsigned int>(v2611.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2859 = v2857 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2860 = v2858 < v15;
-        const bool v2861 = v2859 && v2860;
-        if (v2861) {
-          const float v2862 = v2611.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2863 = v2765 + v2858;
-          const iron_bf16 v2864 = bias[v2863];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2865 = iron_to_f32(v2864);
-          const float v2866 = v2862 + v2865;
-          const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2868 = v2857 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2869 = v2868 + v2765;
-          const unsigned int v2870 = v2869 + v2858;
-          out[v2870] = v2867;
-        }
-        const unsigned int v2871 = static_cast<unsigned int>(v2611.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2872 = v2763 + v2871;
-        const unsigned int v2873 = static_cast<unsigned int>(v2611.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2874 = v2872 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2875 = v2873 < v15;
-        const bool v2876 = v2874 && v2875;
-        if (v2876) {
-          const float v2877 = v2611.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2878 = v2765 + v2873;
-          const iron_bf16 v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2880 = iron_to_f32(v2879);
-          const float v2881 = v2877 + v2880;
-          const iron_bf16 v2882 = iron_f32_to_bf16(v2881);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2883 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2884 = v2883 + v2765;
-          const unsigned int v2885 = v2884 + v2873;
-          out[v2885] = v2882;
-        }
-        const unsigned int v2888 = v2609 * v2551;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2890 = v2761 + v2608;
-        const unsigned int v2891 = v2890 - v2888;
-        const unsigned int v2892 = v2563 + v2609;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2893 = v2892 * v15;
-        const unsigned int v2894 = static_cast<unsigned int>(v2613.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2895 = v2891 + v2894;
-        const unsigned int v2896 = static_cast<unsigned int>(v2613.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2897 = v2895 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2898 = v2896 < v15;
-        const bool v2899 = v2897 && v2898;
-        if (v2899) {
-          const float v2900 = v2613.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2901 = v2893 + v2896;
-          const iron_bf16 v2902 = bias[v2901];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2903 = iron_to_f32(v2902);
-          const float v2904 = v2900 + v2903;
-          const iron_bf16 v2905 = iron_f32_to_bf16(v2904);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2906 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2907 = v2906 + v2893;
-          const unsigned int v2908 = v2907 + v2896;
-          out[v2908] = v2905;
-        }
-        const unsigned int v2909 = static_cast<unsigned int>(v2613.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2910 = v2891 + v2909;
-        const unsigned int v2911 = static_cast<unsigned int>(v2613.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2912 = v2910 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2913 = v2911 < v15;
-        const bool v2914 = v2912 && v2913;
-        if (v2914) {
-          const float v2915 = v2613.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2916 = v2893 + v2911;
-          const iron_bf16 v2917 = bias[v2916];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2918 = iron_to_f32(v2917);
-          const float v2919 = v2915 + v2918;
-          const iron_bf16 v2920 = iron_f32_to_bf16(v2919);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2921 = v2910 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2922 = v2921 + v2893;
-          const unsigned int v2923 = v2922 + v2911;
-          out[v2923] = v2920;
-        }
-        const unsigned int v2924 = static_cast<unsigned int>(v2613.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2925 = v2891 + v2924;
-        const unsigned int v2926 = static_cast<unsigned int>(v2613.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2927 = v2925 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2928 = v2926 < v15;
-        const bool v2929 = v2927 && v2928;
-        if (v2929) {
-          const float v2930 = v2613.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2931 = v2893 + v2926;
-          const iron_bf16 v2932 = bias[v2931];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2933 = iron_to_f32(v2932);
-          const float v2934 = v2930 + v2933;
-          const iron_bf16 v2935 = iron_f32_to_bf16(v2934);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2936 = v2925 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2937 = v2936 + v2893;
-          const unsigned int v2938 = v2937 + v2926;
-          out[v2938] = v2935;
-        }
-        const unsigned int v2939 = static_cast<unsigned int>(v2613.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2940 = v2891 + v2939;
-        const unsigned int v2941 = static_cast<unsigned int>(v2613.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2942 = v2940 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2943 = v2941 < v15;
-        const bool v2944 = v2942 && v2943;
-        if (v2944) {
-          const float v2945 = v2613.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2946 = v2893 + v2941;
-          const iron_bf16 v2947 = bias[v2946];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2948 = iron_to_f32(v2947);
-          const float v2949 = v2945 + v2948;
-          const iron_bf16 v2950 = iron_f32_to_bf16(v2949);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2951 = v2940 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2952 = v2951 + v2893;
-          const unsigned int v2953 = v2952 + v2941;
-          out[v2953] = v2950;
-        }
-        const unsigned int v2954 = static_cast<unsigned int>(v2613.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2955 = v2891 + v2954;
-        const unsigned int v2956 = static_cast<unsigned int>(v2613.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2957 = v2955 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2958 = v2956 < v15;
-        const bool v2959 = v2957 && v2958;
-        if (v2959) {
-          const float v2960 = v2613.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2961 = v2893 + v2956;
-          const iron_bf16 v2962 = bias[v2961];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2963 = iron_to_f32(v2962);
-          const float v2964 = v2960 + v2963;
-          const iron_bf16 v2965 = iron_f32_to_bf16(v2964);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2966 = v2955 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2967 = v2966 + v2893;
-          const unsigned int v2968 = v2967 + v2956;
-          out[v2968] = v2965;
-        }
-        const unsigned int v2969 = static_cast<unsigned int>(v2613.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2970 = v2891 + v2969;
-        const unsigned int v2971 = static_cast<unsigned int>(v2613.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2972 = v2970 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2973 = v2971 < v15;
-        const bool v2974 = v2972 && v2973;
-        if (v2974) {
-          const float v2975 = v2613.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2976 = v2893 + v2971;
-          const iron_bf16 v2977 = bias[v2976];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2978 = iron_to_f32(v2977);
-          const float v2979 = v2975 + v2978;
-          const iron_bf16 v2980 = iron_f32_to_bf16(v2979);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2981 = v2970 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2982 = v2981 + v2893;
-          const unsigned int v2983 = v2982 + v2971;
-          out[v2983] = v2980;
-        }
-        const unsigned int v2984 = static_cast<unsigned int>(v2613.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2985 = v2891 + v2984;
-        const unsigned int v2986 = static_cast<unsigned int>(v2613.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2987 = v2985 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2988 = v2986 < v15;
-        const bool v2989 = v2987 && v2988;
-        if (v2989) {
-          const float v2990 = v2613.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2991 = v2893 + v2986;
-          const iron_bf16 v2992 = bias[v2991];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2993 = iron_to_f32(v2992);
-          const float v2994 = v2990 + v2993;
-          const iron_bf16 v2995 = iron_f32_to_bf16(v2994);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2996 = v2985 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2997 = v2996 + v2893;
-          const unsigned int v2998 = v2997 + v2986;
-          out[v2998] = v2995;
-        }
-        const unsigned int v2999 = static_cast<unsigned int>(v2613.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3000 = v2891 + v2999;
-        const unsigned int v3001 = static_cast<unsigned int>(v2613.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3002 = v3000 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3003 = v3001 < v15;
-        const bool v3004 = v3002 && v3003;
-        if (v3004) {
-          const float v3005 = v2613.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3006 = v2893 + v3001;
-          const iron_bf16 v3007 = bias[v3006];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3008 = iron_to_f32(v3007);
-          const float v3009 = v3005 + v3008;
-          const iron_bf16 v3010 = iron_f32_to_bf16(v3009);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3011 = v3000 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3012 = v3011 + v2893;
-          const unsigned int v3013 = v3012 + v3001;
-          out[v3013] = v3010;
-        }
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-    } else {
-      const unsigned int v3016 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v3017 = v3016 & 15u;
-      const unsigned int v3018 = v3017 << 2u;
-      const unsigned int v3021 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v3022 = v3021 * v19;
-      const unsigned int v3026 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v3027 = v12 * v3026;
-      const unsigned int v3029 = v10 << 1u;
-      const unsigned int v3030 = v2 + v3029;
-      const unsigned int v3031 = v3030 - v3027;
-      const unsigned int v3032 = v3031 - 1u;
-      const unsigned int v3033 = v3032 / v8;
-      const unsigned int v3034 = v3033 + 1u;
-      const unsigned int v3038 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v3039 = v11 * v3038;
-      const unsigned int v3041 = v9 << 1u;
-      const unsigned int v3042 = v1 + v3041;
-      const unsigned int v3043 = v3042 - v3039;
-      const unsigned int v3044 = v3043 - 1u;
-      const unsigned int v3045 = v3044 / v7;
-      const unsigned int v3046 = v3045 + 1u;
-      const unsigned int v3047 = v3046 * v3034;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v3048 = v0 * v3047;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v3053 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3054 = v3053 == 0u;
-      const unsigned int v3057 = v19 << 1u;
-      const bool v3058 = v3057 <= 64u;
-      const bool v3059 = v3054 && v3058;
-      const unsigned int v3060 = v3059 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3064 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3065 = v3064 == 0u;
-      const unsigned int v3068 = v19 << 2u;
-      const bool v3069 = v3068 <= 64u;
-      const bool v3070 = v3065 && v3069;
-      const unsigned int v3071 = v3070 ? 4u : v3060;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3075 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3076 = v3075 == 0u;
-      const unsigned int v3079 = v19 << 3u;
-      const bool v3080 = v3079 <= 64u;
-      const bool v3081 = v3076 && v3080;
-      const unsigned int v3082 = v3081 ? 8u : v3071;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v3084 = 128u / v3082;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v3085 = v13 / v3082;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v3086 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v3089 = v3048 + 127u;
-      const unsigned int v3090 = v3089 >> 7u;
-      const unsigned int v3091 = blockIdx.z;
-      const unsigned int v3092 = v3091 * v3090;
-      const unsigned int v3093 = v3092 + v3086;
-      const unsigned int v3094 = v3093 % v3085;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v3095 = v3093 / v3085;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v3096 = v3094 * v3082;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v3098 = v3048 + v3084;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v3099 = v3098 - 1u;
-      const unsigned int v3100 = v3099 / v3084;
-      const bool v3101 = v3095 < v3100;
-      if (v3101) {
-        const unsigned int v3103 = v3082 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v3104 = v3103 >> 2u;
-        const bool v3108 = v3104 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v3109 = v3108 ? 8u : 16u;
-        const bool v3112 = v3104 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v3113 = v3112 ? 4u : v3109;
-        const bool v3116 = v3104 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v3117 = v3116 ? 2u : v3113;
-        const bool v3120 = v3104 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v3121 = v3120 ? 1u : v3117;
-        const unsigned int v3123 = v3016 % v3121;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3124 = v3123 < v3104;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v3126 = v3123 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v3127 = v3126 / v19;
-        const unsigned int v3128 = v3127 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v3131 = v3126 - v3128;
-        const unsigned int v3134 = v3096 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v3135 = v3134 + v3126;
-        const unsigned int v3137 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v3138 = v3137 << 5u;
-        const unsigned int v3139 = v3138 / v3084;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v3141 = v3138 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v3142 = v3141 / v3084;
-        iron_frag<float, 2, 16, 16> v3144;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3144, 0.0f);
-        iron_frag<float, 2, 16, 16> v3146;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3146, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v3148;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3148, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v3150;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3150, iron_f32_to_bf16(0.0f));
-        const unsigned int v3153 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v3256 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v3277 = v3138 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v3281 = v3139 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v3287 = v3141 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v3291 = v3142 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (unsigned int v3155 = 0u; v3155 < v5; v3155 += v3153) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v3156 = v3155 + v3153;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v3157 = min(v3156, v5);
-          const unsigned int v3158 = v3157 - v3155;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v3159 = v3158 * v6;
-          const unsigned int v3160 = v3159 * v19;
-          const unsigned int v3164 = v3160 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v3165 = v3164 >> 4u;
-          const unsigned int v3166 = v3165 << 4u;
-          const bool v3167 = v3018 < v3166;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3167) {
-            const unsigned int v3169 = v3082 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v3172 = v3016 >> 4u;
-            const bool v3178 = v3018 < v3160;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v3180 = v3155 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v3181 = v3180 * v19;
-
-            for (unsigned int v3174 = v3172; v3174 < v3169; v3174 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v3176 = v3174 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3177 = v3176 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3179 = v3177 && v3178;
-              const unsigned int v3183 = v3174 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v3184 = v3096 + v3183;
-              const unsigned int v3185 = v3184 * v15;
-              const unsigned int v3186 = v3185 + v3176;
-              const unsigned int v3187 = v3186 * v3022;
-              const unsigned int v3188 = v3187 + v3181;
-              const unsigned int v3189 = v3188 + v3018;
-              const unsigned int v3191 = v3179 ? v3189 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v3193 = v3174 * 56u;
-              const unsigned int v3194 = v3193 + v3018;
-              iron_copy_async<8>(shm7 + v3194, weight + v3191, v3179);
-            }
-          }
-          if (v3124) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v3196 = 128u / v3121;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v3198 = v3016 / v3121;
-            const unsigned int v3200 = v3095 * v3084;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v3212 = v3127 * v3084;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v3222 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v3239 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (unsigned int v3199 = v3198; v3199 < v3084; v3199 += v3196) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v3201 = v3200 + v3199;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v3202 = v3201 / v3047;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v3203 = v3202 * v3047;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v3204 = v3201 - v3203;
-              const unsigned int v3205 = v3204 / v3034;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v3206 = v3205 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v3207 = v3205 * v3034;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v3208 = v3204 - v3207;
-              const unsigned int v3209 = v3208 * v8;
-              const bool v3210 = v3201 < v3048;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v3213 = v3212 + v3199;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v3214 = v3213 * 56u;
-              const unsigned int v3215 = v3214 + v3131;
-              const unsigned int v3226 = v3202 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (unsigned int v3217 = v3155; v3217 < v3157; v3217 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v3218 = v3217 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v3219 = v3206 + v3218;
-                const bool v3220 = v3219 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3221 = v3210 && v3220;
-                const bool v3223 = v3219 < v3222;
-                const bool v3224 = v3221 && v3223;
-                const unsigned int v3225 = max(v3219, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v3227 = v3226 + v3225;
-                const unsigned int v3228 = v3227 - v9;
-                const unsigned int v3229 = v3217 - v3155;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v3230 = v3229 * v6;
-                const unsigned int v3231 = v3230 * v19;
-                const unsigned int v3243 = v3228 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3251 = v3215 + v3231;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (unsigned int v3234 = 0u; v3234 < v6; v3234 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v3235 = v3234 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v3236 = v3209 + v3235;
-                  const bool v3237 = v3236 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3238 = v3224 && v3237;
-                  const bool v3240 = v3236 < v3239;
-                  const bool v3241 = v3238 && v3240;
-                  const unsigned int v3242 = max(v3236, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v3244 = v3243 + v3242;
-                  const unsigned int v3245 = v3244 - v10;
-                  const unsigned int v3246 = v3245 * v3;
-                  const unsigned int v3247 = v3246 + v3135;
-                  const unsigned int v3249 = v3241 ? v3247 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v3250 = v3234 * v19;
-                  const unsigned int v3252 = v3251 + v3250;
-                  iron_copy_async<8>(shm6 + v3252, x + v3249, v3241);
-                }
-              }
-            }
-          }
-          const unsigned int v3254 = v3166 - v3160;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v3255 = v3254 >> 2u;
-          const unsigned int v3258 = v3255 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (unsigned int v3260 = v3016; v3260 < v3258; v3260 += v3256) {
-            const unsigned int v3261 = v3260 / v3255;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v3265 = v3261 * v3255;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v3266 = v3260 - v3265;
-            const unsigned int v3267 = v3266 << 2u;
-            const unsigned int v3269 = v3261 * 56u;
-            const unsigned int v3270 = v3269 + v3160;
-            const unsigned int v3271 = v3270 + v3267;
-            iron_copy_async<8>(shm6 + v3271, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
-
-          for (unsigned int v3274 = 0u; v3274 < v3166; v3274 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v3278 = v3277 + v3274;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v3148, shm6, v3278, 56u);
-            const unsigned int v3282 = v3281 + v3274;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v3150, shm7, v3282, 56u);
-            iron_frag_mma_sync(v3144, v3148, v3150);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v3288 = v3287 + v3274;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v3148, shm6, v3288, 56u);
-            const unsigned int v3292 = v3291 + v3274;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v3150, shm7, v3292, 56u);
-            iron_frag_mma_sync(v3146, v3148, v3150);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const unsigned int v3293 = v3139 * v3084;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3294 = v3095 * v3084;
-        const unsigned int v3295 = v3294 + v3138;
-        const unsigned int v3296 = v3295 - v3293;
-        const unsigned int v3297 = v3096 + v3139;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3298 = v3297 * v15;
-        const unsigned int v3299 = static_cast<unsigned int>(v3144.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3300 = v3296 + v3299;
-        const unsigned int v3301 = static_cast<unsigned int>(v3144.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3302 = v3300 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3303 = v3301 < v15;
-        const bool v3304 = v3302 && v3303;
-        if (v3304) {
-          const float v3305 = v3144.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3306 = v3298 + v3301;
-          const iron_bf16 v3307 = bias[v3306];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3308 = iron_to_f32(v3307);
-          const float v3309 = v3305 + v3308;
-          const iron_bf16 v3310 = iron_f32_to_bf16(v3309);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3311 = v3300 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3312 = v3311 + v3298;
-          const unsigned int v3313 = v3312 + v3301;
-          out[v3313] = v3310;
-        }
-        const unsigned int v3314 = static_cast<unsigned int>(v3144.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3315 = v3296 + v3314;
-        const unsigned int v3316 = static_cast<unsigned int>(v3144.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3317 = v3315 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3318 = v3316 < v15;
-        const bool v3319 = v3317 && v3318;
-        if (v3319) {
-          const float v3320 = v3144.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3321 = v3298 + v3316;
-          const iron_bf16 v3322 = bias[v3321];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3323 = iron_to_f32(v3322);
-          const float v3324 = v3320 + v3323;
-          const iron_bf16 v3325 = iron_f32_to_bf16(v3324);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3326 = v3315 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3327 = v3326 + v3298;
-          const unsigned int v3328 = v3327 + v3316;
-          out[v3328] = v3325;
-        }
-        const unsigned int v3329 = static_cast<unsigned int>(v3144.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3330 = v3296 + v3329;
-        const unsigned int v3331 = static_cast<unsigned int>(v3144.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3332 = v3330 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3333 = v3331 < v15;
-        const bool v3334 = v3332 && v3333;
-        if (v3334) {
-          const float v3335 = v3144.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3336 = v3298 + v3331;
-          const iron_bf16 v3337 = bias[v3336];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3338 = iron_to_f32(v3337);
-          const float v3339 = v3335 + v3338;
-          const iron_bf16 v3340 = iron_f32_to_bf16(v3339);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3341 = v3330 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3342 = v3341 + v3298;
-          const unsigned int v3343 = v3342 + v3331;
-          out[v3343] = v3340;
-        }
-        const unsigned int v3344 = static_cast<unsigned int>(v3144.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3345 = v3296 + v3344;
-        const unsigned int v3346 = static_cast<unsigned int>(v3144.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3347 = v3345 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3348 = v3346 < v15;
-        const bool v3349 = v3347 && v3348;
-        if (v3349) {
-          const float v3350 = v3144.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3351 = v3298 + v3346;
-          const iron_bf16 v3352 = bias[v3351];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3353 = iron_to_f32(v3352);
-          const float v3354 = v3350 + v3353;
-          const iron_bf16 v3355 = iron_f32_to_bf16(v3354);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3356 = v3345 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3357 = v3356 + v3298;
-          const unsigned int v3358 = v3357 + v3346;
-          out[v3358] = v3355;
-        }
-        const unsigned int v3359 = static_cast<unsigned int>(v3144.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3360 = v3296 + v3359;
-        const unsigned int v3361 = static_cast<unsigned int>(v3144.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3362 = v3360 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3363 = v3361 < v15;
-        const bool v3364 = v3362 && v3363;
-        if (v3364) {
-          const float v3365 = v3144.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3366 = v3298 + v3361;
-          const iron_bf16 v3367 = bias[v3366];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3368 = iron_to_f32(v3367);
-          const float v3369 = v3365 + v3368;
-          const iron_bf16 v3370 = iron_f32_to_bf16(v3369);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3371 = v3360 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3372 = v3371 + v3298;
-          const unsigned int v3373 = v3372 + v3361;
-          out[v3373] = v3370;
-        }
-        const unsigned int v3374 = static_cast<unsigned int>(v3144.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3375 = v3296 + v3374;
-        const unsigned int v3376 = static_cast<unsigned int>(v3144.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3377 = v3375 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3378 = v3376 < v15;
-        const bool v3379 = v3377 && v3378;
-        if (v3379) {
-          const float v3380 = v3144.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3381 = v3298 + v3376;
-          const iron_bf16 v3382 = bias[v3381];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3383 = iron_to_f32(v3382);
-          const float v3384 = v3380 + v3383;
-          const iron_bf16 v3385 = iron_f32_to_bf16(v3384);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3386 = v3375 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3387 = v3386 + v3298;
-          const unsigned int v3388 = v3387 + v3376;
-          out[v3388] = v3385;
-        }
-        const unsigned int v3389 = static_cast<unsigned int>(v3144.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3390 = v3296 + v3389;
-        const unsigned int v3391 = static_cast<unsigned int>(v3144.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3392 = v3390 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3393 = v3391 < v15;
-        const bool v3394 = v3392 && v3393;
-        if (v3394) {
-          const float v3395 = v3144.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3396 = v3298 + v3391;
-          const iron_bf16 v3397 = bias[v3396];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3398 = iron_to_f32(v3397);
-          const float v3399 = v3395 + v3398;
-          const iron_bf16 v3400 = iron_f32_to_bf16(v3399);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3401 = v3390 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3402 = v3401 + v3298;
-          const unsigned int v3403 = v3402 + v3391;
-          out[v3403] = v3400;
-        }
-        const unsigned int v3404 = static_cast<unsigned int>(v3144.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3405 = v3296 + v3404;
-        const unsigned int v3406 = static_cast<unsigned int>(v3144.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3407 = v3405 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3408 = v3406 < v15;
-        const bool v3409 = v3407 && v3408;
-        if (v3409) {
-          const float v3410 = v3144.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3411 = v3298 + v3406;
-          const iron_bf16 v3412 = bias[v3411];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3413 = iron_to_f32(v3412);
-          const float v3414 = v3410 + v3413;
-          const iron_bf16 v3415 = iron_f32_to_bf16(v3414);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3416 = v3405 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3417 = v3416 + v3298;
-          const unsigned int v3418 = v3417 + v3406;
-          out[v3418] = v3415;
-        }
-        const unsigned int v3421 = v3142 * v3084;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3423 = v3294 + v3141;
-        const unsigned int v3424 = v3423 - v3421;
-        const unsigned int v3425 = v3096 + v3142;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3426 = v3425 * v15;
-        const unsigned int v3427 = static_cast<unsigned int>(v3146.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3428 = v3424 + v3427;
-        const unsigned int v3429 = static_cast<unsigned int>(v3146.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3430 = v3428 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3431 = v3429 < v15;
-        const bool v3432 = v3430 && v3431;
-        if (v3432) {
-          const float v3433 = v3146.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3434 = v3426 + v3429;
-          const iron_bf16 v3435 = bias[v3434];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3436 = iron_to_f32(v3435);
-          const float v3437 = v3433 + v3436;
-          const iron_bf16 v3438 = iron_f32_to_bf16(v3437);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3439 = v3428 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3440 = v3439 + v3426;
-          const unsigned int v3441 = v3440 + v3429;
-          out[v3441] = v3438;
-        }
-        const unsigned int v3442 = static_cast<unsigned int>(v3146.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3443 = v3424 + v3442;
-        const unsigned int v3444 = static_cast<unsigned int>(v3146.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3445 = v3443 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3446 = v3444 < v15;
-        const bool v3447 = v3445 && v3446;
-        if (v3447) {
-          const float v3448 = v3146.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3449 = v3426 + v3444;
-          const iron_bf16 v3450 = bias[v3449];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3451 = iron_to_f32(v3450);
-          const float v3452 = v3448 + v3451;
-          const iron_bf16 v3453 = iron_f32_to_bf16(v3452);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3454 = v3443 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3455 = v3454 + v3426;
-          const unsigned int v3456 = v3455 + v3444;
-          out[v3456] = v3453;
-        }
-        const unsigned int v3457 = static_cast<unsigned int>(v3146.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3458 = v3424 + v3457;
-        const unsigned int v3459 = static_cast<unsigned int>(v3146.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3460 = v3458 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3461 = v3459 < v15;
-        const bool v3462 = v3460 && v3461;
-        if (v3462) {
-          const float v3463 = v3146.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3464 = v3426 + v3459;
-          const iron_bf16 v3465 = bias[v3464];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3466 = iron_to_f32(v3465);
-          const float v3467 = v3463 + v3466;
-          const iron_bf16 v3468 = iron_f32_to_bf16(v3467);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3469 = v3458 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3470 = v3469 + v3426;
-          const unsigned int v3471 = v3470 + v3459;
-          out[v3471] = v3468;
-        }
-        const unsigned int v3472 = static_cast<unsigned int>(v3146.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3473 = v3424 + v3472;
-        const unsigned int v3474 = static_cast<unsigned int>(v3146.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3475 = v3473 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3476 = v3474 < v15;
-        const bool v3477 = v3475 && v3476;
-        if (v3477) {
-          const float v3478 = v3146.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3479 = v3426 + v3474;
-          const iron_bf16 v3480 = bias[v3479];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3481 = iron_to_f32(v3480);
-          const float v3482 = v3478 + v3481;
-          const iron_bf16 v3483 = iron_f32_to_bf16(v3482);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3484 = v3473 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3485 = v3484 + v3426;
-          const unsigned int v3486 = v3485 + v3474;
-          out[v3486] = v3483;
-        }
-        const unsigned int v3487 = static_cast<unsigned int>(v3146.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3488 = v3424 + v3487;
-        const unsigned int v3489 = static_cast<unsigned int>(v3146.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3490 = v3488 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3491 = v3489 < v15;
-        const bool v3492 = v3490 && v3491;
-        if (v3492) {
-          const float v3493 = v3146.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3494 = v3426 + v3489;
-          const iron_bf16 v3495 = bias[v3494];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3496 = iron_to_f32(v3495);
-          const float v3497 = v3493 + v3496;
-          const iron_bf16 v3498 = iron_f32_to_bf16(v3497);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3499 = v3488 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3500 = v3499 + v3426;
-          const unsigned int v3501 = v3500 + v3489;
-          out[v3501] = v3498;
-        }
-        const unsigned int v3502 = static_cast<unsigned int>(v3146.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3503 = v3424 + v3502;
-        const unsigned int v3504 = static_cast<unsigned int>(v3146.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3505 = v3503 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3506 = v3504 < v15;
-        const bool v3507 = v3505 && v3506;
-        if (v3507) {
-          const float v3508 = v3146.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3509 = v3426 + v3504;
-          const iron_bf16 v3510 = bias[v3509];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3511 = iron_to_f32(v3510);
-          const float v3512 = v3508 + v3511;
-          const iron_bf16 v3513 = iron_f32_to_bf16(v3512);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3514 = v3503 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3515 = v3514 + v3426;
-          const unsigned int v3516 = v3515 + v3504;
-          out[v3516] = v3513;
-        }
-        const unsigned int v3517 = static_cast<unsigned int>(v3146.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3518 = v3424 + v3517;
-        const unsigned int v3519 = static_cast<unsigned int>(v3146.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3520 = v3518 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3521 = v3519 < v15;
-        const bool v3522 = v3520 && v3521;
-        if (v3522) {
-          const float v3523 = v3146.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3524 = v3426 + v3519;
-          const iron_bf16 v3525 = bias[v3524];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3526 = iron_to_f32(v3525);
-          const float v3527 = v3523 + v3526;
-          const iron_bf16 v3528 = iron_f32_to_bf16(v3527);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3529 = v3518 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3530 = v3529 + v3426;
-          const unsigned int v3531 = v3530 + v3519;
-          out[v3531] = v3528;
-        }
-        const unsigned int v3532 = static_cast<unsigned int>(v3146.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3533 = v3424 + v3532;
-        const unsigned int v3534 = static_cast<unsigned int>(v3146.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3535 = v3533 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3536 = v3534 < v15;
-        const bool v3537 = v3535 && v3536;
-        if (v3537) {
-          const float v3538 = v3146.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3539 = v3426 + v3534;
-          const iron_bf16 v3540 = bias[v3539];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3541 = iron_to_f32(v3540);
-          const float v3542 = v3538 + v3541;
-          const iron_bf16 v3543 = iron_f32_to_bf16(v3542);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3544 = v3533 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3545 = v3544 + v3426;
-          const unsigned int v3546 = v3545 + v3534;
-          out[v3546] = v3543;
-        }
+      const unsigned int v2754 = v2600 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2755 = v2556 * v2545;
+      const unsigned int v2756 = v2755 + v2599;
+      const unsigned int v2757 = v2756 - v2754;
+      const unsigned int v2758 = v2557 + v2600;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2759 = v2758 * v15;
+      const unsigned int v2760 = static_cast<unsigned int>(v2605.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2761 = v2757 + v2760;
+      const unsigned int v2762 = static_cast<unsigned int>(v2605.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2763 = v2761 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2764 = v2762 < v15;
+      const bool v2765 = v2763 && v2764;
+      if (v2765) {
+        const float v2766 = v2605.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2767 = v2759 + v2762;
+        const iron_bf16 v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2769 = iron_to_f32(v2768);
+        const float v2770 = v2766 + v2769;
+        const iron_bf16 v2771 = iron_f32_to_bf16(v2770);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2772 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2773 = v2772 + v2759;
+        const unsigned int v2774 = v2773 + v2762;
+        out[v2774] = v2771;
+      }
+      const unsigned int v2775 = static_cast<unsigned int>(v2605.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2776 = v2757 + v2775;
+      const unsigned int v2777 = static_cast<unsigned int>(v2605.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v15;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2605.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2782 = v2759 + v2777;
+        const iron_bf16 v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2784 = iron_to_f32(v2783);
+        const float v2785 = v2781 + v2784;
+        const iron_bf16 v2786 = iron_f32_to_bf16(v2785);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2787 = v2776 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2788 = v2787 + v2759;
+        const unsigned int v2789 = v2788 + v2777;
+        out[v2789] = v2786;
+      }
+      const unsigned int v2790 = static_cast<unsigned int>(v2605.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2791 = v2757 + v2790;
+      const unsigned int v2792 = static_cast<unsigned int>(v2605.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2605.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2797 = v2759 + v2792;
+        const iron_bf16 v2798 = bias[v2797];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2799 = iron_to_f32(v2798);
+        const float v2800 = v2796 + v2799;
+        const iron_bf16 v2801 = iron_f32_to_bf16(v2800);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2802 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2803 = v2802 + v2759;
+        const unsigned int v2804 = v2803 + v2792;
+        out[v2804] = v2801;
+      }
+      const unsigned int v2805 = static_cast<unsigned int>(v2605.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2806 = v2757 + v2805;
+      const unsigned int v2807 = static_cast<unsigned int>(v2605.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2808 = v2806 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2809 = v2807 < v15;
+      const bool v2810 = v2808 && v2809;
+      if (v2810) {
+        const float v2811 = v2605.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2812 = v2759 + v2807;
+        const iron_bf16 v2813 = bias[v2812];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2814 = iron_to_f32(v2813);
+        const float v2815 = v2811 + v2814;
+        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2817 = v2806 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2818 = v2817 + v2759;
+        const unsigned int v2819 = v2818 + v2807;
+        out[v2819] = v2816;
+      }
+      const unsigned int v2820 = static_cast<unsigned int>(v2605.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2821 = v2757 + v2820;
+      const unsigned int v2822 = static_cast<unsigned int>(v2605.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2823 = v2821 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2824 = v2822 < v15;
+      const bool v2825 = v2823 && v2824;
+      if (v2825) {
+        const float v2826 = v2605.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2827 = v2759 + v2822;
+        const iron_bf16 v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2829 = iron_to_f32(v2828);
+        const float v2830 = v2826 + v2829;
+        const iron_bf16 v2831 = iron_f32_to_bf16(v2830);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2832 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2833 = v2832 + v2759;
+        const unsigned int v2834 = v2833 + v2822;
+        out[v2834] = v2831;
+      }
+      const unsigned int v2835 = static_cast<unsigned int>(v2605.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2836 = v2757 + v2835;
+      const unsigned int v2837 = static_cast<unsigned int>(v2605.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2838 = v2836 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2839 = v2837 < v15;
+      const bool v2840 = v2838 && v2839;
+      if (v2840) {
+        const float v2841 = v2605.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2842 = v2759 + v2837;
+        const iron_bf16 v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2844 = iron_to_f32(v2843);
+        const float v2845 = v2841 + v2844;
+        const iron_bf16 v2846 = iron_f32_to_bf16(v2845);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2847 = v2836 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2848 = v2847 + v2759;
+        const unsigned int v2849 = v2848 + v2837;
+        out[v2849] = v2846;
+      }
+      const unsigned int v2850 = static_cast<unsigned int>(v2605.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2851 = v2757 + v2850;
+      const unsigned int v2852 = static_cast<unsigned int>(v2605.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2853 = v2851 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2854 = v2852 < v15;
+      const bool v2855 = v2853 && v2854;
+      if (v2855) {
+        const float v2856 = v2605.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2857 = v2759 + v2852;
+        const iron_bf16 v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2859 = iron_to_f32(v2858);
+        const float v2860 = v2856 + v2859;
+        const iron_bf16 v2861 = iron_f32_to_bf16(v2860);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2862 = v2851 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2863 = v2862 + v2759;
+        const unsigned int v2864 = v2863 + v2852;
+        out[v2864] = v2861;
+      }
+      const unsigned int v2865 = static_cast<unsigned int>(v2605.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2866 = v2757 + v2865;
+      const unsigned int v2867 = static_cast<unsigned int>(v2605.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2868 = v2866 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2869 = v2867 < v15;
+      const bool v2870 = v2868 && v2869;
+      if (v2870) {
+        const float v2871 = v2605.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2872 = v2759 + v2867;
+        const iron_bf16 v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2874 = iron_to_f32(v2873);
+        const float v2875 = v2871 + v2874;
+        const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2877 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2878 = v2877 + v2759;
+        const unsigned int v2879 = v2878 + v2867;
+        out[v2879] = v2876;
+      }
+      const unsigned int v2882 = v2603 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2884 = v2755 + v2602;
+      const unsigned int v2885 = v2884 - v2882;
+      const unsigned int v2886 = v2557 + v2603;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2887 = v2886 * v15;
+      const unsigned int v2888 = static_cast<unsigned int>(v2607.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2889 = v2885 + v2888;
+      const unsigned int v2890 = static_cast<unsigned int>(v2607.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2891 = v2889 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2892 = v2890 < v15;
+      const bool v2893 = v2891 && v2892;
+      if (v2893) {
+        const float v2894 = v2607.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2895 = v2887 + v2890;
+        const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2897 = iron_to_f32(v2896);
+        const float v2898 = v2894 + v2897;
+        const iron_bf16 v2899 = iron_f32_to_bf16(v2898);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2900 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2901 = v2900 + v2887;
+        const unsigned int v2902 = v2901 + v2890;
+        out[v2902] = v2899;
+      }
+      const unsigned int v2903 = static_cast<unsigned int>(v2607.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2904 = v2885 + v2903;
+      const unsigned int v2905 = static_cast<unsigned int>(v2607.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2906 = v2904 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2907 = v2905 < v15;
+      const bool v2908 = v2906 && v2907;
+      if (v2908) {
+        const float v2909 = v2607.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2910 = v2887 + v2905;
+        const iron_bf16 v2911 = bias[v2910];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2912 = iron_to_f32(v2911);
+        const float v2913 = v2909 + v2912;
+        const iron_bf16 v2914 = iron_f32_to_bf16(v2913);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2915 = v2904 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2916 = v2915 + v2887;
+        const unsigned int v2917 = v2916 + v2905;
+        out[v2917] = v2914;
+      }
+      const unsigned int v2918 = static_cast<unsigned int>(v2607.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2919 = v2885 + v2918;
+      const unsigned int v2920 = static_cast<unsigned int>(v2607.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2921 = v2919 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2922 = v2920 < v15;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v2607.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2925 = v2887 + v2920;
+        const iron_bf16 v2926 = bias[v2925];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2927 = iron_to_f32(v2926);
+        const float v2928 = v2924 + v2927;
+        const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2930 = v2919 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2931 = v2930 + v2887;
+        const unsigned int v2932 = v2931 + v2920;
+        out[v2932] = v2929;
+      }
+      const unsigned int v2933 = static_cast<unsigned int>(v2607.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2934 = v2885 + v2933;
+      const unsigned int v2935 = static_cast<unsigned int>(v2607.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2936 = v2934 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2937 = v2935 < v15;
+      const bool v2938 = v2936 && v2937;
+      if (v2938) {
+        const float v2939 = v2607.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2940 = v2887 + v2935;
+        const iron_bf16 v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2942 = iron_to_f32(v2941);
+        const float v2943 = v2939 + v2942;
+        const iron_bf16 v2944 = iron_f32_to_bf16(v2943);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2945 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2946 = v2945 + v2887;
+        const unsigned int v2947 = v2946 + v2935;
+        out[v2947] = v2944;
+      }
+      const unsigned int v2948 = static_cast<unsigned int>(v2607.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2949 = v2885 + v2948;
+      const unsigned int v2950 = static_cast<unsigned int>(v2607.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2951 = v2949 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2952 = v2950 < v15;
+      const bool v2953 = v2951 && v2952;
+      if (v2953) {
+        const float v2954 = v2607.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2955 = v2887 + v2950;
+        const iron_bf16 v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2957 = iron_to_f32(v2956);
+        const float v2958 = v2954 + v2957;
+        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2960 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2961 = v2960 + v2887;
+        const unsigned int v2962 = v2961 + v2950;
+        out[v2962] = v2959;
+      }
+      const unsigned int v2963 = static_cast<unsigned int>(v2607.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2964 = v2885 + v2963;
+      const unsigned int v2965 = static_cast<unsigned int>(v2607.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2966 = v2964 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2967 = v2965 < v15;
+      const bool v2968 = v2966 && v2967;
+      if (v2968) {
+        const float v2969 = v2607.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2970 = v2887 + v2965;
+        const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2972 = iron_to_f32(v2971);
+        const float v2973 = v2969 + v2972;
+        const iron_bf16 v2974 = iron_f32_to_bf16(v2973);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2975 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2976 = v2975 + v2887;
+        const unsigned int v2977 = v2976 + v2965;
+        out[v2977] = v2974;
+      }
+      const unsigned int v2978 = static_cast<unsigned int>(v2607.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2979 = v2885 + v2978;
+      const unsigned int v2980 = static_cast<unsigned int>(v2607.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2981 = v2979 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2982 = v2980 < v15;
+      const bool v2983 = v2981 && v2982;
+      if (v2983) {
+        const float v2984 = v2607.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2985 = v2887 + v2980;
+        const iron_bf16 v2986 = bias[v2985];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2987 = iron_to_f32(v2986);
+        const float v2988 = v2984 + v2987;
+        const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2990 = v2979 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2991 = v2990 + v2887;
+        const unsigned int v2992 = v2991 + v2980;
+        out[v2992] = v2989;
+      }
+      const unsigned int v2993 = static_cast<unsigned int>(v2607.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2994 = v2885 + v2993;
+      const unsigned int v2995 = static_cast<unsigned int>(v2607.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2996 = v2994 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2997 = v2995 < v15;
+      const bool v2998 = v2996 && v2997;
+      if (v2998) {
+        const float v2999 = v2607.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3000 = v2887 + v2995;
+        const iron_bf16 v3001 = bias[v3000];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3002 = iron_to_f32(v3001);
+        const float v3003 = v2999 + v3002;
+        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3005 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3006 = v3005 + v2887;
+        const unsigned int v3007 = v3006 + v2995;
+        out[v3007] = v3004;
       }
     }
   }

@@ -303,8 +303,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
-  iron_bf16* const shm6 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm7 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:69
   const unsigned int v1 = h;
@@ -321,14 +319,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -530,695 +528,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3650 = 0u; v3650 < 2u; v3650 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3651 = v3650 << 6u;
-        const bool v3653 = v3651 < v34;
-        if (v3653) {
-          const unsigned int v3655 = v3650 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3656 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3656) {
-            const unsigned int v3660 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3661 = v3660 << 3u;
-            const unsigned int v3662 = v3651 + v3661;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3664 = v3662 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3666 = v3664 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3667 = v3662 - v3666;
-            const unsigned int v3668 = v3664 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3669 = v3668 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3670 = v3668 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3671 = v3664 - v3670;
-            const unsigned int v3672 = v3671 * v12;
-            const unsigned int v3673 = v97 + v3667;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3674 = v3662 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3676 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3681 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3682 = v3681 + v3661;
-            const unsigned int v3683 = v156 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3684 = v161 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3685 = v3683 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3686 = v3674 && v3685;
-            const bool v3687 = v3683 < v154;
-            const bool v3688 = v3686 && v3687;
-            const bool v3689 = v3684 >= v10;
-            const bool v3690 = v3688 && v3689;
-            const bool v3691 = v3684 < v3676;
-            const bool v3692 = v3690 && v3691;
-            const unsigned int v3693 = max(v3683, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3694 = v3693 - v9;
-            const unsigned int v3695 = max(v3684, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3696 = v3695 - v10;
-            const unsigned int v3697 = v164 + v3694;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3698 = v3697 * v2;
-            const unsigned int v3699 = v3698 + v3696;
-            const unsigned int v3700 = v3699 * v3;
-            const unsigned int v3701 = v3700 + v3673;
-            const unsigned int v3703 = v3692 ? v3701 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3705 = v3655 + v3682;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3703, v3692);
-            const unsigned int v3707 = v174 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3708 = v179 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3709 = v3707 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3710 = v3674 && v3709;
-            const bool v3711 = v3707 < v154;
-            const bool v3712 = v3710 && v3711;
-            const bool v3713 = v3708 >= v10;
-            const bool v3714 = v3712 && v3713;
-            const bool v3715 = v3708 < v3676;
-            const bool v3716 = v3714 && v3715;
-            const unsigned int v3717 = max(v3707, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3718 = v3717 - v9;
-            const unsigned int v3719 = max(v3708, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3720 = v3719 - v10;
-            const unsigned int v3721 = v182 + v3718;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3722 = v3721 * v2;
-            const unsigned int v3723 = v3722 + v3720;
-            const unsigned int v3724 = v3723 * v3;
-            const unsigned int v3725 = v3724 + v3673;
-            const unsigned int v3727 = v3716 ? v3725 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3730 = v3705 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3730 ^ (((v3730 >> 6u) & 7u) << 3u)), x + v3727, v3716);
-            const unsigned int v3731 = v192 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3732 = v197 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3733 = v3731 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3734 = v3674 && v3733;
-            const bool v3735 = v3731 < v154;
-            const bool v3736 = v3734 && v3735;
-            const bool v3737 = v3732 >= v10;
-            const bool v3738 = v3736 && v3737;
-            const bool v3739 = v3732 < v3676;
-            const bool v3740 = v3738 && v3739;
-            const unsigned int v3741 = max(v3731, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3742 = v3741 - v9;
-            const unsigned int v3743 = max(v3732, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3744 = v3743 - v10;
-            const unsigned int v3745 = v200 + v3742;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3746 = v3745 * v2;
-            const unsigned int v3747 = v3746 + v3744;
-            const unsigned int v3748 = v3747 * v3;
-            const unsigned int v3749 = v3748 + v3673;
-            const unsigned int v3751 = v3740 ? v3749 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3754 = v3705 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), x + v3751, v3740);
-            const unsigned int v3755 = v210 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3756 = v215 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3757 = v3755 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3758 = v3674 && v3757;
-            const bool v3759 = v3755 < v154;
-            const bool v3760 = v3758 && v3759;
-            const bool v3761 = v3756 >= v10;
-            const bool v3762 = v3760 && v3761;
-            const bool v3763 = v3756 < v3676;
-            const bool v3764 = v3762 && v3763;
-            const unsigned int v3765 = max(v3755, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3766 = v3765 - v9;
-            const unsigned int v3767 = max(v3756, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3768 = v3767 - v10;
-            const unsigned int v3769 = v218 + v3766;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3770 = v3769 * v2;
-            const unsigned int v3771 = v3770 + v3768;
-            const unsigned int v3772 = v3771 * v3;
-            const unsigned int v3773 = v3772 + v3673;
-            const unsigned int v3775 = v3764 ? v3773 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3778 = v3705 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3778 ^ (((v3778 >> 6u) & 7u) << 3u)), x + v3775, v3764);
-            const unsigned int v3779 = v228 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3780 = v233 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3781 = v3779 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3782 = v3674 && v3781;
-            const bool v3783 = v3779 < v154;
-            const bool v3784 = v3782 && v3783;
-            const bool v3785 = v3780 >= v10;
-            const bool v3786 = v3784 && v3785;
-            const bool v3787 = v3780 < v3676;
-            const bool v3788 = v3786 && v3787;
-            const unsigned int v3789 = max(v3779, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3790 = v3789 - v9;
-            const unsigned int v3791 = max(v3780, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3792 = v3791 - v10;
-            const unsigned int v3793 = v236 + v3790;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3794 = v3793 * v2;
-            const unsigned int v3795 = v3794 + v3792;
-            const unsigned int v3796 = v3795 * v3;
-            const unsigned int v3797 = v3796 + v3673;
-            const unsigned int v3799 = v3788 ? v3797 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3802 = v3705 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3802 ^ (((v3802 >> 6u) & 7u) << 3u)), x + v3799, v3788);
-            const unsigned int v3803 = v246 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3804 = v251 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3805 = v3803 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3806 = v3674 && v3805;
-            const bool v3807 = v3803 < v154;
-            const bool v3808 = v3806 && v3807;
-            const bool v3809 = v3804 >= v10;
-            const bool v3810 = v3808 && v3809;
-            const bool v3811 = v3804 < v3676;
-            const bool v3812 = v3810 && v3811;
-            const unsigned int v3813 = max(v3803, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3814 = v3813 - v9;
-            const unsigned int v3815 = max(v3804, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3816 = v3815 - v10;
-            const unsigned int v3817 = v254 + v3814;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3818 = v3817 * v2;
-            const unsigned int v3819 = v3818 + v3816;
-            const unsigned int v3820 = v3819 * v3;
-            const unsigned int v3821 = v3820 + v3673;
-            const unsigned int v3823 = v3812 ? v3821 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3826 = v3705 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), x + v3823, v3812);
-            const unsigned int v3827 = v264 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3828 = v269 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3829 = v3827 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3830 = v3674 && v3829;
-            const bool v3831 = v3827 < v154;
-            const bool v3832 = v3830 && v3831;
-            const bool v3833 = v3828 >= v10;
-            const bool v3834 = v3832 && v3833;
-            const bool v3835 = v3828 < v3676;
-            const bool v3836 = v3834 && v3835;
-            const unsigned int v3837 = max(v3827, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3838 = v3837 - v9;
-            const unsigned int v3839 = max(v3828, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3840 = v3839 - v10;
-            const unsigned int v3841 = v272 + v3838;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3842 = v3841 * v2;
-            const unsigned int v3843 = v3842 + v3840;
-            const unsigned int v3844 = v3843 * v3;
-            const unsigned int v3845 = v3844 + v3673;
-            const unsigned int v3847 = v3836 ? v3845 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3850 = v3705 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3850 ^ (((v3850 >> 6u) & 7u) << 3u)), x + v3847, v3836);
-            const unsigned int v3851 = v282 + v3669;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3852 = v287 + v3672;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3853 = v3851 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3854 = v3674 && v3853;
-            const bool v3855 = v3851 < v154;
-            const bool v3856 = v3854 && v3855;
-            const bool v3857 = v3852 >= v10;
-            const bool v3858 = v3856 && v3857;
-            const bool v3859 = v3852 < v3676;
-            const bool v3860 = v3858 && v3859;
-            const unsigned int v3861 = max(v3851, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3862 = v3861 - v9;
-            const unsigned int v3863 = max(v3852, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3864 = v3863 - v10;
-            const unsigned int v3865 = v290 + v3862;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3866 = v3865 * v2;
-            const unsigned int v3867 = v3866 + v3864;
-            const unsigned int v3868 = v3867 * v3;
-            const unsigned int v3869 = v3868 + v3673;
-            const unsigned int v3871 = v3860 ? v3869 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3874 = v3705 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3874 ^ (((v3874 >> 6u) & 7u) << 3u)), x + v3871, v3860);
+      for (unsigned int v3079 = 0u; v3079 < 2u; v3079 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3080 = v3079 << 6u;
+        const bool v3082 = v3080 < v34;
+        if (v3082) {
+          const unsigned int v3084 = v3079 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3085 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3085) {
+            const unsigned int v3089 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3090 = v3089 << 3u;
+            const unsigned int v3091 = v3080 + v3090;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3093 = v3091 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3095 = v3093 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3096 = v3091 - v3095;
+            const unsigned int v3097 = v3093 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3098 = v3097 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3099 = v3097 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3100 = v3093 - v3099;
+            const unsigned int v3101 = v3100 * v12;
+            const unsigned int v3102 = v97 + v3096;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3103 = v3091 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3105 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3110 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3111 = v3110 + v3090;
+            const unsigned int v3112 = v156 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3113 = v161 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3114 = v3112 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3115 = v3103 && v3114;
+            const bool v3116 = v3112 < v154;
+            const bool v3117 = v3115 && v3116;
+            const bool v3118 = v3113 >= v10;
+            const bool v3119 = v3117 && v3118;
+            const bool v3120 = v3113 < v3105;
+            const bool v3121 = v3119 && v3120;
+            const unsigned int v3122 = max(v3112, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3123 = v3122 - v9;
+            const unsigned int v3124 = max(v3113, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3125 = v3124 - v10;
+            const unsigned int v3126 = v164 + v3123;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3127 = v3126 * v2;
+            const unsigned int v3128 = v3127 + v3125;
+            const unsigned int v3129 = v3128 * v3;
+            const unsigned int v3130 = v3129 + v3102;
+            const unsigned int v3132 = v3121 ? v3130 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3134 = v3084 + v3111;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3132, v3121);
+            const unsigned int v3136 = v174 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3137 = v179 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3138 = v3136 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3139 = v3103 && v3138;
+            const bool v3140 = v3136 < v154;
+            const bool v3141 = v3139 && v3140;
+            const bool v3142 = v3137 >= v10;
+            const bool v3143 = v3141 && v3142;
+            const bool v3144 = v3137 < v3105;
+            const bool v3145 = v3143 && v3144;
+            const unsigned int v3146 = max(v3136, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3147 = v3146 - v9;
+            const unsigned int v3148 = max(v3137, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3149 = v3148 - v10;
+            const unsigned int v3150 = v182 + v3147;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3151 = v3150 * v2;
+            const unsigned int v3152 = v3151 + v3149;
+            const unsigned int v3153 = v3152 * v3;
+            const unsigned int v3154 = v3153 + v3102;
+            const unsigned int v3156 = v3145 ? v3154 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3159 = v3134 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3159 ^ (((v3159 >> 6u) & 7u) << 3u)), x + v3156, v3145);
+            const unsigned int v3160 = v192 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3161 = v197 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3162 = v3160 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3163 = v3103 && v3162;
+            const bool v3164 = v3160 < v154;
+            const bool v3165 = v3163 && v3164;
+            const bool v3166 = v3161 >= v10;
+            const bool v3167 = v3165 && v3166;
+            const bool v3168 = v3161 < v3105;
+            const bool v3169 = v3167 && v3168;
+            const unsigned int v3170 = max(v3160, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3171 = v3170 - v9;
+            const unsigned int v3172 = max(v3161, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3173 = v3172 - v10;
+            const unsigned int v3174 = v200 + v3171;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3175 = v3174 * v2;
+            const unsigned int v3176 = v3175 + v3173;
+            const unsigned int v3177 = v3176 * v3;
+            const unsigned int v3178 = v3177 + v3102;
+            const unsigned int v3180 = v3169 ? v3178 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3183 = v3134 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3180, v3169);
+            const unsigned int v3184 = v210 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3185 = v215 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3186 = v3184 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3187 = v3103 && v3186;
+            const bool v3188 = v3184 < v154;
+            const bool v3189 = v3187 && v3188;
+            const bool v3190 = v3185 >= v10;
+            const bool v3191 = v3189 && v3190;
+            const bool v3192 = v3185 < v3105;
+            const bool v3193 = v3191 && v3192;
+            const unsigned int v3194 = max(v3184, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3195 = v3194 - v9;
+            const unsigned int v3196 = max(v3185, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3197 = v3196 - v10;
+            const unsigned int v3198 = v218 + v3195;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3199 = v3198 * v2;
+            const unsigned int v3200 = v3199 + v3197;
+            const unsigned int v3201 = v3200 * v3;
+            const unsigned int v3202 = v3201 + v3102;
+            const unsigned int v3204 = v3193 ? v3202 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3207 = v3134 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3207 ^ (((v3207 >> 6u) & 7u) << 3u)), x + v3204, v3193);
+            const unsigned int v3208 = v228 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3209 = v233 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3210 = v3208 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3211 = v3103 && v3210;
+            const bool v3212 = v3208 < v154;
+            const bool v3213 = v3211 && v3212;
+            const bool v3214 = v3209 >= v10;
+            const bool v3215 = v3213 && v3214;
+            const bool v3216 = v3209 < v3105;
+            const bool v3217 = v3215 && v3216;
+            const unsigned int v3218 = max(v3208, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3219 = v3218 - v9;
+            const unsigned int v3220 = max(v3209, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3221 = v3220 - v10;
+            const unsigned int v3222 = v236 + v3219;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3223 = v3222 * v2;
+            const unsigned int v3224 = v3223 + v3221;
+            const unsigned int v3225 = v3224 * v3;
+            const unsigned int v3226 = v3225 + v3102;
+            const unsigned int v3228 = v3217 ? v3226 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3231 = v3134 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3231 ^ (((v3231 >> 6u) & 7u) << 3u)), x + v3228, v3217);
+            const unsigned int v3232 = v246 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3233 = v251 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3234 = v3232 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3235 = v3103 && v3234;
+            const bool v3236 = v3232 < v154;
+            const bool v3237 = v3235 && v3236;
+            const bool v3238 = v3233 >= v10;
+            const bool v3239 = v3237 && v3238;
+            const bool v3240 = v3233 < v3105;
+            const bool v3241 = v3239 && v3240;
+            const unsigned int v3242 = max(v3232, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3243 = v3242 - v9;
+            const unsigned int v3244 = max(v3233, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3245 = v3244 - v10;
+            const unsigned int v3246 = v254 + v3243;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3247 = v3246 * v2;
+            const unsigned int v3248 = v3247 + v3245;
+            const unsigned int v3249 = v3248 * v3;
+            const unsigned int v3250 = v3249 + v3102;
+            const unsigned int v3252 = v3241 ? v3250 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3255 = v3134 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3252, v3241);
+            const unsigned int v3256 = v264 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3257 = v269 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3258 = v3256 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3259 = v3103 && v3258;
+            const bool v3260 = v3256 < v154;
+            const bool v3261 = v3259 && v3260;
+            const bool v3262 = v3257 >= v10;
+            const bool v3263 = v3261 && v3262;
+            const bool v3264 = v3257 < v3105;
+            const bool v3265 = v3263 && v3264;
+            const unsigned int v3266 = max(v3256, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3267 = v3266 - v9;
+            const unsigned int v3268 = max(v3257, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3269 = v3268 - v10;
+            const unsigned int v3270 = v272 + v3267;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3271 = v3270 * v2;
+            const unsigned int v3272 = v3271 + v3269;
+            const unsigned int v3273 = v3272 * v3;
+            const unsigned int v3274 = v3273 + v3102;
+            const unsigned int v3276 = v3265 ? v3274 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3279 = v3134 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3279 ^ (((v3279 >> 6u) & 7u) << 3u)), x + v3276, v3265);
+            const unsigned int v3280 = v282 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3281 = v287 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3282 = v3280 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3283 = v3103 && v3282;
+            const bool v3284 = v3280 < v154;
+            const bool v3285 = v3283 && v3284;
+            const bool v3286 = v3281 >= v10;
+            const bool v3287 = v3285 && v3286;
+            const bool v3288 = v3281 < v3105;
+            const bool v3289 = v3287 && v3288;
+            const unsigned int v3290 = max(v3280, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3291 = v3290 - v9;
+            const unsigned int v3292 = max(v3281, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3293 = v3292 - v10;
+            const unsigned int v3294 = v290 + v3291;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3295 = v3294 * v2;
+            const unsigned int v3296 = v3295 + v3293;
+            const unsigned int v3297 = v3296 * v3;
+            const unsigned int v3298 = v3297 + v3102;
+            const unsigned int v3300 = v3289 ? v3298 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3303 = v3134 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), x + v3300, v3289);
           } else {
-            const unsigned int v3882 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3883 = v3882 << 3u;
-            const unsigned int v3885 = v3651 + v3883;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3886 = v3885 < v34;
-            const unsigned int v3887 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3889 = v3887 + v3651;
-            const unsigned int v3890 = v3889 + v3883;
-            const unsigned int v3892 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3893 = v3655 + v3892;
-            const unsigned int v3894 = v3893 + v3883;
-            const bool v3898 = v3886 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3902 = v3898 ? v3890 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3894 ^ (((v3894 >> 6u) & 7u) << 3u)), x + v3902, v3898);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3908 = v3886 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3910 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3911 = v3890 + v3910;
-            const unsigned int v3912 = v3908 ? v3911 : 0u;
-            const unsigned int v3914 = v3894 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3914 ^ (((v3914 >> 6u) & 7u) << 3u)), x + v3912, v3908);
-            const bool v3918 = v3886 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3920 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3921 = v3890 + v3920;
-            const unsigned int v3922 = v3918 ? v3921 : 0u;
-            const unsigned int v3924 = v3894 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3924 ^ (((v3924 >> 6u) & 7u) << 3u)), x + v3922, v3918);
-            const bool v3928 = v3886 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3930 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3931 = v3890 + v3930;
-            const unsigned int v3932 = v3928 ? v3931 : 0u;
-            const unsigned int v3934 = v3894 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3934 ^ (((v3934 >> 6u) & 7u) << 3u)), x + v3932, v3928);
-            const bool v3938 = v3886 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3940 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3941 = v3890 + v3940;
-            const unsigned int v3942 = v3938 ? v3941 : 0u;
-            const unsigned int v3944 = v3894 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), x + v3942, v3938);
-            const bool v3948 = v3886 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3950 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3951 = v3890 + v3950;
-            const unsigned int v3952 = v3948 ? v3951 : 0u;
-            const unsigned int v3954 = v3894 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3954 ^ (((v3954 >> 6u) & 7u) << 3u)), x + v3952, v3948);
-            const bool v3958 = v3886 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3960 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3961 = v3890 + v3960;
-            const unsigned int v3962 = v3958 ? v3961 : 0u;
-            const unsigned int v3964 = v3894 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3964 ^ (((v3964 >> 6u) & 7u) << 3u)), x + v3962, v3958);
-            const bool v3968 = v3886 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3970 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3971 = v3890 + v3970;
-            const unsigned int v3972 = v3968 ? v3971 : 0u;
-            const unsigned int v3974 = v3894 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), x + v3972, v3968);
+            const unsigned int v3311 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3312 = v3311 << 3u;
+            const unsigned int v3314 = v3080 + v3312;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3315 = v3314 < v34;
+            const unsigned int v3316 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3318 = v3316 + v3080;
+            const unsigned int v3319 = v3318 + v3312;
+            const unsigned int v3321 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3322 = v3084 + v3321;
+            const unsigned int v3323 = v3322 + v3312;
+            const bool v3327 = v3315 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3331 = v3327 ? v3319 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), x + v3331, v3327);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3337 = v3315 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3339 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3340 = v3319 + v3339;
+            const unsigned int v3341 = v3337 ? v3340 : 0u;
+            const unsigned int v3343 = v3323 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), x + v3341, v3337);
+            const bool v3347 = v3315 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3349 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3350 = v3319 + v3349;
+            const unsigned int v3351 = v3347 ? v3350 : 0u;
+            const unsigned int v3353 = v3323 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3351, v3347);
+            const bool v3357 = v3315 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3359 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3360 = v3319 + v3359;
+            const unsigned int v3361 = v3357 ? v3360 : 0u;
+            const unsigned int v3363 = v3323 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), x + v3361, v3357);
+            const bool v3367 = v3315 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3369 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3370 = v3319 + v3369;
+            const unsigned int v3371 = v3367 ? v3370 : 0u;
+            const unsigned int v3373 = v3323 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3371, v3367);
+            const bool v3377 = v3315 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3379 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3380 = v3319 + v3379;
+            const unsigned int v3381 = v3377 ? v3380 : 0u;
+            const unsigned int v3383 = v3323 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), x + v3381, v3377);
+            const bool v3387 = v3315 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3389 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3390 = v3319 + v3389;
+            const unsigned int v3391 = v3387 ? v3390 : 0u;
+            const unsigned int v3393 = v3323 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3391, v3387);
+            const bool v3397 = v3315 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3399 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3400 = v3319 + v3399;
+            const unsigned int v3401 = v3397 ? v3400 : 0u;
+            const unsigned int v3403 = v3323 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3401, v3397);
           }
-          const unsigned int v3983 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3984 = v3983 << 3u;
-          const unsigned int v3985 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3986 = v3651 + v3984;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3987 = v3986 < v34;
-          const unsigned int v3988 = v3985 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3989 = v85 + v3988;
-          const unsigned int v3990 = v3989 + v3651;
-          const unsigned int v3991 = v3990 + v3984;
-          const unsigned int v3993 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3994 = v3655 + v3993;
-          const unsigned int v3995 = v3994 + v3984;
-          const bool v3998 = v3985 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3999 = v3987 && v3998;
-          const unsigned int v4003 = v3999 ? v3991 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), weight + v4003, v3999);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4007 = v3985 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4008 = v4007 < v15;
-          const bool v4009 = v3987 && v4008;
-          const unsigned int v4011 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4012 = v3991 + v4011;
-          const unsigned int v4013 = v4009 ? v4012 : v85;
-          const unsigned int v4015 = v3995 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4015 ^ (((v4015 >> 6u) & 7u) << 3u)), weight + v4013, v4009);
-          const unsigned int v4017 = v3985 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4018 = v4017 < v15;
-          const bool v4019 = v3987 && v4018;
-          const unsigned int v4021 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4022 = v3991 + v4021;
-          const unsigned int v4023 = v4019 ? v4022 : v85;
-          const unsigned int v4025 = v3995 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), weight + v4023, v4019);
-          const unsigned int v4027 = v3985 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4028 = v4027 < v15;
-          const bool v4029 = v3987 && v4028;
-          const unsigned int v4031 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4032 = v3991 + v4031;
-          const unsigned int v4033 = v4029 ? v4032 : v85;
-          const unsigned int v4035 = v3995 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4035 ^ (((v4035 >> 6u) & 7u) << 3u)), weight + v4033, v4029);
-          const unsigned int v4037 = v3985 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4038 = v4037 < v15;
-          const bool v4039 = v3987 && v4038;
-          const unsigned int v4041 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4042 = v3991 + v4041;
-          const unsigned int v4043 = v4039 ? v4042 : v85;
-          const unsigned int v4045 = v3995 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4045 ^ (((v4045 >> 6u) & 7u) << 3u)), weight + v4043, v4039);
-          const unsigned int v4047 = v3985 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4048 = v4047 < v15;
-          const bool v4049 = v3987 && v4048;
-          const unsigned int v4051 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4052 = v3991 + v4051;
-          const unsigned int v4053 = v4049 ? v4052 : v85;
-          const unsigned int v4055 = v3995 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), weight + v4053, v4049);
-          const unsigned int v4057 = v3985 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4058 = v4057 < v15;
-          const bool v4059 = v3987 && v4058;
-          const unsigned int v4061 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4062 = v3991 + v4061;
-          const unsigned int v4063 = v4059 ? v4062 : v85;
-          const unsigned int v4065 = v3995 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), weight + v4063, v4059);
-          const unsigned int v4067 = v3985 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4068 = v4067 < v15;
-          const bool v4069 = v3987 && v4068;
-          const unsigned int v4071 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4072 = v3991 + v4071;
-          const unsigned int v4073 = v4069 ? v4072 : v85;
-          const unsigned int v4075 = v3995 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), weight + v4073, v4069);
+          const unsigned int v3412 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3413 = v3412 << 3u;
+          const unsigned int v3414 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3415 = v3080 + v3413;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3416 = v3415 < v34;
+          const unsigned int v3417 = v3414 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3418 = v85 + v3417;
+          const unsigned int v3419 = v3418 + v3080;
+          const unsigned int v3420 = v3419 + v3413;
+          const unsigned int v3422 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3423 = v3084 + v3422;
+          const unsigned int v3424 = v3423 + v3413;
+          const bool v3427 = v3414 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3428 = v3416 && v3427;
+          const unsigned int v3432 = v3428 ? v3420 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3424 ^ (((v3424 >> 6u) & 7u) << 3u)), weight + v3432, v3428);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3436 = v3414 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3437 = v3436 < v15;
+          const bool v3438 = v3416 && v3437;
+          const unsigned int v3440 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3441 = v3420 + v3440;
+          const unsigned int v3442 = v3438 ? v3441 : v85;
+          const unsigned int v3444 = v3424 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), weight + v3442, v3438);
+          const unsigned int v3446 = v3414 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3447 = v3446 < v15;
+          const bool v3448 = v3416 && v3447;
+          const unsigned int v3450 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3451 = v3420 + v3450;
+          const unsigned int v3452 = v3448 ? v3451 : v85;
+          const unsigned int v3454 = v3424 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3454 ^ (((v3454 >> 6u) & 7u) << 3u)), weight + v3452, v3448);
+          const unsigned int v3456 = v3414 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3457 = v3456 < v15;
+          const bool v3458 = v3416 && v3457;
+          const unsigned int v3460 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3461 = v3420 + v3460;
+          const unsigned int v3462 = v3458 ? v3461 : v85;
+          const unsigned int v3464 = v3424 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3462, v3458);
+          const unsigned int v3466 = v3414 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3467 = v3466 < v15;
+          const bool v3468 = v3416 && v3467;
+          const unsigned int v3470 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3471 = v3420 + v3470;
+          const unsigned int v3472 = v3468 ? v3471 : v85;
+          const unsigned int v3474 = v3424 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3472, v3468);
+          const unsigned int v3476 = v3414 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3477 = v3476 < v15;
+          const bool v3478 = v3416 && v3477;
+          const unsigned int v3480 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3481 = v3420 + v3480;
+          const unsigned int v3482 = v3478 ? v3481 : v85;
+          const unsigned int v3484 = v3424 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), weight + v3482, v3478);
+          const unsigned int v3486 = v3414 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3487 = v3486 < v15;
+          const bool v3488 = v3416 && v3487;
+          const unsigned int v3490 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3491 = v3420 + v3490;
+          const unsigned int v3492 = v3488 ? v3491 : v85;
+          const unsigned int v3494 = v3424 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3492, v3488);
+          const unsigned int v3496 = v3414 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3497 = v3496 < v15;
+          const bool v3498 = v3416 && v3497;
+          const unsigned int v3500 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3501 = v3420 + v3500;
+          const unsigned int v3502 = v3498 ? v3501 : v85;
+          const unsigned int v3504 = v3424 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), weight + v3502, v3498);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v4088 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v4093 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3517 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3522 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v4076 = 0u; v4076 < v34; v4076 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v4078 = v4076 >> 6u;
-        const unsigned int v4080 = v4078 % 3u;
+      for (unsigned int v3505 = 0u; v3505 < v34; v3505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3507 = v3505 >> 6u;
+        const unsigned int v3509 = v3507 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4082 = v4080 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v4089 = v4082 + v4088;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4089, 64u);
-        const unsigned int v4094 = v4082 + v4093;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4094, 64u);
+        const unsigned int v3511 = v3509 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3518 = v3511 + v3517;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3518, 64u);
+        const unsigned int v3523 = v3511 + v3522;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3523, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4101 = v4089 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4101, 64u);
-        const unsigned int v4106 = v4094 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4106, 64u);
+        const unsigned int v3530 = v3518 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3530, 64u);
+        const unsigned int v3535 = v3523 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3535, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4112 = v4089 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4112, 64u);
-        const unsigned int v4117 = v4094 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4117, 64u);
+        const unsigned int v3541 = v3518 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3541, 64u);
+        const unsigned int v3546 = v3523 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3546, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4123 = v4089 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4123, 64u);
-        const unsigned int v4128 = v4094 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4128, 64u);
+        const unsigned int v3552 = v3518 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3552, 64u);
+        const unsigned int v3557 = v3523 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3557, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4131 = v4076 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v4133 = v4078 + 2u;
-        const unsigned int v4134 = v4133 % 3u;
-        const bool v4135 = v4131 < v34;
-        if (v4135) {
-          const unsigned int v4137 = v4134 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v4138 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v4138) {
-            const unsigned int v4142 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v4143 = v4142 << 3u;
-            const unsigned int v4144 = v4131 + v4143;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v4146 = v4144 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v4148 = v4146 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v4149 = v4144 - v4148;
-            const unsigned int v4150 = v4146 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v4151 = v4150 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v4152 = v4150 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v4153 = v4146 - v4152;
-            const unsigned int v4154 = v4153 * v12;
-            const unsigned int v4155 = v97 + v4149;  // kernels/convolution/im2col_a.hpp:117
-            const bool v4156 = v4144 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v4158 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v4163 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v4164 = v4163 + v4143;
-            const unsigned int v4165 = v156 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4166 = v161 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4167 = v4165 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4168 = v4156 && v4167;
-            const bool v4169 = v4165 < v154;
-            const bool v4170 = v4168 && v4169;
-            const bool v4171 = v4166 >= v10;
-            const bool v4172 = v4170 && v4171;
-            const bool v4173 = v4166 < v4158;
-            const bool v4174 = v4172 && v4173;
-            const unsigned int v4175 = max(v4165, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4176 = v4175 - v9;
-            const unsigned int v4177 = max(v4166, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4178 = v4177 - v10;
-            const unsigned int v4179 = v164 + v4176;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4180 = v4179 * v2;
-            const unsigned int v4181 = v4180 + v4178;
-            const unsigned int v4182 = v4181 * v3;
-            const unsigned int v4183 = v4182 + v4155;
-            const unsigned int v4185 = v4174 ? v4183 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4187 = v4137 + v4164;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4187 ^ (((v4187 >> 6u) & 7u) << 3u)), x + v4185, v4174);
-            const unsigned int v4189 = v174 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4190 = v179 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4191 = v4189 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4192 = v4156 && v4191;
-            const bool v4193 = v4189 < v154;
-            const bool v4194 = v4192 && v4193;
-            const bool v4195 = v4190 >= v10;
-            const bool v4196 = v4194 && v4195;
-            const bool v4197 = v4190 < v4158;
-            const bool v4198 = v4196 && v4197;
-            const unsigned int v4199 = max(v4189, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4200 = v4199 - v9;
-            const unsigned int v4201 = max(v4190, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4202 = v4201 - v10;
-            const unsigned int v4203 = v182 + v4200;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4204 = v4203 * v2;
-            const unsigned int v4205 = v4204 + v4202;
-            const unsigned int v4206 = v4205 * v3;
-            const unsigned int v4207 = v4206 + v4155;
-            const unsigned int v4209 = v4198 ? v4207 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4212 = v4187 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4212 ^ (((v4212 >> 6u) & 7u) << 3u)), x + v4209, v4198);
-            const unsigned int v4213 = v192 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4214 = v197 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4215 = v4213 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4216 = v4156 && v4215;
-            const bool v4217 = v4213 < v154;
-            const bool v4218 = v4216 && v4217;
-            const bool v4219 = v4214 >= v10;
-            const bool v4220 = v4218 && v4219;
-            const bool v4221 = v4214 < v4158;
-            const bool v4222 = v4220 && v4221;
-            const unsigned int v4223 = max(v4213, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4224 = v4223 - v9;
-            const unsigned int v4225 = max(v4214, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4226 = v4225 - v10;
-            const unsigned int v4227 = v200 + v4224;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4228 = v4227 * v2;
-            const unsigned int v4229 = v4228 + v4226;
-            const unsigned int v4230 = v4229 * v3;
-            const unsigned int v4231 = v4230 + v4155;
-            const unsigned int v4233 = v4222 ? v4231 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4236 = v4187 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4236 ^ (((v4236 >> 6u) & 7u) << 3u)), x + v4233, v4222);
-            const unsigned int v4237 = v210 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4238 = v215 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4239 = v4237 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4240 = v4156 && v4239;
-            const bool v4241 = v4237 < v154;
-            const bool v4242 = v4240 && v4241;
-            const bool v4243 = v4238 >= v10;
-            const bool v4244 = v4242 && v4243;
-            const bool v4245 = v4238 < v4158;
-            const bool v4246 = v4244 && v4245;
-            const unsigned int v4247 = max(v4237, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4248 = v4247 - v9;
-            const unsigned int v4249 = max(v4238, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4250 = v4249 - v10;
-            const unsigned int v4251 = v218 + v4248;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4252 = v4251 * v2;
-            const unsigned int v4253 = v4252 + v4250;
-            const unsigned int v4254 = v4253 * v3;
-            const unsigned int v4255 = v4254 + v4155;
-            const unsigned int v4257 = v4246 ? v4255 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4260 = v4187 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4260 ^ (((v4260 >> 6u) & 7u) << 3u)), x + v4257, v4246);
-            const unsigned int v4261 = v228 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4262 = v233 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4263 = v4261 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4264 = v4156 && v4263;
-            const bool v4265 = v4261 < v154;
-            const bool v4266 = v4264 && v4265;
-            const bool v4267 = v4262 >= v10;
-            const bool v4268 = v4266 && v4267;
-            const bool v4269 = v4262 < v4158;
-            const bool v4270 = v4268 && v4269;
-            const unsigned int v4271 = max(v4261, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4272 = v4271 - v9;
-            const unsigned int v4273 = max(v4262, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4274 = v4273 - v10;
-            const unsigned int v4275 = v236 + v4272;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4276 = v4275 * v2;
-            const unsigned int v4277 = v4276 + v4274;
-            const unsigned int v4278 = v4277 * v3;
-            const unsigned int v4279 = v4278 + v4155;
-            const unsigned int v4281 = v4270 ? v4279 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4284 = v4187 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), x + v4281, v4270);
-            const unsigned int v4285 = v246 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4286 = v251 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4287 = v4285 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4288 = v4156 && v4287;
-            const bool v4289 = v4285 < v154;
-            const bool v4290 = v4288 && v4289;
-            const bool v4291 = v4286 >= v10;
-            const bool v4292 = v4290 && v4291;
-            const bool v4293 = v4286 < v4158;
-            const bool v4294 = v4292 && v4293;
-            const unsigned int v4295 = max(v4285, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4296 = v4295 - v9;
-            const unsigned int v4297 = max(v4286, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4298 = v4297 - v10;
-            const unsigned int v4299 = v254 + v4296;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4300 = v4299 * v2;
-            const unsigned int v4301 = v4300 + v4298;
-            const unsigned int v4302 = v4301 * v3;
-            const unsigned int v4303 = v4302 + v4155;
-            const unsigned int v4305 = v4294 ? v4303 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4308 = v4187 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4308 ^ (((v4308 >> 6u) & 7u) << 3u)), x + v4305, v4294);
-            const unsigned int v4309 = v264 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4310 = v269 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4311 = v4309 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4312 = v4156 && v4311;
-            const bool v4313 = v4309 < v154;
-            const bool v4314 = v4312 && v4313;
-            const bool v4315 = v4310 >= v10;
-            const bool v4316 = v4314 && v4315;
-            const bool v4317 = v4310 < v4158;
-            const bool v4318 = v4316 && v4317;
-            const unsigned int v4319 = max(v4309, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4320 = v4319 - v9;
-            const unsigned int v4321 = max(v4310, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4322 = v4321 - v10;
-            const unsigned int v4323 = v272 + v4320;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4324 = v4323 * v2;
-            const unsigned int v4325 = v4324 + v4322;
-            const unsigned int v4326 = v4325 * v3;
-            const unsigned int v4327 = v4326 + v4155;
-            const unsigned int v4329 = v4318 ? v4327 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4332 = v4187 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4332 ^ (((v4332 >> 6u) & 7u) << 3u)), x + v4329, v4318);
-            const unsigned int v4333 = v282 + v4151;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4334 = v287 + v4154;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4335 = v4333 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4336 = v4156 && v4335;
-            const bool v4337 = v4333 < v154;
-            const bool v4338 = v4336 && v4337;
-            const bool v4339 = v4334 >= v10;
-            const bool v4340 = v4338 && v4339;
-            const bool v4341 = v4334 < v4158;
-            const bool v4342 = v4340 && v4341;
-            const unsigned int v4343 = max(v4333, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4344 = v4343 - v9;
-            const unsigned int v4345 = max(v4334, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4346 = v4345 - v10;
-            const unsigned int v4347 = v290 + v4344;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4348 = v4347 * v2;
-            const unsigned int v4349 = v4348 + v4346;
-            const unsigned int v4350 = v4349 * v3;
-            const unsigned int v4351 = v4350 + v4155;
-            const unsigned int v4353 = v4342 ? v4351 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4356 = v4187 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4356 ^ (((v4356 >> 6u) & 7u) << 3u)), x + v4353, v4342);
+        const unsigned int v3560 = v3505 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3562 = v3507 + 2u;
+        const unsigned int v3563 = v3562 % 3u;
+        const bool v3564 = v3560 < v34;
+        if (v3564) {
+          const unsigned int v3566 = v3563 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3567 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3567) {
+            const unsigned int v3571 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3572 = v3571 << 3u;
+            const unsigned int v3573 = v3560 + v3572;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3575 = v3573 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3577 = v3575 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3578 = v3573 - v3577;
+            const unsigned int v3579 = v3575 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3580 = v3579 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3581 = v3579 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3582 = v3575 - v3581;
+            const unsigned int v3583 = v3582 * v12;
+            const unsigned int v3584 = v97 + v3578;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3585 = v3573 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3587 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3592 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3593 = v3592 + v3572;
+            const unsigned int v3594 = v156 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3595 = v161 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3596 = v3594 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3597 = v3585 && v3596;
+            const bool v3598 = v3594 < v154;
+            const bool v3599 = v3597 && v3598;
+            const bool v3600 = v3595 >= v10;
+            const bool v3601 = v3599 && v3600;
+            const bool v3602 = v3595 < v3587;
+            const bool v3603 = v3601 && v3602;
+            const unsigned int v3604 = max(v3594, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3605 = v3604 - v9;
+            const unsigned int v3606 = max(v3595, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3607 = v3606 - v10;
+            const unsigned int v3608 = v164 + v3605;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3609 = v3608 * v2;
+            const unsigned int v3610 = v3609 + v3607;
+            const unsigned int v3611 = v3610 * v3;
+            const unsigned int v3612 = v3611 + v3584;
+            const unsigned int v3614 = v3603 ? v3612 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3616 = v3566 + v3593;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), x + v3614, v3603);
+            const unsigned int v3618 = v174 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3619 = v179 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3620 = v3618 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3621 = v3585 && v3620;
+            const bool v3622 = v3618 < v154;
+            const bool v3623 = v3621 && v3622;
+            const bool v3624 = v3619 >= v10;
+            const bool v3625 = v3623 && v3624;
+            const bool v3626 = v3619 < v3587;
+            const bool v3627 = v3625 && v3626;
+            const unsigned int v3628 = max(v3618, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3629 = v3628 - v9;
+            const unsigned int v3630 = max(v3619, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3631 = v3630 - v10;
+            const unsigned int v3632 = v182 + v3629;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3633 = v3632 * v2;
+            const unsigned int v3634 = v3633 + v3631;
+            const unsigned int v3635 = v3634 * v3;
+            const unsigned int v3636 = v3635 + v3584;
+            const unsigned int v3638 = v3627 ? v3636 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3641 = v3616 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3638, v3627);
+            const unsigned int v3642 = v192 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3643 = v197 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3644 = v3642 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3645 = v3585 && v3644;
+            const bool v3646 = v3642 < v154;
+            const bool v3647 = v3645 && v3646;
+            const bool v3648 = v3643 >= v10;
+            const bool v3649 = v3647 && v3648;
+            const bool v3650 = v3643 < v3587;
+            const bool v3651 = v3649 && v3650;
+            const unsigned int v3652 = max(v3642, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3653 = v3652 - v9;
+            const unsigned int v3654 = max(v3643, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3655 = v3654 - v10;
+            const unsigned int v3656 = v200 + v3653;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3657 = v3656 * v2;
+            const unsigned int v3658 = v3657 + v3655;
+            const unsigned int v3659 = v3658 * v3;
+            const unsigned int v3660 = v3659 + v3584;
+            const unsigned int v3662 = v3651 ? v3660 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3665 = v3616 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3662, v3651);
+            const unsigned int v3666 = v210 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3667 = v215 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3668 = v3666 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3669 = v3585 && v3668;
+            const bool v3670 = v3666 < v154;
+            const bool v3671 = v3669 && v3670;
+            const bool v3672 = v3667 >= v10;
+            const bool v3673 = v3671 && v3672;
+            const bool v3674 = v3667 < v3587;
+            const bool v3675 = v3673 && v3674;
+            const unsigned int v3676 = max(v3666, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3677 = v3676 - v9;
+            const unsigned int v3678 = max(v3667, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3679 = v3678 - v10;
+            const unsigned int v3680 = v218 + v3677;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3681 = v3680 * v2;
+            const unsigned int v3682 = v3681 + v3679;
+            const unsigned int v3683 = v3682 * v3;
+            const unsigned int v3684 = v3683 + v3584;
+            const unsigned int v3686 = v3675 ? v3684 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3689 = v3616 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3689 ^ (((v3689 >> 6u) & 7u) << 3u)), x + v3686, v3675);
+            const unsigned int v3690 = v228 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3691 = v233 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3692 = v3690 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3693 = v3585 && v3692;
+            const bool v3694 = v3690 < v154;
+            const bool v3695 = v3693 && v3694;
+            const bool v3696 = v3691 >= v10;
+            const bool v3697 = v3695 && v3696;
+            const bool v3698 = v3691 < v3587;
+            const bool v3699 = v3697 && v3698;
+            const unsigned int v3700 = max(v3690, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3701 = v3700 - v9;
+            const unsigned int v3702 = max(v3691, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3703 = v3702 - v10;
+            const unsigned int v3704 = v236 + v3701;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3705 = v3704 * v2;
+            const unsigned int v3706 = v3705 + v3703;
+            const unsigned int v3707 = v3706 * v3;
+            const unsigned int v3708 = v3707 + v3584;
+            const unsigned int v3710 = v3699 ? v3708 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3713 = v3616 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), x + v3710, v3699);
+            const unsigned int v3714 = v246 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3715 = v251 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3716 = v3714 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3717 = v3585 && v3716;
+            const bool v3718 = v3714 < v154;
+            const bool v3719 = v3717 && v3718;
+            const bool v3720 = v3715 >= v10;
+            const bool v3721 = v3719 && v3720;
+            const bool v3722 = v3715 < v3587;
+            const bool v3723 = v3721 && v3722;
+            const unsigned int v3724 = max(v3714, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3725 = v3724 - v9;
+            const unsigned int v3726 = max(v3715, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3727 = v3726 - v10;
+            const unsigned int v3728 = v254 + v3725;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3729 = v3728 * v2;
+            const unsigned int v3730 = v3729 + v3727;
+            const unsigned int v3731 = v3730 * v3;
+            const unsigned int v3732 = v3731 + v3584;
+            const unsigned int v3734 = v3723 ? v3732 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3737 = v3616 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3734, v3723);
+            const unsigned int v3738 = v264 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3739 = v269 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3740 = v3738 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3741 = v3585 && v3740;
+            const bool v3742 = v3738 < v154;
+            const bool v3743 = v3741 && v3742;
+            const bool v3744 = v3739 >= v10;
+            const bool v3745 = v3743 && v3744;
+            const bool v3746 = v3739 < v3587;
+            const bool v3747 = v3745 && v3746;
+            const unsigned int v3748 = max(v3738, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3749 = v3748 - v9;
+            const unsigned int v3750 = max(v3739, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3751 = v3750 - v10;
+            const unsigned int v3752 = v272 + v3749;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3753 = v3752 * v2;
+            const unsigned int v3754 = v3753 + v3751;
+            const unsigned int v3755 = v3754 * v3;
+            const unsigned int v3756 = v3755 + v3584;
+            const unsigned int v3758 = v3747 ? v3756 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3761 = v3616 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3761 ^ (((v3761 >> 6u) & 7u) << 3u)), x + v3758, v3747);
+            const unsigned int v3762 = v282 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3763 = v287 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3764 = v3762 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3765 = v3585 && v3764;
+            const bool v3766 = v3762 < v154;
+            const bool v3767 = v3765 && v3766;
+            const bool v3768 = v3763 >= v10;
+            const bool v3769 = v3767 && v3768;
+            const bool v3770 = v3763 < v3587;
+            const bool v3771 = v3769 && v3770;
+            const unsigned int v3772 = max(v3762, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3773 = v3772 - v9;
+            const unsigned int v3774 = max(v3763, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3775 = v3774 - v10;
+            const unsigned int v3776 = v290 + v3773;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3777 = v3776 * v2;
+            const unsigned int v3778 = v3777 + v3775;
+            const unsigned int v3779 = v3778 * v3;
+            const unsigned int v3780 = v3779 + v3584;
+            const unsigned int v3782 = v3771 ? v3780 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3785 = v3616 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), x + v3782, v3771);
           } else {
-            const unsigned int v4364 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4365 = v4364 << 3u;
-            const unsigned int v4367 = v4131 + v4365;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4368 = v4367 < v34;
-            const unsigned int v4369 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4371 = v4369 + v4131;
-            const unsigned int v4372 = v4371 + v4365;
-            const unsigned int v4374 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4375 = v4137 + v4374;
-            const unsigned int v4376 = v4375 + v4365;
-            const bool v4380 = v4368 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4384 = v4380 ? v4372 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), x + v4384, v4380);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4390 = v4368 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4392 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4393 = v4372 + v4392;
-            const unsigned int v4394 = v4390 ? v4393 : 0u;
-            const unsigned int v4396 = v4376 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4396 ^ (((v4396 >> 6u) & 7u) << 3u)), x + v4394, v4390);
-            const bool v4400 = v4368 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4402 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4403 = v4372 + v4402;
-            const unsigned int v4404 = v4400 ? v4403 : 0u;
-            const unsigned int v4406 = v4376 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4406 ^ (((v4406 >> 6u) & 7u) << 3u)), x + v4404, v4400);
-            const bool v4410 = v4368 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4412 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4413 = v4372 + v4412;
-            const unsigned int v4414 = v4410 ? v4413 : 0u;
-            const unsigned int v4416 = v4376 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4416 ^ (((v4416 >> 6u) & 7u) << 3u)), x + v4414, v4410);
-            const bool v4420 = v4368 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4422 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4423 = v4372 + v4422;
-            const unsigned int v4424 = v4420 ? v4423 : 0u;
-            const unsigned int v4426 = v4376 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4426 ^ (((v4426 >> 6u) & 7u) << 3u)), x + v4424, v4420);
-            const bool v4430 = v4368 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4432 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4433 = v4372 + v4432;
-            const unsigned int v4434 = v4430 ? v4433 : 0u;
-            const unsigned int v4436 = v4376 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4436 ^ (((v4436 >> 6u) & 7u) << 3u)), x + v4434, v4430);
-            const bool v4440 = v4368 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4442 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4443 = v4372 + v4442;
-            const unsigned int v4444 = v4440 ? v4443 : 0u;
-            const unsigned int v4446 = v4376 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4446 ^ (((v4446 >> 6u) & 7u) << 3u)), x + v4444, v4440);
-            const bool v4450 = v4368 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4452 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4453 = v4372 + v4452;
-            const unsigned int v4454 = v4450 ? v4453 : 0u;
-            const unsigned int v4456 = v4376 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4456 ^ (((v4456 >> 6u) & 7u) << 3u)), x + v4454, v4450);
+            const unsigned int v3793 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3794 = v3793 << 3u;
+            const unsigned int v3796 = v3560 + v3794;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3797 = v3796 < v34;
+            const unsigned int v3798 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3800 = v3798 + v3560;
+            const unsigned int v3801 = v3800 + v3794;
+            const unsigned int v3803 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3804 = v3566 + v3803;
+            const unsigned int v3805 = v3804 + v3794;
+            const bool v3809 = v3797 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3813 = v3809 ? v3801 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), x + v3813, v3809);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3819 = v3797 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3821 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3822 = v3801 + v3821;
+            const unsigned int v3823 = v3819 ? v3822 : 0u;
+            const unsigned int v3825 = v3805 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3823, v3819);
+            const bool v3829 = v3797 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3831 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3832 = v3801 + v3831;
+            const unsigned int v3833 = v3829 ? v3832 : 0u;
+            const unsigned int v3835 = v3805 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3833, v3829);
+            const bool v3839 = v3797 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3841 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3842 = v3801 + v3841;
+            const unsigned int v3843 = v3839 ? v3842 : 0u;
+            const unsigned int v3845 = v3805 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), x + v3843, v3839);
+            const bool v3849 = v3797 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3851 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3852 = v3801 + v3851;
+            const unsigned int v3853 = v3849 ? v3852 : 0u;
+            const unsigned int v3855 = v3805 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3853, v3849);
+            const bool v3859 = v3797 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3861 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3862 = v3801 + v3861;
+            const unsigned int v3863 = v3859 ? v3862 : 0u;
+            const unsigned int v3865 = v3805 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), x + v3863, v3859);
+            const bool v3869 = v3797 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3871 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3872 = v3801 + v3871;
+            const unsigned int v3873 = v3869 ? v3872 : 0u;
+            const unsigned int v3875 = v3805 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3875 ^ (((v3875 >> 6u) & 7u) << 3u)), x + v3873, v3869);
+            const bool v3879 = v3797 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3881 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3882 = v3801 + v3881;
+            const unsigned int v3883 = v3879 ? v3882 : 0u;
+            const unsigned int v3885 = v3805 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3883, v3879);
           }
-          const unsigned int v4465 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4466 = v4465 << 3u;
-          const unsigned int v4467 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4468 = v4131 + v4466;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4469 = v4468 < v34;
-          const unsigned int v4470 = v4467 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4471 = v85 + v4470;
-          const unsigned int v4472 = v4471 + v4131;
-          const unsigned int v4473 = v4472 + v4466;
-          const unsigned int v4475 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4476 = v4137 + v4475;
-          const unsigned int v4477 = v4476 + v4466;
-          const bool v4480 = v4467 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4481 = v4469 && v4480;
-          const unsigned int v4485 = v4481 ? v4473 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4477 ^ (((v4477 >> 6u) & 7u) << 3u)), weight + v4485, v4481);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4489 = v4467 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4490 = v4489 < v15;
-          const bool v4491 = v4469 && v4490;
-          const unsigned int v4493 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4494 = v4473 + v4493;
-          const unsigned int v4495 = v4491 ? v4494 : v85;
-          const unsigned int v4497 = v4477 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4497 ^ (((v4497 >> 6u) & 7u) << 3u)), weight + v4495, v4491);
-          const unsigned int v4499 = v4467 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4500 = v4499 < v15;
-          const bool v4501 = v4469 && v4500;
-          const unsigned int v4503 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4504 = v4473 + v4503;
-          const unsigned int v4505 = v4501 ? v4504 : v85;
-          const unsigned int v4507 = v4477 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4507 ^ (((v4507 >> 6u) & 7u) << 3u)), weight + v4505, v4501);
-          const unsigned int v4509 = v4467 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4510 = v4509 < v15;
-          const bool v4511 = v4469 && v4510;
-          const unsigned int v4513 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4514 = v4473 + v4513;
-          const unsigned int v4515 = v4511 ? v4514 : v85;
-          const unsigned int v4517 = v4477 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4517 ^ (((v4517 >> 6u) & 7u) << 3u)), weight + v4515, v4511);
-          const unsigned int v4519 = v4467 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4520 = v4519 < v15;
-          const bool v4521 = v4469 && v4520;
-          const unsigned int v4523 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4524 = v4473 + v4523;
-          const unsigned int v4525 = v4521 ? v4524 : v85;
-          const unsigned int v4527 = v4477 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4527 ^ (((v4527 >> 6u) & 7u) << 3u)), weight + v4525, v4521);
-          const unsigned int v4529 = v4467 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4530 = v4529 < v15;
-          const bool v4531 = v4469 && v4530;
-          const unsigned int v4533 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4534 = v4473 + v4533;
-          const unsigned int v4535 = v4531 ? v4534 : v85;
-          const unsigned int v4537 = v4477 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4537 ^ (((v4537 >> 6u) & 7u) << 3u)), weight + v4535, v4531);
-          const unsigned int v4539 = v4467 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4540 = v4539 < v15;
-          const bool v4541 = v4469 && v4540;
-          const unsigned int v4543 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4544 = v4473 + v4543;
-          const unsigned int v4545 = v4541 ? v4544 : v85;
-          const unsigned int v4547 = v4477 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4547 ^ (((v4547 >> 6u) & 7u) << 3u)), weight + v4545, v4541);
-          const unsigned int v4549 = v4467 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4550 = v4549 < v15;
-          const bool v4551 = v4469 && v4550;
-          const unsigned int v4553 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4554 = v4473 + v4553;
-          const unsigned int v4555 = v4551 ? v4554 : v85;
-          const unsigned int v4557 = v4477 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4557 ^ (((v4557 >> 6u) & 7u) << 3u)), weight + v4555, v4551);
+          const unsigned int v3894 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3895 = v3894 << 3u;
+          const unsigned int v3896 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3897 = v3560 + v3895;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3898 = v3897 < v34;
+          const unsigned int v3899 = v3896 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3900 = v85 + v3899;
+          const unsigned int v3901 = v3900 + v3560;
+          const unsigned int v3902 = v3901 + v3895;
+          const unsigned int v3904 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3905 = v3566 + v3904;
+          const unsigned int v3906 = v3905 + v3895;
+          const bool v3909 = v3896 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3910 = v3898 && v3909;
+          const unsigned int v3914 = v3910 ? v3902 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3906 ^ (((v3906 >> 6u) & 7u) << 3u)), weight + v3914, v3910);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3918 = v3896 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3919 = v3918 < v15;
+          const bool v3920 = v3898 && v3919;
+          const unsigned int v3922 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3923 = v3902 + v3922;
+          const unsigned int v3924 = v3920 ? v3923 : v85;
+          const unsigned int v3926 = v3906 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3926 ^ (((v3926 >> 6u) & 7u) << 3u)), weight + v3924, v3920);
+          const unsigned int v3928 = v3896 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3929 = v3928 < v15;
+          const bool v3930 = v3898 && v3929;
+          const unsigned int v3932 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3933 = v3902 + v3932;
+          const unsigned int v3934 = v3930 ? v3933 : v85;
+          const unsigned int v3936 = v3906 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), weight + v3934, v3930);
+          const unsigned int v3938 = v3896 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3939 = v3938 < v15;
+          const bool v3940 = v3898 && v3939;
+          const unsigned int v3942 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3943 = v3902 + v3942;
+          const unsigned int v3944 = v3940 ? v3943 : v85;
+          const unsigned int v3946 = v3906 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3946 ^ (((v3946 >> 6u) & 7u) << 3u)), weight + v3944, v3940);
+          const unsigned int v3948 = v3896 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3949 = v3948 < v15;
+          const bool v3950 = v3898 && v3949;
+          const unsigned int v3952 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3953 = v3902 + v3952;
+          const unsigned int v3954 = v3950 ? v3953 : v85;
+          const unsigned int v3956 = v3906 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3954, v3950);
+          const unsigned int v3958 = v3896 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3959 = v3958 < v15;
+          const bool v3960 = v3898 && v3959;
+          const unsigned int v3962 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3963 = v3902 + v3962;
+          const unsigned int v3964 = v3960 ? v3963 : v85;
+          const unsigned int v3966 = v3906 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3966 ^ (((v3966 >> 6u) & 7u) << 3u)), weight + v3964, v3960);
+          const unsigned int v3968 = v3896 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3969 = v3968 < v15;
+          const bool v3970 = v3898 && v3969;
+          const unsigned int v3972 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3973 = v3902 + v3972;
+          const unsigned int v3974 = v3970 ? v3973 : v85;
+          const unsigned int v3976 = v3906 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), weight + v3974, v3970);
+          const unsigned int v3978 = v3896 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3979 = v3978 < v15;
+          const bool v3980 = v3898 && v3979;
+          const unsigned int v3982 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3983 = v3902 + v3982;
+          const unsigned int v3984 = v3980 ? v3983 : v85;
+          const unsigned int v3986 = v3906 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), weight + v3984, v3980);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
@@ -1360,15 +1358,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v1008 = v1007 + v1000;
           const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4713 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4713.v[0];
-          const iron_bf16 v1030 = v4713.v[1];
-          const iron_bf16 v1045 = v4713.v[2];
-          const iron_bf16 v1060 = v4713.v[3];
-          const iron_bf16 v1075 = v4713.v[4];
-          const iron_bf16 v1090 = v4713.v[5];
-          const iron_bf16 v1105 = v4713.v[6];
-          const iron_bf16 v1120 = v4713.v[7];
+          const iron_bf16x8 v4116 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4116.v[0];
+          const iron_bf16 v1030 = v4116.v[1];
+          const iron_bf16 v1045 = v4116.v[2];
+          const iron_bf16 v1060 = v4116.v[3];
+          const iron_bf16 v1075 = v4116.v[4];
+          const iron_bf16 v1090 = v4116.v[5];
+          const iron_bf16 v1105 = v4116.v[6];
+          const iron_bf16 v1120 = v4116.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const float v1019 = fmaxf(v1017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
@@ -1417,8 +1415,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const float v1122 = v1116 + v1121;
           const float v1124 = fmaxf(v1122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4714 = v1001 + v1022;
-          *reinterpret_cast<iron_bf16x8*>(out + v4714) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
+          const unsigned int v4117 = v1001 + v1022;
+          *reinterpret_cast<iron_bf16x8*>(out + v4117) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
         }
       } else {
         #pragma unroll 1
@@ -1450,1083 +1448,541 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
-    const unsigned int v2514 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2515 = v2514 == 0u;
-    if (v2515) {
-      const unsigned int v2519 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2520 = v2519 & 7u;
-      const unsigned int v2521 = v2520 << 3u;
-      const unsigned int v2524 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v2525 = v2524 * v19;
-      const unsigned int v2529 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2530 = v12 * v2529;
-      const unsigned int v2532 = v10 << 1u;
-      const unsigned int v2533 = v2 + v2532;
-      const unsigned int v2534 = v2533 - v2530;
-      const unsigned int v2535 = v2534 - 1u;
-      const unsigned int v2536 = v2535 / v8;
-      const unsigned int v2537 = v2536 + 1u;
-      const unsigned int v2541 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v2542 = v11 * v2541;
-      const unsigned int v2544 = v9 << 1u;
-      const unsigned int v2545 = v1 + v2544;
-      const unsigned int v2546 = v2545 - v2542;
-      const unsigned int v2547 = v2546 - 1u;
-      const unsigned int v2548 = v2547 / v7;
-      const unsigned int v2549 = v2548 + 1u;
-      const unsigned int v2550 = v2549 * v2537;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v2551 = v0 * v2550;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2556 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2557 = v2556 == 0u;
-      const unsigned int v2560 = v19 << 1u;
-      const bool v2561 = v2560 <= 64u;
-      const bool v2562 = v2557 && v2561;
-      const unsigned int v2563 = v2562 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2567 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2568 = v2567 == 0u;
-      const unsigned int v2571 = v19 << 2u;
-      const bool v2572 = v2571 <= 64u;
-      const bool v2573 = v2568 && v2572;
-      const unsigned int v2574 = v2573 ? 4u : v2563;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2578 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2579 = v2578 == 0u;
-      const unsigned int v2582 = v19 << 3u;
-      const bool v2583 = v2582 <= 64u;
-      const bool v2584 = v2579 && v2583;
-      const unsigned int v2585 = v2584 ? 8u : v2574;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2587 = 128u / v2585;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2588 = v13 / v2585;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2589 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2592 = v2551 + 127u;
-      const unsigned int v2593 = v2592 >> 7u;
-      const unsigned int v2594 = blockIdx.z;
-      const unsigned int v2595 = v2594 * v2593;
-      const unsigned int v2596 = v2595 + v2589;
-      const unsigned int v2597 = v2596 % v2588;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2598 = v2596 / v2588;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2599 = v2597 * v2585;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2601 = v2551 + v2587;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2602 = v2601 - 1u;
-      const unsigned int v2603 = v2602 / v2587;
-      const bool v2604 = v2598 < v2603;
-      if (v2604) {
-        const unsigned int v2606 = v2585 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2607 = v2606 >> 3u;
-        const bool v2611 = v2607 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v2612 = v2611 ? 8u : 16u;
-        const bool v2615 = v2607 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v2616 = v2615 ? 4u : v2612;
-        const bool v2619 = v2607 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v2620 = v2619 ? 2u : v2616;
-        const bool v2623 = v2607 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v2624 = v2623 ? 1u : v2620;
-        const unsigned int v2626 = v2519 % v2624;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2627 = v2626 < v2607;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v2629 = v2626 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v2630 = v2629 / v19;
-        const unsigned int v2631 = v2630 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2634 = v2629 - v2631;
-        const unsigned int v2637 = v2599 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v2638 = v2637 + v2629;
-        const unsigned int v2640 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v2641 = v2640 << 5u;
-        const unsigned int v2642 = v2641 / v2587;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2644 = v2641 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v2645 = v2644 / v2587;
-        iron_frag<float, 2, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2647, 0.0f);
-        iron_frag<float, 2, 16, 16> v2649;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2649, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v2651;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2651, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v2653;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2653, iron_f32_to_bf16(0.0f));
-        const unsigned int v2656 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2759 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v2780 = v2641 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v2784 = v2642 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v2790 = v2644 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v2794 = v2645 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2513 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2514 = v2513 & 15u;
+    const unsigned int v2515 = v2514 << 2u;
+    const unsigned int v2518 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2519 = v2518 * v19;
+    const unsigned int v2523 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2524 = v12 * v2523;
+    const unsigned int v2526 = v10 << 1u;
+    const unsigned int v2527 = v2 + v2526;
+    const unsigned int v2528 = v2527 - v2524;
+    const unsigned int v2529 = v2528 - 1u;
+    const unsigned int v2530 = v2529 / v8;
+    const unsigned int v2531 = v2530 + 1u;
+    const unsigned int v2535 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2536 = v11 * v2535;
+    const unsigned int v2538 = v9 << 1u;
+    const unsigned int v2539 = v1 + v2538;
+    const unsigned int v2540 = v2539 - v2536;
+    const unsigned int v2541 = v2540 - 1u;
+    const unsigned int v2542 = v2541 / v7;
+    const unsigned int v2543 = v2542 + 1u;
+    const unsigned int v2544 = v2543 * v2531;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2545 = v0 * v2544;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2550 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2551 = v2550 == 0u;
+    const unsigned int v2554 = v19 << 1u;
+    const bool v2555 = v2554 <= 64u;
+    const bool v2556 = v2551 && v2555;
+    const unsigned int v2557 = v2556 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2561 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2562 = v2561 == 0u;
+    const unsigned int v2565 = v19 << 2u;
+    const bool v2566 = v2565 <= 64u;
+    const bool v2567 = v2562 && v2566;
+    const unsigned int v2568 = v2567 ? 4u : v2557;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2572 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2573 = v2572 == 0u;
+    const unsigned int v2576 = v19 << 3u;
+    const bool v2577 = v2576 <= 64u;
+    const bool v2578 = v2573 && v2577;
+    const unsigned int v2579 = v2578 ? 8u : v2568;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2581 = 128u / v2579;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2582 = v13 / v2579;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2583 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2586 = v2545 + 127u;
+    const unsigned int v2587 = v2586 >> 7u;
+    const unsigned int v2588 = blockIdx.z;
+    const unsigned int v2589 = v2588 * v2587;
+    const unsigned int v2590 = v2589 + v2583;
+    const unsigned int v2591 = v2590 % v2582;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2592 = v2590 / v2582;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2593 = v2591 * v2579;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2595 = v2545 + v2581;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2596 = v2595 - 1u;
+    const unsigned int v2597 = v2596 / v2581;
+    const bool v2598 = v2592 < v2597;
+    if (v2598) {
+      const unsigned int v2600 = v2579 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2601 = v2600 >> 2u;
+      const bool v2605 = v2601 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2606 = v2605 ? 8u : 16u;
+      const bool v2609 = v2601 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2610 = v2609 ? 4u : v2606;
+      const bool v2613 = v2601 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2614 = v2613 ? 2u : v2610;
+      const bool v2617 = v2601 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2618 = v2617 ? 1u : v2614;
+      const unsigned int v2620 = v2513 % v2618;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2621 = v2620 < v2601;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2623 = v2620 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2624 = v2623 / v19;
+      const unsigned int v2625 = v2624 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2628 = v2623 - v2625;
+      const unsigned int v2631 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2632 = v2631 + v2623;
+      const unsigned int v2634 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2635 = v2634 << 5u;
+      const unsigned int v2636 = v2635 / v2581;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2638 = v2635 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2639 = v2638 / v2581;
+      iron_frag<float, 2, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2641, 0.0f);
+      iron_frag<float, 2, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2643, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2645, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2647, iron_f32_to_bf16(0.0f));
+      const unsigned int v2650 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2753 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2774 = v2635 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2778 = v2636 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2784 = v2638 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2788 = v2639 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (unsigned int v2658 = 0u; v2658 < v5; v2658 += v2656) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v2659 = v2658 + v2656;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2660 = min(v2659, v5);
-          const unsigned int v2661 = v2660 - v2658;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v2662 = v2661 * v6;
-          const unsigned int v2663 = v2662 * v19;
-          const unsigned int v2667 = v2663 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2668 = v2667 >> 4u;
-          const unsigned int v2669 = v2668 << 4u;
-          const bool v2670 = v2521 < v2669;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2670) {
-            const unsigned int v2672 = v2585 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2675 = v2519 >> 3u;
-            const bool v2681 = v2521 < v2663;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v2683 = v2658 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2684 = v2683 * v19;
+      for (unsigned int v2652 = 0u; v2652 < v5; v2652 += v2650) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2653 = v2652 + v2650;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2654 = min(v2653, v5);
+        const unsigned int v2655 = v2654 - v2652;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2656 = v2655 * v6;
+        const unsigned int v2657 = v2656 * v19;
+        const unsigned int v2661 = v2657 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2662 = v2661 >> 4u;
+        const unsigned int v2663 = v2662 << 4u;
+        const bool v2664 = v2515 < v2663;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2664) {
+          const unsigned int v2666 = v2579 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2669 = v2513 >> 4u;
+          const bool v2675 = v2515 < v2657;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2677 = v2652 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2678 = v2677 * v19;
 
-            for (unsigned int v2677 = v2675; v2677 < v2672; v2677 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v2679 = v2677 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2680 = v2679 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2682 = v2680 && v2681;
-              const unsigned int v2686 = v2677 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v2687 = v2599 + v2686;
-              const unsigned int v2688 = v2687 * v15;
-              const unsigned int v2689 = v2688 + v2679;
-              const unsigned int v2690 = v2689 * v2525;
-              const unsigned int v2691 = v2690 + v2684;
-              const unsigned int v2692 = v2691 + v2521;
-              const unsigned int v2694 = v2682 ? v2692 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2696 = v2677 * 56u;
-              const unsigned int v2697 = v2696 + v2521;
-              iron_copy_async<16>(shm5 + v2697, weight + v2694, v2682);
-            }
+          for (unsigned int v2671 = v2669; v2671 < v2666; v2671 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2673 = v2671 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2674 = v2673 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2676 = v2674 && v2675;
+            const unsigned int v2680 = v2671 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2681 = v2593 + v2680;
+            const unsigned int v2682 = v2681 * v15;
+            const unsigned int v2683 = v2682 + v2673;
+            const unsigned int v2684 = v2683 * v2519;
+            const unsigned int v2685 = v2684 + v2678;
+            const unsigned int v2686 = v2685 + v2515;
+            const unsigned int v2688 = v2676 ? v2686 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2690 = v2671 * 56u;
+            const unsigned int v2691 = v2690 + v2515;
+            iron_copy_async<8>(shm5 + v2691, weight + v2688, v2676);
           }
-          if (v2627) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2699 = 128u / v2624;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2701 = v2519 / v2624;
-            const unsigned int v2703 = v2598 * v2587;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2715 = v2630 * v2587;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2725 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v2742 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        }
+        if (v2621) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2693 = 128u / v2618;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2695 = v2513 / v2618;
+          const unsigned int v2697 = v2592 * v2581;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2709 = v2624 * v2581;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2719 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2736 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-            for (unsigned int v2702 = v2701; v2702 < v2587; v2702 += v2699) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v2704 = v2703 + v2702;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v2705 = v2704 / v2550;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2706 = v2705 * v2550;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2707 = v2704 - v2706;
-              const unsigned int v2708 = v2707 / v2537;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2709 = v2708 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2710 = v2708 * v2537;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v2711 = v2707 - v2710;
-              const unsigned int v2712 = v2711 * v8;
-              const bool v2713 = v2704 < v2551;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2716 = v2715 + v2702;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2717 = v2716 * 56u;
-              const unsigned int v2718 = v2717 + v2634;
-              const unsigned int v2729 = v2705 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2696 = v2695; v2696 < v2581; v2696 += v2693) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2698 = v2697 + v2696;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2699 = v2698 / v2544;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2700 = v2699 * v2544;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2701 = v2698 - v2700;
+            const unsigned int v2702 = v2701 / v2531;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2703 = v2702 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2704 = v2702 * v2531;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2705 = v2701 - v2704;
+            const unsigned int v2706 = v2705 * v8;
+            const bool v2707 = v2698 < v2545;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2710 = v2709 + v2696;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2711 = v2710 * 56u;
+            const unsigned int v2712 = v2711 + v2628;
+            const unsigned int v2723 = v2699 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2720 = v2658; v2720 < v2660; v2720 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2721 = v2720 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2722 = v2709 + v2721;
-                const bool v2723 = v2722 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2724 = v2713 && v2723;
-                const bool v2726 = v2722 < v2725;
-                const bool v2727 = v2724 && v2726;
-                const unsigned int v2728 = max(v2722, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2730 = v2729 + v2728;
-                const unsigned int v2731 = v2730 - v9;
-                const unsigned int v2732 = v2720 - v2658;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2733 = v2732 * v6;
-                const unsigned int v2734 = v2733 * v19;
-                const unsigned int v2746 = v2731 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2754 = v2718 + v2734;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2714 = v2652; v2714 < v2654; v2714 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2715 = v2714 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2716 = v2703 + v2715;
+              const bool v2717 = v2716 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2718 = v2707 && v2717;
+              const bool v2720 = v2716 < v2719;
+              const bool v2721 = v2718 && v2720;
+              const unsigned int v2722 = max(v2716, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2724 = v2723 + v2722;
+              const unsigned int v2725 = v2724 - v9;
+              const unsigned int v2726 = v2714 - v2652;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2727 = v2726 * v6;
+              const unsigned int v2728 = v2727 * v19;
+              const unsigned int v2740 = v2725 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2748 = v2712 + v2728;  // kernels/convolution/narrow_groups.hpp:152
 
-                for (unsigned int v2737 = 0u; v2737 < v6; v2737 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v2738 = v2737 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v2739 = v2712 + v2738;
-                  const bool v2740 = v2739 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2741 = v2727 && v2740;
-                  const bool v2743 = v2739 < v2742;
-                  const bool v2744 = v2741 && v2743;
-                  const unsigned int v2745 = max(v2739, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v2747 = v2746 + v2745;
-                  const unsigned int v2748 = v2747 - v10;
-                  const unsigned int v2749 = v2748 * v3;
-                  const unsigned int v2750 = v2749 + v2638;
-                  const unsigned int v2752 = v2744 ? v2750 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v2753 = v2737 * v19;
-                  const unsigned int v2755 = v2754 + v2753;
-                  iron_copy_async<16>(shm4 + v2755, x + v2752, v2744);
-                }
+              for (unsigned int v2731 = 0u; v2731 < v6; v2731 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2732 = v2731 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2733 = v2706 + v2732;
+                const bool v2734 = v2733 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2735 = v2721 && v2734;
+                const bool v2737 = v2733 < v2736;
+                const bool v2738 = v2735 && v2737;
+                const unsigned int v2739 = max(v2733, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2741 = v2740 + v2739;
+                const unsigned int v2742 = v2741 - v10;
+                const unsigned int v2743 = v2742 * v3;
+                const unsigned int v2744 = v2743 + v2632;
+                const unsigned int v2746 = v2738 ? v2744 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2747 = v2731 * v19;
+                const unsigned int v2749 = v2748 + v2747;
+                iron_copy_async<8>(shm4 + v2749, x + v2746, v2738);
               }
             }
           }
-          const unsigned int v2757 = v2669 - v2663;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v2758 = v2757 >> 3u;
-          const unsigned int v2761 = v2758 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        }
+        const unsigned int v2751 = v2663 - v2657;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2752 = v2751 >> 2u;
+        const unsigned int v2755 = v2752 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-          for (unsigned int v2763 = v2519; v2763 < v2761; v2763 += v2759) {
-            const unsigned int v2764 = v2763 / v2758;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v2768 = v2764 * v2758;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v2769 = v2763 - v2768;
-            const unsigned int v2770 = v2769 << 3u;
-            const unsigned int v2772 = v2764 * 56u;
-            const unsigned int v2773 = v2772 + v2663;
-            const unsigned int v2774 = v2773 + v2770;
-            iron_copy_async<16>(shm4 + v2774, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        for (unsigned int v2757 = v2513; v2757 < v2755; v2757 += v2753) {
+          const unsigned int v2758 = v2757 / v2752;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2762 = v2758 * v2752;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2763 = v2757 - v2762;
+          const unsigned int v2764 = v2763 << 2u;
+          const unsigned int v2766 = v2758 * 56u;
+          const unsigned int v2767 = v2766 + v2657;
+          const unsigned int v2768 = v2767 + v2764;
+          iron_copy_async<8>(shm4 + v2768, x + 0u, false);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-          for (unsigned int v2777 = 0u; v2777 < v2669; v2777 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v2781 = v2780 + v2777;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v2651, shm4, v2781, 56u);
-            const unsigned int v2785 = v2784 + v2777;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v2653, shm5, v2785, 56u);
-            iron_frag_mma_sync(v2647, v2651, v2653);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v2791 = v2790 + v2777;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v2651, shm4, v2791, 56u);
-            const unsigned int v2795 = v2794 + v2777;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v2653, shm5, v2795, 56u);
-            iron_frag_mma_sync(v2649, v2651, v2653);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        for (unsigned int v2771 = 0u; v2771 < v2663; v2771 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2775 = v2774 + v2771;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2645, shm4, v2775, 56u);
+          const unsigned int v2779 = v2778 + v2771;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2647, shm5, v2779, 56u);
+          iron_frag_mma_sync(v2641, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2785 = v2784 + v2771;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2645, shm4, v2785, 56u);
+          const unsigned int v2789 = v2788 + v2771;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2647, shm5, v2789, 56u);
+          iron_frag_mma_sync(v2643, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const unsigned int v2796 = v2642 * v2587;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2797 = v2598 * v2587;
-        const unsigned int v2798 = v2797 + v2641;
-        const unsigned int v2799 = v2798 - v2796;
-        const unsigned int v2800 = v2599 + v2642;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2801 = v2800 * v15;
-        const unsigned int v2802 = static_cast<unsigned int>(v2647.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2803 = v2799 + v2802;
-        const unsigned int v2804 = static_cast<unsigned int>(v2647.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2805 = v2803 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2806 = v2804 < v15;
-        const bool v2807 = v2805 && v2806;
-        if (v2807) {
-          const float v2808 = v2647.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2809 = v2801 + v2804;
-          const iron_bf16 v2810 = bias[v2809];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2811 = iron_to_f32(v2810);
-          const float v2812 = v2808 + v2811;
-          const float v2814 = fmaxf(v2812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2815 = iron_f32_to_bf16(v2814);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2816 = v2803 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2817 = v2816 + v2801;
-          const unsigned int v2818 = v2817 + v2804;
-          out[v2818] = v2815;
-        }
-        const unsigned int v2819 = static_cast<unsigned int>(v2647.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2820 = v2799 + v2819;
-        const unsigned int v2821 = static_cast<unsigned int>(v2647.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2822 = v2820 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2823 = v2821 < v15;
-        const bool v2824 = v2822 && v2823;
-        if (v2824) {
-          const float v2825 = v2647.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2826 = v2801 + v2821;
-          const iron_bf16 v2827 = bias[v2826];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2828 = iron_to_f32(v2827);
-          const float v2829 = v2825 + v2828;
-          const float v2831 = fmaxf(v2829, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2832 = iron_f32_to_bf16(v2831);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2833 = v2820 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2834 = v2833 + v2801;
-          const unsigned int v2835 = v2834 + v2821;
-          out[v2835] = v2832;
-        }
-        const unsigned int v2836 = static_cast<unsigned int>(v2647.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2837 = v2799 + v2836;
-        const unsigned int v2838 = static_cast<unsigned int>(v2647.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2839 = v2837 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2840 = v2838 < v15;
-        const bool v2841 = v2839 && v2840;
-        if (v2841) {
-          const float v2842 = v2647.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2843 = v2801 + v2838;
-          const iron_bf16 v2844 = bias[v2843];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2845 = iron_to_f32(v2844);
-          const float v2846 = v2842 + v2845;
-          const float v2848 = fmaxf(v2846, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2849 = iron_f32_to_bf16(v2848);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2850 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2851 = v2850 + v2801;
-          const unsigned int v2852 = v2851 + v2838;
-          out[v2852] = v2849;
-        }
-        const unsigned int v2853 = static_cast<unsigned int>(v2647.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2854 = v2799 + v2853;
-        const unsigned int v2855 = static_cast<unsigned int>(v2647.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2856 = v2854 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2857 = v2855 < v15;
-        const bool v2858 = v2856 && v2857;
-        if (v2858) {
-          const float v2859 = v2647.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2860 = v2801 + v2855;
-          const iron_bf16 v2861 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2862 = iron_to_f32(v2861);
-          const float v2863 = v2859 + v2862;
-          const float v2865 = fmaxf(v2863, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2866 = iron_f32_to_bf16(v2865);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2867 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2868 = v2867 + v2801;
-          const unsigned int v2869 = v2868 + v2855;
-          out[v2869] = v2866;
-        }
-        const unsigned int v2870 = static_cast<unsigned int>(v2647.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2871 = v2799 + v2870;
-        const unsigned int v2872 = static_cast<unsigned int>(v2647.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2873 = v2871 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2874 = v2872 < v15;
-        const bool v2875 = v2873 && v2874;
-        if (v2875) {
-          const float v2876 = v2647.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2877 = v2801 + v2872;
-          const iron_bf16 v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2879 = iron_to_f32(v2878);
-          const float v2880 = v2876 + v2879;
-          const float v2882 = fmaxf(v2880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2883 = iron_f32_to_bf16(v2882);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2884 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2885 = v2884 + v2801;
-          const unsigned int v2886 = v2885 + v2872;
-          out[v2886] = v2883;
-        }
-        const unsigned int v2887 = static_cast<unsigned int>(v2647.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2888 = v2799 + v2887;
-        const unsigned int v2889 = static_cast<unsigned int>(v2647.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2890 = v2888 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2891 = v2889 < v15;
-        const bool v2892 = v2890 && v2891;
-        if (v2892) {
-          const float v2893 = v2647.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2894 = v2801 + v2889;
-          const iron_bf16 v2895 = bias[v2894];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2896 = iron_to_f32(v2895);
-          const float v2897 = v2893 + v2896;
-          const float v2899 = fmaxf(v2897, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2900 = iron_f32_to_bf16(v2899);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2901 = v2888 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2902 = v2901 + v2801;
-          const unsigned int v2903 = v2902 + v2889;
-          out[v2903] = v2900;
-        }
-        const unsigned int v2904 = static_cast<unsigned int>(v2647.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2905 = v2799 + v2904;
-        const unsigned int v2906 = static_cast<unsigned int>(v2647.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2907 = v2905 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2908 = v2906 < v15;
-        const bool v2909 = v2907 && v2908;
-        if (v2909) {
-          const float v2910 = v2647.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2911 = v2801 + v2906;
-          const iron_bf16 v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2913 = iron_to_f32(v2912);
-          const float v2914 = v2910 + v2913;
-          const float v2916 = fmaxf(v2914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2917 = iron_f32_to_bf16(v2916);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2918 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2919 = v2918 + v2801;
-          const unsigned int v2920 = v2919 + v2906;
-          out[v2920] = v2917;
-        }
-        const unsigned int v2921 = static_cast<unsigned int>(v2647.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2922 = v2799 + v2921;
-        const unsigned int v2923 = static_cast<unsigned int>(v2647.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2924 = v2922 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2925 = v2923 < v15;
-        const bool v2926 = v2924 && v2925;
-        if (v2926) {
-          const float v2927 = v2647.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2928 = v2801 + v2923;
-          const iron_bf16 v2929 = bias[v2928];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2930 = iron_to_f32(v2929);
-          const float v2931 = v2927 + v2930;
-          const float v2933 = fmaxf(v2931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2934 = iron_f32_to_bf16(v2933);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2935 = v2922 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2936 = v2935 + v2801;
-          const unsigned int v2937 = v2936 + v2923;
-          out[v2937] = v2934;
-        }
-        const unsigned int v2940 = v2645 * v2587;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2942 = v2797 + v2644;
-        const unsigned int v2943 = v2942 - v2940;
-        const unsigned int v2944 = v2599 + v2645;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2945 = v2944 * v15;
-        const unsigned int v2946 = static_cast<unsigned int>(v2649.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2947 = v2943 + v2946;
-        const unsigned int v2948 = static_cast<unsigned int>(v2649.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2949 = v2947 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2950 = v2948 < v15;
-        const bool v2951 = v2949 && v2950;
-        if (v2951) {
-          const float v2952 = v2649.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2953 = v2945 + v2948;
-          const iron_bf16 v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2955 = iron_to_f32(v2954);
-          const float v2956 = v2952 + v2955;
-          const float v2958 = fmaxf(v2956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2960 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2961 = v2960 + v2945;
-          const unsigned int v2962 = v2961 + v2948;
-          out[v2962] = v2959;
-        }
-        const unsigned int v2963 = static_cast<unsigned int>(v2649.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2964 = v2943 + v2963;
-        const unsigned int v2965 = static_cast<unsigned int>(v2649.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2966 = v2964 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2967 = v2965 < v15;
-        const bool v2968 = v2966 && v2967;
-        if (v2968) {
-          const float v2969 = v2649.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2970 = v2945 + v2965;
-          const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2972 = iron_to_f32(v2971);
-          const float v2973 = v2969 + v2972;
-          const float v2975 = fmaxf(v2973, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2976 = iron_f32_to_bf16(v2975);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2977 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2978 = v2977 + v2945;
-          const unsigned int v2979 = v2978 + v2965;
-          out[v2979] = v2976;
-        }
-        const unsigned int v2980 = static_cast<unsigned int>(v2649.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2981 = v2943 + v2980;
-        const unsigned int v2982 = static_cast<unsigned int>(v2649.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2983 = v2981 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2984 = v2982 < v15;
-        const bool v2985 = v2983 && v2984;
-        if (v2985) {
-          const float v2986 = v2649.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2987 = v2945 + v2982;
-          const iron_bf16 v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2989 = iron_to_f32(v2988);
-          const float v2990 = v2986 + v2989;
-          const float v2992 = fmaxf(v2990, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v2993 = iron_f32_to_bf16(v2992);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2994 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2995 = v2994 + v2945;
-          const unsigned int v2996 = v2995 + v2982;
-          out[v2996] = v2993;
-        }
-        const unsigned int v2997 = static_cast<unsigned int>(v2649.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2998 = v2943 + v2997;
-        const unsigned int v2999 = static_cast<unsigned int>(v2649.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3000 = v2998 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3001 = v2999 < v15;
-        const bool v3002 = v3000 && v3001;
-        if (v3002) {
-          const float v3003 = v2649.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3004 = v2945 + v2999;
-          const iron_bf16 v3005 = bias[v3004];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3006 = iron_to_f32(v3005);
-          const float v3007 = v3003 + v3006;
-          const float v3009 = fmaxf(v3007, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3010 = iron_f32_to_bf16(v3009);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3011 = v2998 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3012 = v3011 + v2945;
-          const unsigned int v3013 = v3012 + v2999;
-          out[v3013] = v3010;
-        }
-        const unsigned int v3014 = static_cast<unsigned int>(v2649.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3015 = v2943 + v3014;
-        const unsigned int v3016 = static_cast<unsigned int>(v2649.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3017 = v3015 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3018 = v3016 < v15;
-        const bool v3019 = v3017 && v3018;
-        if (v3019) {
-          const float v3020 = v2649.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3021 = v2945 + v3016;
-          const iron_bf16 v3022 = bias[v3021];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3023 = iron_to_f32(v3022);
-          const float v3024 = v3020 + v3023;
-          const float v3026 = fmaxf(v3024, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3027 = iron_f32_to_bf16(v3026);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3028 = v3015 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3029 = v3028 + v2945;
-          const unsigned int v3030 = v3029 + v3016;
-          out[v3030] = v3027;
-        }
-        const unsigned int v3031 = static_cast<unsigned int>(v2649.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3032 = v2943 + v3031;
-        const unsigned int v3033 = static_cast<unsigned int>(v2649.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3034 = v3032 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3035 = v3033 < v15;
-        const bool v3036 = v3034 && v3035;
-        if (v3036) {
-          const float v3037 = v2649.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3038 = v2945 + v3033;
-          const iron_bf16 v3039 = bias[v3038];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3040 = iron_to_f32(v3039);
-          const float v3041 = v3037 + v3040;
-          const float v3043 = fmaxf(v3041, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3044 = iron_f32_to_bf16(v3043);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3045 = v3032 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3046 = v3045 + v2945;
-          const unsigned int v3047 = v3046 + v3033;
-          out[v3047] = v3044;
-        }
-        const unsigned int v3048 = static_cast<unsigned int>(v2649.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3049 = v2943 + v3048;
-        const unsigned int v3050 = static_cast<unsigned int>(v2649.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3051 = v3049 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3052 = v3050 < v15;
-        const bool v3053 = v3051 && v3052;
-        if (v3053) {
-          const float v3054 = v2649.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3055 = v2945 + v3050;
-          const iron_bf16 v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3057 = iron_to_f32(v3056);
-          const float v3058 = v3054 + v3057;
-          const float v3060 = fmaxf(v3058, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3061 = iron_f32_to_bf16(v3060);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3062 = v3049 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3063 = v3062 + v2945;
-          const unsigned int v3064 = v3063 + v3050;
-          out[v3064] = v3061;
-        }
-        const unsigned int v3065 = static_cast<unsigned int>(v2649.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3066 = v2943 + v3065;
-        const unsigned int v3067 = static_cast<unsigned int>(v2649.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3068 = v3066 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3069 = v3067 < v15;
-        const bool v3070 = v3068 && v3069;
-        if (v3070) {
-          const float v3071 = v2649.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3072 = v2945 + v3067;
-          const iron_bf16 v3073 = bias[v3072];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3074 = iron_to_f32(v3073);
-          const float v3075 = v3071 + v3074;
-          const float v3077 = fmaxf(v3075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3078 = iron_f32_to_bf16(v3077);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3079 = v3066 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3080 = v3079 + v2945;
-          const unsigned int v3081 = v3080 + v3067;
-          out[v3081] = v3078;
-        }
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-    } else {
-      const unsigned int v3084 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v3085 = v3084 & 15u;
-      const unsigned int v3086 = v3085 << 2u;
-      const unsigned int v3089 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v3090 = v3089 * v19;
-      const unsigned int v3094 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v3095 = v12 * v3094;
-      const unsigned int v3097 = v10 << 1u;
-      const unsigned int v3098 = v2 + v3097;
-      const unsigned int v3099 = v3098 - v3095;
-      const unsigned int v3100 = v3099 - 1u;
-      const unsigned int v3101 = v3100 / v8;
-      const unsigned int v3102 = v3101 + 1u;
-      const unsigned int v3106 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v3107 = v11 * v3106;
-      const unsigned int v3109 = v9 << 1u;
-      const unsigned int v3110 = v1 + v3109;
-      const unsigned int v3111 = v3110 - v3107;
-      const unsigned int v3112 = v3111 - 1u;
-      const unsigned int v3113 = v3112 / v7;
-      const unsigned int v3114 = v3113 + 1u;
-      const unsigned int v3115 = v3114 * v3102;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v3116 = v0 * v3115;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v3121 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3122 = v3121 == 0u;
-      const unsigned int v3125 = v19 << 1u;
-      const bool v3126 = v3125 <= 64u;
-      const bool v3127 = v3122 && v3126;
-      const unsigned int v3128 = v3127 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3132 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3133 = v3132 == 0u;
-      const unsigned int v3136 = v19 << 2u;
-      const bool v3137 = v3136 <= 64u;
-      const bool v3138 = v3133 && v3137;
-      const unsigned int v3139 = v3138 ? 4u : v3128;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3143 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3144 = v3143 == 0u;
-      const unsigned int v3147 = v19 << 3u;
-      const bool v3148 = v3147 <= 64u;
-      const bool v3149 = v3144 && v3148;
-      const unsigned int v3150 = v3149 ? 8u : v3139;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v3152 = 128u / v3150;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v3153 = v13 / v3150;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v3154 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v3157 = v3116 + 127u;
-      const unsigned int v3158 = v3157 >> 7u;
-      const unsigned int v3159 = blockIdx.z;
-      const unsigned int v3160 = v3159 * v3158;
-      const unsigned int v3161 = v3160 + v3154;
-      const unsigned int v3162 = v3161 % v3153;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v3163 = v3161 / v3153;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v3164 = v3162 * v3150;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v3166 = v3116 + v3152;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v3167 = v3166 - 1u;
-      const unsigned int v3168 = v3167 / v3152;
-      const bool v3169 = v3163 < v3168;
-      if (v3169) {
-        const unsigned int v3171 = v3150 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v3172 = v3171 >> 2u;
-        const bool v3176 = v3172 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v3177 = v3176 ? 8u : 16u;
-        const bool v3180 = v3172 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v3181 = v3180 ? 4u : v3177;
-        const bool v3184 = v3172 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v3185 = v3184 ? 2u : v3181;
-        const bool v3188 = v3172 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v3189 = v3188 ? 1u : v3185;
-        const unsigned int v3191 = v3084 % v3189;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3192 = v3191 < v3172;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v3194 = v3191 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v3195 = v3194 / v19;
-        const unsigned int v3196 = v3195 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v3199 = v3194 - v3196;
-        const unsigned int v3202 = v3164 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v3203 = v3202 + v3194;
-        const unsigned int v3205 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v3206 = v3205 << 5u;
-        const unsigned int v3207 = v3206 / v3152;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v3209 = v3206 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v3210 = v3209 / v3152;
-        iron_frag<float, 2, 16, 16> v3212;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3212, 0.0f);
-        iron_frag<float, 2, 16, 16> v3214;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3214, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v3216;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3216, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v3218;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3218, iron_f32_to_bf16(0.0f));
-        const unsigned int v3221 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v3324 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v3345 = v3206 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v3349 = v3207 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v3355 = v3209 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v3359 = v3210 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (unsigned int v3223 = 0u; v3223 < v5; v3223 += v3221) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v3224 = v3223 + v3221;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v3225 = min(v3224, v5);
-          const unsigned int v3226 = v3225 - v3223;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v3227 = v3226 * v6;
-          const unsigned int v3228 = v3227 * v19;
-          const unsigned int v3232 = v3228 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v3233 = v3232 >> 4u;
-          const unsigned int v3234 = v3233 << 4u;
-          const bool v3235 = v3086 < v3234;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3235) {
-            const unsigned int v3237 = v3150 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v3240 = v3084 >> 4u;
-            const bool v3246 = v3086 < v3228;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v3248 = v3223 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v3249 = v3248 * v19;
-
-            for (unsigned int v3242 = v3240; v3242 < v3237; v3242 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v3244 = v3242 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3245 = v3244 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3247 = v3245 && v3246;
-              const unsigned int v3251 = v3242 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v3252 = v3164 + v3251;
-              const unsigned int v3253 = v3252 * v15;
-              const unsigned int v3254 = v3253 + v3244;
-              const unsigned int v3255 = v3254 * v3090;
-              const unsigned int v3256 = v3255 + v3249;
-              const unsigned int v3257 = v3256 + v3086;
-              const unsigned int v3259 = v3247 ? v3257 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v3261 = v3242 * 56u;
-              const unsigned int v3262 = v3261 + v3086;
-              iron_copy_async<8>(shm7 + v3262, weight + v3259, v3247);
-            }
-          }
-          if (v3192) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v3264 = 128u / v3189;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v3266 = v3084 / v3189;
-            const unsigned int v3268 = v3163 * v3152;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v3280 = v3195 * v3152;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v3290 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v3307 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (unsigned int v3267 = v3266; v3267 < v3152; v3267 += v3264) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v3269 = v3268 + v3267;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v3270 = v3269 / v3115;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v3271 = v3270 * v3115;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v3272 = v3269 - v3271;
-              const unsigned int v3273 = v3272 / v3102;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v3274 = v3273 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v3275 = v3273 * v3102;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v3276 = v3272 - v3275;
-              const unsigned int v3277 = v3276 * v8;
-              const bool v3278 = v3269 < v3116;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v3281 = v3280 + v3267;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v3282 = v3281 * 56u;
-              const unsigned int v3283 = v3282 + v3199;
-              const unsigned int v3294 = v3270 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (unsigned int v3285 = v3223; v3285 < v3225; v3285 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v3286 = v3285 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v3287 = v3274 + v3286;
-                const bool v3288 = v3287 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3289 = v3278 && v3288;
-                const bool v3291 = v3287 < v3290;
-                const bool v3292 = v3289 && v3291;
-                const unsigned int v3293 = max(v3287, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v3295 = v3294 + v3293;
-                const unsigned int v3296 = v3295 - v9;
-                const unsigned int v3297 = v3285 - v3223;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v3298 = v3297 * v6;
-                const unsigned int v3299 = v3298 * v19;
-                const unsigned int v3311 = v3296 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3319 = v3283 + v3299;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (unsigned int v3302 = 0u; v3302 < v6; v3302 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v3303 = v3302 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v3304 = v3277 + v3303;
-                  const bool v3305 = v3304 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3306 = v3292 && v3305;
-                  const bool v3308 = v3304 < v3307;
-                  const bool v3309 = v3306 && v3308;
-                  const unsigned int v3310 = max(v3304, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v3312 = v3311 + v3310;
-                  const unsigned int v3313 = v3312 - v10;
-                  const unsigned int v3314 = v3313 * v3;
-                  const unsigned int v3315 = v3314 + v3203;
-                  const unsigned int v3317 = v3309 ? v3315 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v3318 = v3302 * v19;
-                  const unsigned int v3320 = v3319 + v3318;
-                  iron_copy_async<8>(shm6 + v3320, x + v3317, v3309);
-                }
-              }
-            }
-          }
-          const unsigned int v3322 = v3234 - v3228;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v3323 = v3322 >> 2u;
-          const unsigned int v3326 = v3323 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (unsigned int v3328 = v3084; v3328 < v3326; v3328 += v3324) {
-            const unsigned int v3329 = v3328 / v3323;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v3333 = v3329 * v3323;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v3334 = v3328 - v3333;
-            const unsigned int v3335 = v3334 << 2u;
-            const unsigned int v3337 = v3329 * 56u;
-            const unsigned int v3338 = v3337 + v3228;
-            const unsigned int v3339 = v3338 + v3335;
-            iron_copy_async<8>(shm6 + v3339, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
-
-          for (unsigned int v3342 = 0u; v3342 < v3234; v3342 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v3346 = v3345 + v3342;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v3216, shm6, v3346, 56u);
-            const unsigned int v3350 = v3349 + v3342;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v3218, shm7, v3350, 56u);
-            iron_frag_mma_sync(v3212, v3216, v3218);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v3356 = v3355 + v3342;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v3216, shm6, v3356, 56u);
-            const unsigned int v3360 = v3359 + v3342;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v3218, shm7, v3360, 56u);
-            iron_frag_mma_sync(v3214, v3216, v3218);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const unsigned int v3361 = v3207 * v3152;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3362 = v3163 * v3152;
-        const unsigned int v3363 = v3362 + v3206;
-        const unsigned int v3364 = v3363 - v3361;
-        const unsigned int v3365 = v3164 + v3207;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3366 = v3365 * v15;
-        const unsigned int v3367 = static_cast<unsigned int>(v3212.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3368 = v3364 + v3367;
-        const unsigned int v3369 = static_cast<unsigned int>(v3212.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3370 = v3368 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3371 = v3369 < v15;
-        const bool v3372 = v3370 && v3371;
-        if (v3372) {
-          const float v3373 = v3212.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3374 = v3366 + v3369;
-          const iron_bf16 v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3376 = iron_to_f32(v3375);
-          const float v3377 = v3373 + v3376;
-          const float v3379 = fmaxf(v3377, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3380 = iron_f32_to_bf16(v3379);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3381 = v3368 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3382 = v3381 + v3366;
-          const unsigned int v3383 = v3382 + v3369;
-          out[v3383] = v3380;
-        }
-        const unsigned int v3384 = static_cast<unsigned int>(v3212.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3385 = v3364 + v3384;
-        const unsigned int v3386 = static_cast<unsigned int>(v3212.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3387 = v3385 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3388 = v3386 < v15;
-        const bool v3389 = v3387 && v3388;
-        if (v3389) {
-          const float v3390 = v3212.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3391 = v3366 + v3386;
-          const iron_bf16 v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3393 = iron_to_f32(v3392);
-          const float v3394 = v3390 + v3393;
-          const float v3396 = fmaxf(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3397 = iron_f32_to_bf16(v3396);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3398 = v3385 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3399 = v3398 + v3366;
-          const unsigned int v3400 = v3399 + v3386;
-          out[v3400] = v3397;
-        }
-        const unsigned int v3401 = static_cast<unsigned int>(v3212.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3402 = v3364 + v3401;
-        const unsigned int v3403 = static_cast<unsigned int>(v3212.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3404 = v3402 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3405 = v3403 < v15;
-        const bool v3406 = v3404 && v3405;
-        if (v3406) {
-          const float v3407 = v3212.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3408 = v3366 + v3403;
-          const iron_bf16 v3409 = bias[v3408];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3410 = iron_to_f32(v3409);
-          const float v3411 = v3407 + v3410;
-          const float v3413 = fmaxf(v3411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3414 = iron_f32_to_bf16(v3413);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3415 = v3402 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3416 = v3415 + v3366;
-          const unsigned int v3417 = v3416 + v3403;
-          out[v3417] = v3414;
-        }
-        const unsigned int v3418 = static_cast<unsigned int>(v3212.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3419 = v3364 + v3418;
-        const unsigned int v3420 = static_cast<unsigned int>(v3212.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3421 = v3419 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3422 = v3420 < v15;
-        const bool v3423 = v3421 && v3422;
-        if (v3423) {
-          const float v3424 = v3212.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3425 = v3366 + v3420;
-          const iron_bf16 v3426 = bias[v3425];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3427 = iron_to_f32(v3426);
-          const float v3428 = v3424 + v3427;
-          const float v3430 = fmaxf(v3428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3431 = iron_f32_to_bf16(v3430);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3432 = v3419 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3433 = v3432 + v3366;
-          const unsigned int v3434 = v3433 + v3420;
-          out[v3434] = v3431;
-        }
-        const unsigned int v3435 = static_cast<unsigned int>(v3212.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3436 = v3364 + v3435;
-        const unsigned int v3437 = static_cast<unsigned int>(v3212.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3438 = v3436 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3439 = v3437 < v15;
-        const bool v3440 = v3438 && v3439;
-        if (v3440) {
-          const float v3441 = v3212.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3442 = v3366 + v3437;
-          const iron_bf16 v3443 = bias[v3442];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3444 = iron_to_f32(v3443);
-          const float v3445 = v3441 + v3444;
-          const float v3447 = fmaxf(v3445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3448 = iron_f32_to_bf16(v3447);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3449 = v3436 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3450 = v3449 + v3366;
-          const unsigned int v3451 = v3450 + v3437;
-          out[v3451] = v3448;
-        }
-        const unsigned int v3452 = static_cast<unsigned int>(v3212.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3453 = v3364 + v3452;
-        const unsigned int v3454 = static_cast<unsigned int>(v3212.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3455 = v3453 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3456 = v3454 < v15;
-        const bool v3457 = v3455 && v3456;
-        if (v3457) {
-          const float v3458 = v3212.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3459 = v3366 + v3454;
-          const iron_bf16 v3460 = bias[v3459];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3461 = iron_to_f32(v3460);
-          const float v3462 = v3458 + v3461;
-          const float v3464 = fmaxf(v3462, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3465 = iron_f32_to_bf16(v3464);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3466 = v3453 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3467 = v3466 + v3366;
-          const unsigned int v3468 = v3467 + v3454;
-          out[v3468] = v3465;
-        }
-        const unsigned int v3469 = static_cast<unsigned int>(v3212.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3470 = v3364 + v3469;
-        const unsigned int v3471 = static_cast<unsigned int>(v3212.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3472 = v3470 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3473 = v3471 < v15;
-        const bool v3474 = v3472 && v3473;
-        if (v3474) {
-          const float v3475 = v3212.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3476 = v3366 + v3471;
-          const iron_bf16 v3477 = bias[v3476];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3478 = iron_to_f32(v3477);
-          const float v3479 = v3475 + v3478;
-          const float v3481 = fmaxf(v3479, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3482 = iron_f32_to_bf16(v3481);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3483 = v3470 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3484 = v3483 + v3366;
-          const unsigned int v3485 = v3484 + v3471;
-          out[v3485] = v3482;
-        }
-        const unsigned int v3486 = static_cast<unsigned int>(v3212.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3487 = v3364 + v3486;
-        const unsigned int v3488 = static_cast<unsigned int>(v3212.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3489 = v3487 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3490 = v3488 < v15;
-        const bool v3491 = v3489 && v3490;
-        if (v3491) {
-          const float v3492 = v3212.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3493 = v3366 + v3488;
-          const iron_bf16 v3494 = bias[v3493];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3495 = iron_to_f32(v3494);
-          const float v3496 = v3492 + v3495;
-          const float v3498 = fmaxf(v3496, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3499 = iron_f32_to_bf16(v3498);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3500 = v3487 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3501 = v3500 + v3366;
-          const unsigned int v3502 = v3501 + v3488;
-          out[v3502] = v3499;
-        }
-        const unsigned int v3505 = v3210 * v3152;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3507 = v3362 + v3209;
-        const unsigned int v3508 = v3507 - v3505;
-        const unsigned int v3509 = v3164 + v3210;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3510 = v3509 * v15;
-        const unsigned int v3511 = static_cast<unsigned int>(v3214.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3512 = v3508 + v3511;
-        const unsigned int v3513 = static_cast<unsigned int>(v3214.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3514 = v3512 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3515 = v3513 < v15;
-        const bool v3516 = v3514 && v3515;
-        if (v3516) {
-          const float v3517 = v3214.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3518 = v3510 + v3513;
-          const iron_bf16 v3519 = bias[v3518];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3520 = iron_to_f32(v3519);
-          const float v3521 = v3517 + v3520;
-          const float v3523 = fmaxf(v3521, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3524 = iron_f32_to_bf16(v3523);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3525 = v3512 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3526 = v3525 + v3510;
-          const unsigned int v3527 = v3526 + v3513;
-          out[v3527] = v3524;
-        }
-        const unsigned int v3528 = static_cast<unsigned int>(v3214.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3529 = v3508 + v3528;
-        const unsigned int v3530 = static_cast<unsigned int>(v3214.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3531 = v3529 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3532 = v3530 < v15;
-        const bool v3533 = v3531 && v3532;
-        if (v3533) {
-          const float v3534 = v3214.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3535 = v3510 + v3530;
-          const iron_bf16 v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3537 = iron_to_f32(v3536);
-          const float v3538 = v3534 + v3537;
-          const float v3540 = fmaxf(v3538, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3541 = iron_f32_to_bf16(v3540);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3542 = v3529 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3543 = v3542 + v3510;
-          const unsigned int v3544 = v3543 + v3530;
-          out[v3544] = v3541;
-        }
-        const unsigned int v3545 = static_cast<unsigned int>(v3214.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3546 = v3508 + v3545;
-        const unsigned int v3547 = static_cast<unsigned int>(v3214.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3548 = v3546 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3549 = v3547 < v15;
-        const bool v3550 = v3548 && v3549;
-        if (v3550) {
-          const float v3551 = v3214.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3552 = v3510 + v3547;
-          const iron_bf16 v3553 = bias[v3552];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3554 = iron_to_f32(v3553);
-          const float v3555 = v3551 + v3554;
-          const float v3557 = fmaxf(v3555, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3558 = iron_f32_to_bf16(v3557);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3559 = v3546 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3560 = v3559 + v3510;
-          const unsigned int v3561 = v3560 + v3547;
-          out[v3561] = v3558;
-        }
-        const unsigned int v3562 = static_cast<unsigned int>(v3214.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3563 = v3508 + v3562;
-        const unsigned int v3564 = static_cast<unsigned int>(v3214.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3565 = v3563 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3566 = v3564 < v15;
-        const bool v3567 = v3565 && v3566;
-        if (v3567) {
-          const float v3568 = v3214.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3569 = v3510 + v3564;
-          const iron_bf16 v3570 = bias[v3569];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3571 = iron_to_f32(v3570);
-          const float v3572 = v3568 + v3571;
-          const float v3574 = fmaxf(v3572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3575 = iron_f32_to_bf16(v3574);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3576 = v3563 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3577 = v3576 + v3510;
-          const unsigned int v3578 = v3577 + v3564;
-          out[v3578] = v3575;
-        }
-        const unsigned int v3579 = static_cast<unsigned int>(v3214.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3580 = v3508 + v3579;
-        const unsigned int v3581 = static_cast<unsigned int>(v3214.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3582 = v3580 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3583 = v3581 < v15;
-        const bool v3584 = v3582 && v3583;
-        if (v3584) {
-          const float v3585 = v3214.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3586 = v3510 + v3581;
-          const iron_bf16 v3587 = bias[v3586];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3588 = iron_to_f32(v3587);
-          const float v3589 = v3585 + v3588;
-          const float v3591 = fmaxf(v3589, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3592 = iron_f32_to_bf16(v3591);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3593 = v3580 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3594 = v3593 + v3510;
-          const unsigned int v3595 = v3594 + v3581;
-          out[v3595] = v3592;
-        }
-        const unsigned int v3596 = static_cast<unsigned int>(v3214.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3597 = v3508 + v3596;
-        const unsigned int v3598 = static_cast<unsigned int>(v3214.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3599 = v3597 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3600 = v3598 < v15;
-        const bool v3601 = v3599 && v3600;
-        if (v3601) {
-          const float v3602 = v3214.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3603 = v3510 + v3598;
-          const iron_bf16 v3604 = bias[v3603];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3605 = iron_to_f32(v3604);
-          const float v3606 = v3602 + v3605;
-          const float v3608 = fmaxf(v3606, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3609 = iron_f32_to_bf16(v3608);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3610 = v3597 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3611 = v3610 + v3510;
-          const unsigned int v3612 = v3611 + v3598;
-          out[v3612] = v3609;
-        }
-        const unsigned int v3613 = static_cast<unsigned int>(v3214.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3614 = v3508 + v3613;
-        const unsigned int v3615 = static_cast<unsigned int>(v3214.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3616 = v3614 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3617 = v3615 < v15;
-        const bool v3618 = v3616 && v3617;
-        if (v3618) {
-          const float v3619 = v3214.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3620 = v3510 + v3615;
-          const iron_bf16 v3621 = bias[v3620];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3622 = iron_to_f32(v3621);
-          const float v3623 = v3619 + v3622;
-          const float v3625 = fmaxf(v3623, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3626 = iron_f32_to_bf16(v3625);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3627 = v3614 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3628 = v3627 + v3510;
-          const unsigned int v3629 = v3628 + v3615;
-          out[v3629] = v3626;
-        }
-        const unsigned int v3630 = static_cast<unsigned int>(v3214.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3631 = v3508 + v3630;
-        const unsigned int v3632 = static_cast<unsigned int>(v3214.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3633 = v3631 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3634 = v3632 < v15;
-        const bool v3635 = v3633 && v3634;
-        if (v3635) {
-          const float v3636 = v3214.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3637 = v3510 + v3632;
-          const iron_bf16 v3638 = bias[v3637];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3639 = iron_to_f32(v3638);
-          const float v3640 = v3636 + v3639;
-          const float v3642 = fmaxf(v3640, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v3643 = iron_f32_to_bf16(v3642);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3644 = v3631 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3645 = v3644 + v3510;
-          const unsigned int v3646 = v3645 + v3632;
-          out[v3646] = v3643;
-        }
+      const unsigned int v2790 = v2636 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2791 = v2592 * v2581;
+      const unsigned int v2792 = v2791 + v2635;
+      const unsigned int v2793 = v2792 - v2790;
+      const unsigned int v2794 = v2593 + v2636;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2795 = v2794 * v15;
+      const unsigned int v2796 = static_cast<unsigned int>(v2641.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2797 = v2793 + v2796;
+      const unsigned int v2798 = static_cast<unsigned int>(v2641.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2799 = v2797 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2800 = v2798 < v15;
+      const bool v2801 = v2799 && v2800;
+      if (v2801) {
+        const float v2802 = v2641.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2803 = v2795 + v2798;
+        const iron_bf16 v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2805 = iron_to_f32(v2804);
+        const float v2806 = v2802 + v2805;
+        const float v2808 = fmaxf(v2806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2810 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2811 = v2810 + v2795;
+        const unsigned int v2812 = v2811 + v2798;
+        out[v2812] = v2809;
+      }
+      const unsigned int v2813 = static_cast<unsigned int>(v2641.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2814 = v2793 + v2813;
+      const unsigned int v2815 = static_cast<unsigned int>(v2641.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2816 = v2814 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2817 = v2815 < v15;
+      const bool v2818 = v2816 && v2817;
+      if (v2818) {
+        const float v2819 = v2641.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2820 = v2795 + v2815;
+        const iron_bf16 v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2822 = iron_to_f32(v2821);
+        const float v2823 = v2819 + v2822;
+        const float v2825 = fmaxf(v2823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2826 = iron_f32_to_bf16(v2825);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2827 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2828 = v2827 + v2795;
+        const unsigned int v2829 = v2828 + v2815;
+        out[v2829] = v2826;
+      }
+      const unsigned int v2830 = static_cast<unsigned int>(v2641.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2831 = v2793 + v2830;
+      const unsigned int v2832 = static_cast<unsigned int>(v2641.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2833 = v2831 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2834 = v2832 < v15;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const float v2836 = v2641.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2837 = v2795 + v2832;
+        const iron_bf16 v2838 = bias[v2837];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2839 = iron_to_f32(v2838);
+        const float v2840 = v2836 + v2839;
+        const float v2842 = fmaxf(v2840, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2843 = iron_f32_to_bf16(v2842);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2844 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2845 = v2844 + v2795;
+        const unsigned int v2846 = v2845 + v2832;
+        out[v2846] = v2843;
+      }
+      const unsigned int v2847 = static_cast<unsigned int>(v2641.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2848 = v2793 + v2847;
+      const unsigned int v2849 = static_cast<unsigned int>(v2641.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2850 = v2848 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2851 = v2849 < v15;
+      const bool v2852 = v2850 && v2851;
+      if (v2852) {
+        const float v2853 = v2641.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2854 = v2795 + v2849;
+        const iron_bf16 v2855 = bias[v2854];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2856 = iron_to_f32(v2855);
+        const float v2857 = v2853 + v2856;
+        const float v2859 = fmaxf(v2857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2860 = iron_f32_to_bf16(v2859);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2861 = v2848 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2862 = v2861 + v2795;
+        const unsigned int v2863 = v2862 + v2849;
+        out[v2863] = v2860;
+      }
+      const unsigned int v2864 = static_cast<unsigned int>(v2641.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2865 = v2793 + v2864;
+      const unsigned int v2866 = static_cast<unsigned int>(v2641.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2867 = v2865 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2868 = v2866 < v15;
+      const bool v2869 = v2867 && v2868;
+      if (v2869) {
+        const float v2870 = v2641.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2871 = v2795 + v2866;
+        const iron_bf16 v2872 = bias[v2871];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2873 = iron_to_f32(v2872);
+        const float v2874 = v2870 + v2873;
+        const float v2876 = fmaxf(v2874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2878 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2879 = v2878 + v2795;
+        const unsigned int v2880 = v2879 + v2866;
+        out[v2880] = v2877;
+      }
+      const unsigned int v2881 = static_cast<unsigned int>(v2641.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2882 = v2793 + v2881;
+      const unsigned int v2883 = static_cast<unsigned int>(v2641.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2885 = v2883 < v15;
+      const bool v2886 = v2884 && v2885;
+      if (v2886) {
+        const float v2887 = v2641.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2888 = v2795 + v2883;
+        const iron_bf16 v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2890 = iron_to_f32(v2889);
+        const float v2891 = v2887 + v2890;
+        const float v2893 = fmaxf(v2891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2894 = iron_f32_to_bf16(v2893);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2895 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2896 = v2895 + v2795;
+        const unsigned int v2897 = v2896 + v2883;
+        out[v2897] = v2894;
+      }
+      const unsigned int v2898 = static_cast<unsigned int>(v2641.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2899 = v2793 + v2898;
+      const unsigned int v2900 = static_cast<unsigned int>(v2641.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2901 = v2899 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2902 = v2900 < v15;
+      const bool v2903 = v2901 && v2902;
+      if (v2903) {
+        const float v2904 = v2641.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2905 = v2795 + v2900;
+        const iron_bf16 v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2907 = iron_to_f32(v2906);
+        const float v2908 = v2904 + v2907;
+        const float v2910 = fmaxf(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2912 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2913 = v2912 + v2795;
+        const unsigned int v2914 = v2913 + v2900;
+        out[v2914] = v2911;
+      }
+      const unsigned int v2915 = static_cast<unsigned int>(v2641.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2916 = v2793 + v2915;
+      const unsigned int v2917 = static_cast<unsigned int>(v2641.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2918 = v2916 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2919 = v2917 < v15;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v2641.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2922 = v2795 + v2917;
+        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2924 = iron_to_f32(v2923);
+        const float v2925 = v2921 + v2924;
+        const float v2927 = fmaxf(v2925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2929 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2930 = v2929 + v2795;
+        const unsigned int v2931 = v2930 + v2917;
+        out[v2931] = v2928;
+      }
+      const unsigned int v2934 = v2639 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2936 = v2791 + v2638;
+      const unsigned int v2937 = v2936 - v2934;
+      const unsigned int v2938 = v2593 + v2639;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2939 = v2938 * v15;
+      const unsigned int v2940 = static_cast<unsigned int>(v2643.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2941 = v2937 + v2940;
+      const unsigned int v2942 = static_cast<unsigned int>(v2643.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2943 = v2941 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2643.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2947 = v2939 + v2942;
+        const iron_bf16 v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2949 = iron_to_f32(v2948);
+        const float v2950 = v2946 + v2949;
+        const float v2952 = fmaxf(v2950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2953 = iron_f32_to_bf16(v2952);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2954 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2955 = v2954 + v2939;
+        const unsigned int v2956 = v2955 + v2942;
+        out[v2956] = v2953;
+      }
+      const unsigned int v2957 = static_cast<unsigned int>(v2643.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2958 = v2937 + v2957;
+      const unsigned int v2959 = static_cast<unsigned int>(v2643.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2960 = v2958 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2961 = v2959 < v15;
+      const bool v2962 = v2960 && v2961;
+      if (v2962) {
+        const float v2963 = v2643.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2964 = v2939 + v2959;
+        const iron_bf16 v2965 = bias[v2964];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2966 = iron_to_f32(v2965);
+        const float v2967 = v2963 + v2966;
+        const float v2969 = fmaxf(v2967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2971 = v2958 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2972 = v2971 + v2939;
+        const unsigned int v2973 = v2972 + v2959;
+        out[v2973] = v2970;
+      }
+      const unsigned int v2974 = static_cast<unsigned int>(v2643.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2975 = v2937 + v2974;
+      const unsigned int v2976 = static_cast<unsigned int>(v2643.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2643.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2981 = v2939 + v2976;
+        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2983 = iron_to_f32(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = fmaxf(v2984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2988 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2989 = v2988 + v2939;
+        const unsigned int v2990 = v2989 + v2976;
+        out[v2990] = v2987;
+      }
+      const unsigned int v2991 = static_cast<unsigned int>(v2643.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2992 = v2937 + v2991;
+      const unsigned int v2993 = static_cast<unsigned int>(v2643.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2994 = v2992 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2995 = v2993 < v15;
+      const bool v2996 = v2994 && v2995;
+      if (v2996) {
+        const float v2997 = v2643.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2998 = v2939 + v2993;
+        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3000 = iron_to_f32(v2999);
+        const float v3001 = v2997 + v3000;
+        const float v3003 = fmaxf(v3001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3005 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3006 = v3005 + v2939;
+        const unsigned int v3007 = v3006 + v2993;
+        out[v3007] = v3004;
+      }
+      const unsigned int v3008 = static_cast<unsigned int>(v2643.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3009 = v2937 + v3008;
+      const unsigned int v3010 = static_cast<unsigned int>(v2643.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3011 = v3009 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3012 = v3010 < v15;
+      const bool v3013 = v3011 && v3012;
+      if (v3013) {
+        const float v3014 = v2643.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3015 = v2939 + v3010;
+        const iron_bf16 v3016 = bias[v3015];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3017 = iron_to_f32(v3016);
+        const float v3018 = v3014 + v3017;
+        const float v3020 = fmaxf(v3018, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3021 = iron_f32_to_bf16(v3020);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3022 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3023 = v3022 + v2939;
+        const unsigned int v3024 = v3023 + v3010;
+        out[v3024] = v3021;
+      }
+      const unsigned int v3025 = static_cast<unsigned int>(v2643.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3026 = v2937 + v3025;
+      const unsigned int v3027 = static_cast<unsigned int>(v2643.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3028 = v3026 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3029 = v3027 < v15;
+      const bool v3030 = v3028 && v3029;
+      if (v3030) {
+        const float v3031 = v2643.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3032 = v2939 + v3027;
+        const iron_bf16 v3033 = bias[v3032];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3034 = iron_to_f32(v3033);
+        const float v3035 = v3031 + v3034;
+        const float v3037 = fmaxf(v3035, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3038 = iron_f32_to_bf16(v3037);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3039 = v3026 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3040 = v3039 + v2939;
+        const unsigned int v3041 = v3040 + v3027;
+        out[v3041] = v3038;
+      }
+      const unsigned int v3042 = static_cast<unsigned int>(v2643.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3043 = v2937 + v3042;
+      const unsigned int v3044 = static_cast<unsigned int>(v2643.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3045 = v3043 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3046 = v3044 < v15;
+      const bool v3047 = v3045 && v3046;
+      if (v3047) {
+        const float v3048 = v2643.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3049 = v2939 + v3044;
+        const iron_bf16 v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3051 = iron_to_f32(v3050);
+        const float v3052 = v3048 + v3051;
+        const float v3054 = fmaxf(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3055 = iron_f32_to_bf16(v3054);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3056 = v3043 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3057 = v3056 + v2939;
+        const unsigned int v3058 = v3057 + v3044;
+        out[v3058] = v3055;
+      }
+      const unsigned int v3059 = static_cast<unsigned int>(v2643.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3060 = v2937 + v3059;
+      const unsigned int v3061 = static_cast<unsigned int>(v2643.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3062 = v3060 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3063 = v3061 < v15;
+      const bool v3064 = v3062 && v3063;
+      if (v3064) {
+        const float v3065 = v2643.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3066 = v2939 + v3061;
+        const iron_bf16 v3067 = bias[v3066];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3068 = iron_to_f32(v3067);
+        const float v3069 = v3065 + v3068;
+        const float v3071 = fmaxf(v3069, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3072 = iron_f32_to_bf16(v3071);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3073 = v3060 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3074 = v3073 + v2939;
+        const unsigned int v3075 = v3074 + v3061;
+        out[v3075] = v3072;
       }
     }
   }

@@ -319,8 +319,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
-  iron_bf16* const shm6 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm7 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:70
   const unsigned int v1 = h;
@@ -337,14 +335,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -546,695 +544,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3900 = 0u; v3900 < 2u; v3900 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3901 = v3900 << 6u;
-        const bool v3903 = v3901 < v34;
-        if (v3903) {
-          const unsigned int v3905 = v3900 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3906 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3906) {
-            const unsigned int v3910 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3911 = v3910 << 3u;
-            const unsigned int v3912 = v3901 + v3911;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3914 = v3912 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3916 = v3914 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3917 = v3912 - v3916;
-            const unsigned int v3918 = v3914 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3919 = v3918 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3920 = v3918 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3921 = v3914 - v3920;
-            const unsigned int v3922 = v3921 * v12;
-            const unsigned int v3923 = v97 + v3917;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3924 = v3912 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3926 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3931 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3932 = v3931 + v3911;
-            const unsigned int v3933 = v156 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3934 = v161 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3935 = v3933 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3936 = v3924 && v3935;
-            const bool v3937 = v3933 < v154;
-            const bool v3938 = v3936 && v3937;
-            const bool v3939 = v3934 >= v10;
-            const bool v3940 = v3938 && v3939;
-            const bool v3941 = v3934 < v3926;
-            const bool v3942 = v3940 && v3941;
-            const unsigned int v3943 = max(v3933, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3944 = v3943 - v9;
-            const unsigned int v3945 = max(v3934, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3946 = v3945 - v10;
-            const unsigned int v3947 = v164 + v3944;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3948 = v3947 * v2;
-            const unsigned int v3949 = v3948 + v3946;
-            const unsigned int v3950 = v3949 * v3;
-            const unsigned int v3951 = v3950 + v3923;
-            const unsigned int v3953 = v3942 ? v3951 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3955 = v3905 + v3932;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3955 ^ (((v3955 >> 6u) & 7u) << 3u)), x + v3953, v3942);
-            const unsigned int v3957 = v174 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3958 = v179 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3959 = v3957 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3960 = v3924 && v3959;
-            const bool v3961 = v3957 < v154;
-            const bool v3962 = v3960 && v3961;
-            const bool v3963 = v3958 >= v10;
-            const bool v3964 = v3962 && v3963;
-            const bool v3965 = v3958 < v3926;
-            const bool v3966 = v3964 && v3965;
-            const unsigned int v3967 = max(v3957, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3968 = v3967 - v9;
-            const unsigned int v3969 = max(v3958, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3970 = v3969 - v10;
-            const unsigned int v3971 = v182 + v3968;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3972 = v3971 * v2;
-            const unsigned int v3973 = v3972 + v3970;
-            const unsigned int v3974 = v3973 * v3;
-            const unsigned int v3975 = v3974 + v3923;
-            const unsigned int v3977 = v3966 ? v3975 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3980 = v3955 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3980 ^ (((v3980 >> 6u) & 7u) << 3u)), x + v3977, v3966);
-            const unsigned int v3981 = v192 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3982 = v197 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3983 = v3981 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3984 = v3924 && v3983;
-            const bool v3985 = v3981 < v154;
-            const bool v3986 = v3984 && v3985;
-            const bool v3987 = v3982 >= v10;
-            const bool v3988 = v3986 && v3987;
-            const bool v3989 = v3982 < v3926;
-            const bool v3990 = v3988 && v3989;
-            const unsigned int v3991 = max(v3981, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3992 = v3991 - v9;
-            const unsigned int v3993 = max(v3982, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3994 = v3993 - v10;
-            const unsigned int v3995 = v200 + v3992;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3996 = v3995 * v2;
-            const unsigned int v3997 = v3996 + v3994;
-            const unsigned int v3998 = v3997 * v3;
-            const unsigned int v3999 = v3998 + v3923;
-            const unsigned int v4001 = v3990 ? v3999 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4004 = v3955 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4004 ^ (((v4004 >> 6u) & 7u) << 3u)), x + v4001, v3990);
-            const unsigned int v4005 = v210 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4006 = v215 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4007 = v4005 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4008 = v3924 && v4007;
-            const bool v4009 = v4005 < v154;
-            const bool v4010 = v4008 && v4009;
-            const bool v4011 = v4006 >= v10;
-            const bool v4012 = v4010 && v4011;
-            const bool v4013 = v4006 < v3926;
-            const bool v4014 = v4012 && v4013;
-            const unsigned int v4015 = max(v4005, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4016 = v4015 - v9;
-            const unsigned int v4017 = max(v4006, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4018 = v4017 - v10;
-            const unsigned int v4019 = v218 + v4016;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4020 = v4019 * v2;
-            const unsigned int v4021 = v4020 + v4018;
-            const unsigned int v4022 = v4021 * v3;
-            const unsigned int v4023 = v4022 + v3923;
-            const unsigned int v4025 = v4014 ? v4023 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4028 = v3955 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4028 ^ (((v4028 >> 6u) & 7u) << 3u)), x + v4025, v4014);
-            const unsigned int v4029 = v228 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4030 = v233 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4031 = v4029 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4032 = v3924 && v4031;
-            const bool v4033 = v4029 < v154;
-            const bool v4034 = v4032 && v4033;
-            const bool v4035 = v4030 >= v10;
-            const bool v4036 = v4034 && v4035;
-            const bool v4037 = v4030 < v3926;
-            const bool v4038 = v4036 && v4037;
-            const unsigned int v4039 = max(v4029, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4040 = v4039 - v9;
-            const unsigned int v4041 = max(v4030, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4042 = v4041 - v10;
-            const unsigned int v4043 = v236 + v4040;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4044 = v4043 * v2;
-            const unsigned int v4045 = v4044 + v4042;
-            const unsigned int v4046 = v4045 * v3;
-            const unsigned int v4047 = v4046 + v3923;
-            const unsigned int v4049 = v4038 ? v4047 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4052 = v3955 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4052 ^ (((v4052 >> 6u) & 7u) << 3u)), x + v4049, v4038);
-            const unsigned int v4053 = v246 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4054 = v251 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4055 = v4053 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4056 = v3924 && v4055;
-            const bool v4057 = v4053 < v154;
-            const bool v4058 = v4056 && v4057;
-            const bool v4059 = v4054 >= v10;
-            const bool v4060 = v4058 && v4059;
-            const bool v4061 = v4054 < v3926;
-            const bool v4062 = v4060 && v4061;
-            const unsigned int v4063 = max(v4053, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4064 = v4063 - v9;
-            const unsigned int v4065 = max(v4054, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4066 = v4065 - v10;
-            const unsigned int v4067 = v254 + v4064;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4068 = v4067 * v2;
-            const unsigned int v4069 = v4068 + v4066;
-            const unsigned int v4070 = v4069 * v3;
-            const unsigned int v4071 = v4070 + v3923;
-            const unsigned int v4073 = v4062 ? v4071 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4076 = v3955 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4076 ^ (((v4076 >> 6u) & 7u) << 3u)), x + v4073, v4062);
-            const unsigned int v4077 = v264 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4078 = v269 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4079 = v4077 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4080 = v3924 && v4079;
-            const bool v4081 = v4077 < v154;
-            const bool v4082 = v4080 && v4081;
-            const bool v4083 = v4078 >= v10;
-            const bool v4084 = v4082 && v4083;
-            const bool v4085 = v4078 < v3926;
-            const bool v4086 = v4084 && v4085;
-            const unsigned int v4087 = max(v4077, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4088 = v4087 - v9;
-            const unsigned int v4089 = max(v4078, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4090 = v4089 - v10;
-            const unsigned int v4091 = v272 + v4088;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4092 = v4091 * v2;
-            const unsigned int v4093 = v4092 + v4090;
-            const unsigned int v4094 = v4093 * v3;
-            const unsigned int v4095 = v4094 + v3923;
-            const unsigned int v4097 = v4086 ? v4095 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4100 = v3955 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4100 ^ (((v4100 >> 6u) & 7u) << 3u)), x + v4097, v4086);
-            const unsigned int v4101 = v282 + v3919;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4102 = v287 + v3922;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4103 = v4101 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4104 = v3924 && v4103;
-            const bool v4105 = v4101 < v154;
-            const bool v4106 = v4104 && v4105;
-            const bool v4107 = v4102 >= v10;
-            const bool v4108 = v4106 && v4107;
-            const bool v4109 = v4102 < v3926;
-            const bool v4110 = v4108 && v4109;
-            const unsigned int v4111 = max(v4101, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4112 = v4111 - v9;
-            const unsigned int v4113 = max(v4102, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4114 = v4113 - v10;
-            const unsigned int v4115 = v290 + v4112;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4116 = v4115 * v2;
-            const unsigned int v4117 = v4116 + v4114;
-            const unsigned int v4118 = v4117 * v3;
-            const unsigned int v4119 = v4118 + v3923;
-            const unsigned int v4121 = v4110 ? v4119 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4124 = v3955 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4124 ^ (((v4124 >> 6u) & 7u) << 3u)), x + v4121, v4110);
+      for (unsigned int v3249 = 0u; v3249 < 2u; v3249 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3250 = v3249 << 6u;
+        const bool v3252 = v3250 < v34;
+        if (v3252) {
+          const unsigned int v3254 = v3249 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3255 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3255) {
+            const unsigned int v3259 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3260 = v3259 << 3u;
+            const unsigned int v3261 = v3250 + v3260;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3263 = v3261 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3265 = v3263 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3266 = v3261 - v3265;
+            const unsigned int v3267 = v3263 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3268 = v3267 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3269 = v3267 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3270 = v3263 - v3269;
+            const unsigned int v3271 = v3270 * v12;
+            const unsigned int v3272 = v97 + v3266;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3273 = v3261 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3275 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3280 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3281 = v3280 + v3260;
+            const unsigned int v3282 = v156 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3283 = v161 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3284 = v3282 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3285 = v3273 && v3284;
+            const bool v3286 = v3282 < v154;
+            const bool v3287 = v3285 && v3286;
+            const bool v3288 = v3283 >= v10;
+            const bool v3289 = v3287 && v3288;
+            const bool v3290 = v3283 < v3275;
+            const bool v3291 = v3289 && v3290;
+            const unsigned int v3292 = max(v3282, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3293 = v3292 - v9;
+            const unsigned int v3294 = max(v3283, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3295 = v3294 - v10;
+            const unsigned int v3296 = v164 + v3293;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3297 = v3296 * v2;
+            const unsigned int v3298 = v3297 + v3295;
+            const unsigned int v3299 = v3298 * v3;
+            const unsigned int v3300 = v3299 + v3272;
+            const unsigned int v3302 = v3291 ? v3300 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3304 = v3254 + v3281;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), x + v3302, v3291);
+            const unsigned int v3306 = v174 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3307 = v179 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3308 = v3306 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3309 = v3273 && v3308;
+            const bool v3310 = v3306 < v154;
+            const bool v3311 = v3309 && v3310;
+            const bool v3312 = v3307 >= v10;
+            const bool v3313 = v3311 && v3312;
+            const bool v3314 = v3307 < v3275;
+            const bool v3315 = v3313 && v3314;
+            const unsigned int v3316 = max(v3306, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3317 = v3316 - v9;
+            const unsigned int v3318 = max(v3307, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3319 = v3318 - v10;
+            const unsigned int v3320 = v182 + v3317;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3321 = v3320 * v2;
+            const unsigned int v3322 = v3321 + v3319;
+            const unsigned int v3323 = v3322 * v3;
+            const unsigned int v3324 = v3323 + v3272;
+            const unsigned int v3326 = v3315 ? v3324 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3329 = v3304 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), x + v3326, v3315);
+            const unsigned int v3330 = v192 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3331 = v197 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3332 = v3330 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3333 = v3273 && v3332;
+            const bool v3334 = v3330 < v154;
+            const bool v3335 = v3333 && v3334;
+            const bool v3336 = v3331 >= v10;
+            const bool v3337 = v3335 && v3336;
+            const bool v3338 = v3331 < v3275;
+            const bool v3339 = v3337 && v3338;
+            const unsigned int v3340 = max(v3330, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3341 = v3340 - v9;
+            const unsigned int v3342 = max(v3331, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3343 = v3342 - v10;
+            const unsigned int v3344 = v200 + v3341;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3345 = v3344 * v2;
+            const unsigned int v3346 = v3345 + v3343;
+            const unsigned int v3347 = v3346 * v3;
+            const unsigned int v3348 = v3347 + v3272;
+            const unsigned int v3350 = v3339 ? v3348 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3353 = v3304 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3350, v3339);
+            const unsigned int v3354 = v210 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3355 = v215 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3356 = v3354 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3357 = v3273 && v3356;
+            const bool v3358 = v3354 < v154;
+            const bool v3359 = v3357 && v3358;
+            const bool v3360 = v3355 >= v10;
+            const bool v3361 = v3359 && v3360;
+            const bool v3362 = v3355 < v3275;
+            const bool v3363 = v3361 && v3362;
+            const unsigned int v3364 = max(v3354, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3365 = v3364 - v9;
+            const unsigned int v3366 = max(v3355, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3367 = v3366 - v10;
+            const unsigned int v3368 = v218 + v3365;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3369 = v3368 * v2;
+            const unsigned int v3370 = v3369 + v3367;
+            const unsigned int v3371 = v3370 * v3;
+            const unsigned int v3372 = v3371 + v3272;
+            const unsigned int v3374 = v3363 ? v3372 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3377 = v3304 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3377 ^ (((v3377 >> 6u) & 7u) << 3u)), x + v3374, v3363);
+            const unsigned int v3378 = v228 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3379 = v233 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3380 = v3378 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3381 = v3273 && v3380;
+            const bool v3382 = v3378 < v154;
+            const bool v3383 = v3381 && v3382;
+            const bool v3384 = v3379 >= v10;
+            const bool v3385 = v3383 && v3384;
+            const bool v3386 = v3379 < v3275;
+            const bool v3387 = v3385 && v3386;
+            const unsigned int v3388 = max(v3378, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3389 = v3388 - v9;
+            const unsigned int v3390 = max(v3379, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3391 = v3390 - v10;
+            const unsigned int v3392 = v236 + v3389;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3393 = v3392 * v2;
+            const unsigned int v3394 = v3393 + v3391;
+            const unsigned int v3395 = v3394 * v3;
+            const unsigned int v3396 = v3395 + v3272;
+            const unsigned int v3398 = v3387 ? v3396 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3401 = v3304 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3401 ^ (((v3401 >> 6u) & 7u) << 3u)), x + v3398, v3387);
+            const unsigned int v3402 = v246 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3403 = v251 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3404 = v3402 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3405 = v3273 && v3404;
+            const bool v3406 = v3402 < v154;
+            const bool v3407 = v3405 && v3406;
+            const bool v3408 = v3403 >= v10;
+            const bool v3409 = v3407 && v3408;
+            const bool v3410 = v3403 < v3275;
+            const bool v3411 = v3409 && v3410;
+            const unsigned int v3412 = max(v3402, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3413 = v3412 - v9;
+            const unsigned int v3414 = max(v3403, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3415 = v3414 - v10;
+            const unsigned int v3416 = v254 + v3413;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3417 = v3416 * v2;
+            const unsigned int v3418 = v3417 + v3415;
+            const unsigned int v3419 = v3418 * v3;
+            const unsigned int v3420 = v3419 + v3272;
+            const unsigned int v3422 = v3411 ? v3420 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3425 = v3304 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3425 ^ (((v3425 >> 6u) & 7u) << 3u)), x + v3422, v3411);
+            const unsigned int v3426 = v264 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3427 = v269 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3428 = v3426 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3429 = v3273 && v3428;
+            const bool v3430 = v3426 < v154;
+            const bool v3431 = v3429 && v3430;
+            const bool v3432 = v3427 >= v10;
+            const bool v3433 = v3431 && v3432;
+            const bool v3434 = v3427 < v3275;
+            const bool v3435 = v3433 && v3434;
+            const unsigned int v3436 = max(v3426, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3437 = v3436 - v9;
+            const unsigned int v3438 = max(v3427, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3439 = v3438 - v10;
+            const unsigned int v3440 = v272 + v3437;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3441 = v3440 * v2;
+            const unsigned int v3442 = v3441 + v3439;
+            const unsigned int v3443 = v3442 * v3;
+            const unsigned int v3444 = v3443 + v3272;
+            const unsigned int v3446 = v3435 ? v3444 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3449 = v3304 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3449 ^ (((v3449 >> 6u) & 7u) << 3u)), x + v3446, v3435);
+            const unsigned int v3450 = v282 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3451 = v287 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3452 = v3450 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3453 = v3273 && v3452;
+            const bool v3454 = v3450 < v154;
+            const bool v3455 = v3453 && v3454;
+            const bool v3456 = v3451 >= v10;
+            const bool v3457 = v3455 && v3456;
+            const bool v3458 = v3451 < v3275;
+            const bool v3459 = v3457 && v3458;
+            const unsigned int v3460 = max(v3450, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3461 = v3460 - v9;
+            const unsigned int v3462 = max(v3451, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3463 = v3462 - v10;
+            const unsigned int v3464 = v290 + v3461;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3465 = v3464 * v2;
+            const unsigned int v3466 = v3465 + v3463;
+            const unsigned int v3467 = v3466 * v3;
+            const unsigned int v3468 = v3467 + v3272;
+            const unsigned int v3470 = v3459 ? v3468 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3473 = v3304 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), x + v3470, v3459);
           } else {
-            const unsigned int v4132 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4133 = v4132 << 3u;
-            const unsigned int v4135 = v3901 + v4133;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4136 = v4135 < v34;
-            const unsigned int v4137 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4139 = v4137 + v3901;
-            const unsigned int v4140 = v4139 + v4133;
-            const unsigned int v4142 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4143 = v3905 + v4142;
-            const unsigned int v4144 = v4143 + v4133;
-            const bool v4148 = v4136 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4152 = v4148 ? v4140 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4144 ^ (((v4144 >> 6u) & 7u) << 3u)), x + v4152, v4148);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4158 = v4136 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4160 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4161 = v4140 + v4160;
-            const unsigned int v4162 = v4158 ? v4161 : 0u;
-            const unsigned int v4164 = v4144 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4164 ^ (((v4164 >> 6u) & 7u) << 3u)), x + v4162, v4158);
-            const bool v4168 = v4136 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4170 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4171 = v4140 + v4170;
-            const unsigned int v4172 = v4168 ? v4171 : 0u;
-            const unsigned int v4174 = v4144 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), x + v4172, v4168);
-            const bool v4178 = v4136 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4180 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4181 = v4140 + v4180;
-            const unsigned int v4182 = v4178 ? v4181 : 0u;
-            const unsigned int v4184 = v4144 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4184 ^ (((v4184 >> 6u) & 7u) << 3u)), x + v4182, v4178);
-            const bool v4188 = v4136 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4190 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4191 = v4140 + v4190;
-            const unsigned int v4192 = v4188 ? v4191 : 0u;
-            const unsigned int v4194 = v4144 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4194 ^ (((v4194 >> 6u) & 7u) << 3u)), x + v4192, v4188);
-            const bool v4198 = v4136 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4200 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4201 = v4140 + v4200;
-            const unsigned int v4202 = v4198 ? v4201 : 0u;
-            const unsigned int v4204 = v4144 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), x + v4202, v4198);
-            const bool v4208 = v4136 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4210 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4211 = v4140 + v4210;
-            const unsigned int v4212 = v4208 ? v4211 : 0u;
-            const unsigned int v4214 = v4144 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), x + v4212, v4208);
-            const bool v4218 = v4136 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4220 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4221 = v4140 + v4220;
-            const unsigned int v4222 = v4218 ? v4221 : 0u;
-            const unsigned int v4224 = v4144 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4224 ^ (((v4224 >> 6u) & 7u) << 3u)), x + v4222, v4218);
+            const unsigned int v3481 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3482 = v3481 << 3u;
+            const unsigned int v3484 = v3250 + v3482;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3485 = v3484 < v34;
+            const unsigned int v3486 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3488 = v3486 + v3250;
+            const unsigned int v3489 = v3488 + v3482;
+            const unsigned int v3491 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3492 = v3254 + v3491;
+            const unsigned int v3493 = v3492 + v3482;
+            const bool v3497 = v3485 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3501 = v3497 ? v3489 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), x + v3501, v3497);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3507 = v3485 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3509 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3510 = v3489 + v3509;
+            const unsigned int v3511 = v3507 ? v3510 : 0u;
+            const unsigned int v3513 = v3493 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3513 ^ (((v3513 >> 6u) & 7u) << 3u)), x + v3511, v3507);
+            const bool v3517 = v3485 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3519 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3520 = v3489 + v3519;
+            const unsigned int v3521 = v3517 ? v3520 : 0u;
+            const unsigned int v3523 = v3493 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3521, v3517);
+            const bool v3527 = v3485 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3529 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3530 = v3489 + v3529;
+            const unsigned int v3531 = v3527 ? v3530 : 0u;
+            const unsigned int v3533 = v3493 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3533 ^ (((v3533 >> 6u) & 7u) << 3u)), x + v3531, v3527);
+            const bool v3537 = v3485 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3539 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3540 = v3489 + v3539;
+            const unsigned int v3541 = v3537 ? v3540 : 0u;
+            const unsigned int v3543 = v3493 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3541, v3537);
+            const bool v3547 = v3485 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3549 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3550 = v3489 + v3549;
+            const unsigned int v3551 = v3547 ? v3550 : 0u;
+            const unsigned int v3553 = v3493 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3553 ^ (((v3553 >> 6u) & 7u) << 3u)), x + v3551, v3547);
+            const bool v3557 = v3485 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3559 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3560 = v3489 + v3559;
+            const unsigned int v3561 = v3557 ? v3560 : 0u;
+            const unsigned int v3563 = v3493 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3561, v3557);
+            const bool v3567 = v3485 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3569 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3570 = v3489 + v3569;
+            const unsigned int v3571 = v3567 ? v3570 : 0u;
+            const unsigned int v3573 = v3493 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3571, v3567);
           }
-          const unsigned int v4233 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4234 = v4233 << 3u;
-          const unsigned int v4235 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4236 = v3901 + v4234;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4237 = v4236 < v34;
-          const unsigned int v4238 = v4235 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4239 = v85 + v4238;
-          const unsigned int v4240 = v4239 + v3901;
-          const unsigned int v4241 = v4240 + v4234;
-          const unsigned int v4243 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4244 = v3905 + v4243;
-          const unsigned int v4245 = v4244 + v4234;
-          const bool v4248 = v4235 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4249 = v4237 && v4248;
-          const unsigned int v4253 = v4249 ? v4241 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4245 ^ (((v4245 >> 6u) & 7u) << 3u)), weight + v4253, v4249);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4257 = v4235 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4258 = v4257 < v15;
-          const bool v4259 = v4237 && v4258;
-          const unsigned int v4261 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4262 = v4241 + v4261;
-          const unsigned int v4263 = v4259 ? v4262 : v85;
-          const unsigned int v4265 = v4245 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4265 ^ (((v4265 >> 6u) & 7u) << 3u)), weight + v4263, v4259);
-          const unsigned int v4267 = v4235 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4268 = v4267 < v15;
-          const bool v4269 = v4237 && v4268;
-          const unsigned int v4271 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4272 = v4241 + v4271;
-          const unsigned int v4273 = v4269 ? v4272 : v85;
-          const unsigned int v4275 = v4245 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4275 ^ (((v4275 >> 6u) & 7u) << 3u)), weight + v4273, v4269);
-          const unsigned int v4277 = v4235 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4278 = v4277 < v15;
-          const bool v4279 = v4237 && v4278;
-          const unsigned int v4281 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4282 = v4241 + v4281;
-          const unsigned int v4283 = v4279 ? v4282 : v85;
-          const unsigned int v4285 = v4245 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4285 ^ (((v4285 >> 6u) & 7u) << 3u)), weight + v4283, v4279);
-          const unsigned int v4287 = v4235 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4288 = v4287 < v15;
-          const bool v4289 = v4237 && v4288;
-          const unsigned int v4291 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4292 = v4241 + v4291;
-          const unsigned int v4293 = v4289 ? v4292 : v85;
-          const unsigned int v4295 = v4245 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4295 ^ (((v4295 >> 6u) & 7u) << 3u)), weight + v4293, v4289);
-          const unsigned int v4297 = v4235 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4298 = v4297 < v15;
-          const bool v4299 = v4237 && v4298;
-          const unsigned int v4301 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4302 = v4241 + v4301;
-          const unsigned int v4303 = v4299 ? v4302 : v85;
-          const unsigned int v4305 = v4245 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4305 ^ (((v4305 >> 6u) & 7u) << 3u)), weight + v4303, v4299);
-          const unsigned int v4307 = v4235 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4308 = v4307 < v15;
-          const bool v4309 = v4237 && v4308;
-          const unsigned int v4311 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4312 = v4241 + v4311;
-          const unsigned int v4313 = v4309 ? v4312 : v85;
-          const unsigned int v4315 = v4245 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4315 ^ (((v4315 >> 6u) & 7u) << 3u)), weight + v4313, v4309);
-          const unsigned int v4317 = v4235 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4318 = v4317 < v15;
-          const bool v4319 = v4237 && v4318;
-          const unsigned int v4321 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4322 = v4241 + v4321;
-          const unsigned int v4323 = v4319 ? v4322 : v85;
-          const unsigned int v4325 = v4245 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4325 ^ (((v4325 >> 6u) & 7u) << 3u)), weight + v4323, v4319);
+          const unsigned int v3582 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3583 = v3582 << 3u;
+          const unsigned int v3584 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3585 = v3250 + v3583;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3586 = v3585 < v34;
+          const unsigned int v3587 = v3584 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3588 = v85 + v3587;
+          const unsigned int v3589 = v3588 + v3250;
+          const unsigned int v3590 = v3589 + v3583;
+          const unsigned int v3592 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3593 = v3254 + v3592;
+          const unsigned int v3594 = v3593 + v3583;
+          const bool v3597 = v3584 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3598 = v3586 && v3597;
+          const unsigned int v3602 = v3598 ? v3590 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3594 ^ (((v3594 >> 6u) & 7u) << 3u)), weight + v3602, v3598);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3606 = v3584 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3607 = v3606 < v15;
+          const bool v3608 = v3586 && v3607;
+          const unsigned int v3610 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3611 = v3590 + v3610;
+          const unsigned int v3612 = v3608 ? v3611 : v85;
+          const unsigned int v3614 = v3594 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), weight + v3612, v3608);
+          const unsigned int v3616 = v3584 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3617 = v3616 < v15;
+          const bool v3618 = v3586 && v3617;
+          const unsigned int v3620 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3621 = v3590 + v3620;
+          const unsigned int v3622 = v3618 ? v3621 : v85;
+          const unsigned int v3624 = v3594 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3624 ^ (((v3624 >> 6u) & 7u) << 3u)), weight + v3622, v3618);
+          const unsigned int v3626 = v3584 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3627 = v3626 < v15;
+          const bool v3628 = v3586 && v3627;
+          const unsigned int v3630 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3631 = v3590 + v3630;
+          const unsigned int v3632 = v3628 ? v3631 : v85;
+          const unsigned int v3634 = v3594 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), weight + v3632, v3628);
+          const unsigned int v3636 = v3584 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3637 = v3636 < v15;
+          const bool v3638 = v3586 && v3637;
+          const unsigned int v3640 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3641 = v3590 + v3640;
+          const unsigned int v3642 = v3638 ? v3641 : v85;
+          const unsigned int v3644 = v3594 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), weight + v3642, v3638);
+          const unsigned int v3646 = v3584 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3647 = v3646 < v15;
+          const bool v3648 = v3586 && v3647;
+          const unsigned int v3650 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3651 = v3590 + v3650;
+          const unsigned int v3652 = v3648 ? v3651 : v85;
+          const unsigned int v3654 = v3594 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), weight + v3652, v3648);
+          const unsigned int v3656 = v3584 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3657 = v3656 < v15;
+          const bool v3658 = v3586 && v3657;
+          const unsigned int v3660 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3661 = v3590 + v3660;
+          const unsigned int v3662 = v3658 ? v3661 : v85;
+          const unsigned int v3664 = v3594 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3662, v3658);
+          const unsigned int v3666 = v3584 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3667 = v3666 < v15;
+          const bool v3668 = v3586 && v3667;
+          const unsigned int v3670 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3671 = v3590 + v3670;
+          const unsigned int v3672 = v3668 ? v3671 : v85;
+          const unsigned int v3674 = v3594 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), weight + v3672, v3668);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v4338 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v4343 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3687 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3692 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v4326 = 0u; v4326 < v34; v4326 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v4328 = v4326 >> 6u;
-        const unsigned int v4330 = v4328 % 3u;
+      for (unsigned int v3675 = 0u; v3675 < v34; v3675 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3677 = v3675 >> 6u;
+        const unsigned int v3679 = v3677 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4332 = v4330 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v4339 = v4332 + v4338;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4339, 64u);
-        const unsigned int v4344 = v4332 + v4343;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4344, 64u);
+        const unsigned int v3681 = v3679 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3688 = v3681 + v3687;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3688, 64u);
+        const unsigned int v3693 = v3681 + v3692;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3693, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4351 = v4339 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4351, 64u);
-        const unsigned int v4356 = v4344 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4356, 64u);
+        const unsigned int v3700 = v3688 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3700, 64u);
+        const unsigned int v3705 = v3693 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3705, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4362 = v4339 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4362, 64u);
-        const unsigned int v4367 = v4344 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4367, 64u);
+        const unsigned int v3711 = v3688 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3711, 64u);
+        const unsigned int v3716 = v3693 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3716, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4373 = v4339 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4373, 64u);
-        const unsigned int v4378 = v4344 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4378, 64u);
+        const unsigned int v3722 = v3688 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3722, 64u);
+        const unsigned int v3727 = v3693 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3727, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v4381 = v4326 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v4383 = v4328 + 2u;
-        const unsigned int v4384 = v4383 % 3u;
-        const bool v4385 = v4381 < v34;
-        if (v4385) {
-          const unsigned int v4387 = v4384 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v4388 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v4388) {
-            const unsigned int v4392 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v4393 = v4392 << 3u;
-            const unsigned int v4394 = v4381 + v4393;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v4396 = v4394 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v4398 = v4396 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v4399 = v4394 - v4398;
-            const unsigned int v4400 = v4396 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v4401 = v4400 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v4402 = v4400 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v4403 = v4396 - v4402;
-            const unsigned int v4404 = v4403 * v12;
-            const unsigned int v4405 = v97 + v4399;  // kernels/convolution/im2col_a.hpp:117
-            const bool v4406 = v4394 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v4408 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v4413 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v4414 = v4413 + v4393;
-            const unsigned int v4415 = v156 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4416 = v161 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4417 = v4415 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4418 = v4406 && v4417;
-            const bool v4419 = v4415 < v154;
-            const bool v4420 = v4418 && v4419;
-            const bool v4421 = v4416 >= v10;
-            const bool v4422 = v4420 && v4421;
-            const bool v4423 = v4416 < v4408;
-            const bool v4424 = v4422 && v4423;
-            const unsigned int v4425 = max(v4415, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4426 = v4425 - v9;
-            const unsigned int v4427 = max(v4416, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4428 = v4427 - v10;
-            const unsigned int v4429 = v164 + v4426;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4430 = v4429 * v2;
-            const unsigned int v4431 = v4430 + v4428;
-            const unsigned int v4432 = v4431 * v3;
-            const unsigned int v4433 = v4432 + v4405;
-            const unsigned int v4435 = v4424 ? v4433 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4437 = v4387 + v4414;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4437 ^ (((v4437 >> 6u) & 7u) << 3u)), x + v4435, v4424);
-            const unsigned int v4439 = v174 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4440 = v179 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4441 = v4439 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4442 = v4406 && v4441;
-            const bool v4443 = v4439 < v154;
-            const bool v4444 = v4442 && v4443;
-            const bool v4445 = v4440 >= v10;
-            const bool v4446 = v4444 && v4445;
-            const bool v4447 = v4440 < v4408;
-            const bool v4448 = v4446 && v4447;
-            const unsigned int v4449 = max(v4439, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4450 = v4449 - v9;
-            const unsigned int v4451 = max(v4440, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4452 = v4451 - v10;
-            const unsigned int v4453 = v182 + v4450;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4454 = v4453 * v2;
-            const unsigned int v4455 = v4454 + v4452;
-            const unsigned int v4456 = v4455 * v3;
-            const unsigned int v4457 = v4456 + v4405;
-            const unsigned int v4459 = v4448 ? v4457 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4462 = v4437 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4462 ^ (((v4462 >> 6u) & 7u) << 3u)), x + v4459, v4448);
-            const unsigned int v4463 = v192 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4464 = v197 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4465 = v4463 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4466 = v4406 && v4465;
-            const bool v4467 = v4463 < v154;
-            const bool v4468 = v4466 && v4467;
-            const bool v4469 = v4464 >= v10;
-            const bool v4470 = v4468 && v4469;
-            const bool v4471 = v4464 < v4408;
-            const bool v4472 = v4470 && v4471;
-            const unsigned int v4473 = max(v4463, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4474 = v4473 - v9;
-            const unsigned int v4475 = max(v4464, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4476 = v4475 - v10;
-            const unsigned int v4477 = v200 + v4474;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4478 = v4477 * v2;
-            const unsigned int v4479 = v4478 + v4476;
-            const unsigned int v4480 = v4479 * v3;
-            const unsigned int v4481 = v4480 + v4405;
-            const unsigned int v4483 = v4472 ? v4481 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4486 = v4437 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4486 ^ (((v4486 >> 6u) & 7u) << 3u)), x + v4483, v4472);
-            const unsigned int v4487 = v210 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4488 = v215 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4489 = v4487 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4490 = v4406 && v4489;
-            const bool v4491 = v4487 < v154;
-            const bool v4492 = v4490 && v4491;
-            const bool v4493 = v4488 >= v10;
-            const bool v4494 = v4492 && v4493;
-            const bool v4495 = v4488 < v4408;
-            const bool v4496 = v4494 && v4495;
-            const unsigned int v4497 = max(v4487, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4498 = v4497 - v9;
-            const unsigned int v4499 = max(v4488, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4500 = v4499 - v10;
-            const unsigned int v4501 = v218 + v4498;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4502 = v4501 * v2;
-            const unsigned int v4503 = v4502 + v4500;
-            const unsigned int v4504 = v4503 * v3;
-            const unsigned int v4505 = v4504 + v4405;
-            const unsigned int v4507 = v4496 ? v4505 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4510 = v4437 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4510 ^ (((v4510 >> 6u) & 7u) << 3u)), x + v4507, v4496);
-            const unsigned int v4511 = v228 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4512 = v233 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4513 = v4511 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4514 = v4406 && v4513;
-            const bool v4515 = v4511 < v154;
-            const bool v4516 = v4514 && v4515;
-            const bool v4517 = v4512 >= v10;
-            const bool v4518 = v4516 && v4517;
-            const bool v4519 = v4512 < v4408;
-            const bool v4520 = v4518 && v4519;
-            const unsigned int v4521 = max(v4511, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4522 = v4521 - v9;
-            const unsigned int v4523 = max(v4512, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4524 = v4523 - v10;
-            const unsigned int v4525 = v236 + v4522;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4526 = v4525 * v2;
-            const unsigned int v4527 = v4526 + v4524;
-            const unsigned int v4528 = v4527 * v3;
-            const unsigned int v4529 = v4528 + v4405;
-            const unsigned int v4531 = v4520 ? v4529 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4534 = v4437 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4534 ^ (((v4534 >> 6u) & 7u) << 3u)), x + v4531, v4520);
-            const unsigned int v4535 = v246 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4536 = v251 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4537 = v4535 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4538 = v4406 && v4537;
-            const bool v4539 = v4535 < v154;
-            const bool v4540 = v4538 && v4539;
-            const bool v4541 = v4536 >= v10;
-            const bool v4542 = v4540 && v4541;
-            const bool v4543 = v4536 < v4408;
-            const bool v4544 = v4542 && v4543;
-            const unsigned int v4545 = max(v4535, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4546 = v4545 - v9;
-            const unsigned int v4547 = max(v4536, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4548 = v4547 - v10;
-            const unsigned int v4549 = v254 + v4546;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4550 = v4549 * v2;
-            const unsigned int v4551 = v4550 + v4548;
-            const unsigned int v4552 = v4551 * v3;
-            const unsigned int v4553 = v4552 + v4405;
-            const unsigned int v4555 = v4544 ? v4553 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4558 = v4437 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4558 ^ (((v4558 >> 6u) & 7u) << 3u)), x + v4555, v4544);
-            const unsigned int v4559 = v264 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4560 = v269 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4561 = v4559 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4562 = v4406 && v4561;
-            const bool v4563 = v4559 < v154;
-            const bool v4564 = v4562 && v4563;
-            const bool v4565 = v4560 >= v10;
-            const bool v4566 = v4564 && v4565;
-            const bool v4567 = v4560 < v4408;
-            const bool v4568 = v4566 && v4567;
-            const unsigned int v4569 = max(v4559, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4570 = v4569 - v9;
-            const unsigned int v4571 = max(v4560, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4572 = v4571 - v10;
-            const unsigned int v4573 = v272 + v4570;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4574 = v4573 * v2;
-            const unsigned int v4575 = v4574 + v4572;
-            const unsigned int v4576 = v4575 * v3;
-            const unsigned int v4577 = v4576 + v4405;
-            const unsigned int v4579 = v4568 ? v4577 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4582 = v4437 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4582 ^ (((v4582 >> 6u) & 7u) << 3u)), x + v4579, v4568);
-            const unsigned int v4583 = v282 + v4401;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4584 = v287 + v4404;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4585 = v4583 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4586 = v4406 && v4585;
-            const bool v4587 = v4583 < v154;
-            const bool v4588 = v4586 && v4587;
-            const bool v4589 = v4584 >= v10;
-            const bool v4590 = v4588 && v4589;
-            const bool v4591 = v4584 < v4408;
-            const bool v4592 = v4590 && v4591;
-            const unsigned int v4593 = max(v4583, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4594 = v4593 - v9;
-            const unsigned int v4595 = max(v4584, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4596 = v4595 - v10;
-            const unsigned int v4597 = v290 + v4594;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4598 = v4597 * v2;
-            const unsigned int v4599 = v4598 + v4596;
-            const unsigned int v4600 = v4599 * v3;
-            const unsigned int v4601 = v4600 + v4405;
-            const unsigned int v4603 = v4592 ? v4601 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4606 = v4437 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4606 ^ (((v4606 >> 6u) & 7u) << 3u)), x + v4603, v4592);
+        const unsigned int v3730 = v3675 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3732 = v3677 + 2u;
+        const unsigned int v3733 = v3732 % 3u;
+        const bool v3734 = v3730 < v34;
+        if (v3734) {
+          const unsigned int v3736 = v3733 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3737 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3737) {
+            const unsigned int v3741 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3742 = v3741 << 3u;
+            const unsigned int v3743 = v3730 + v3742;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3745 = v3743 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3747 = v3745 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3748 = v3743 - v3747;
+            const unsigned int v3749 = v3745 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3750 = v3749 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3751 = v3749 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3752 = v3745 - v3751;
+            const unsigned int v3753 = v3752 * v12;
+            const unsigned int v3754 = v97 + v3748;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3755 = v3743 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3757 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3762 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3763 = v3762 + v3742;
+            const unsigned int v3764 = v156 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3765 = v161 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3766 = v3764 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3767 = v3755 && v3766;
+            const bool v3768 = v3764 < v154;
+            const bool v3769 = v3767 && v3768;
+            const bool v3770 = v3765 >= v10;
+            const bool v3771 = v3769 && v3770;
+            const bool v3772 = v3765 < v3757;
+            const bool v3773 = v3771 && v3772;
+            const unsigned int v3774 = max(v3764, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3775 = v3774 - v9;
+            const unsigned int v3776 = max(v3765, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3777 = v3776 - v10;
+            const unsigned int v3778 = v164 + v3775;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3779 = v3778 * v2;
+            const unsigned int v3780 = v3779 + v3777;
+            const unsigned int v3781 = v3780 * v3;
+            const unsigned int v3782 = v3781 + v3754;
+            const unsigned int v3784 = v3773 ? v3782 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3786 = v3736 + v3763;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), x + v3784, v3773);
+            const unsigned int v3788 = v174 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3789 = v179 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3790 = v3788 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3791 = v3755 && v3790;
+            const bool v3792 = v3788 < v154;
+            const bool v3793 = v3791 && v3792;
+            const bool v3794 = v3789 >= v10;
+            const bool v3795 = v3793 && v3794;
+            const bool v3796 = v3789 < v3757;
+            const bool v3797 = v3795 && v3796;
+            const unsigned int v3798 = max(v3788, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3799 = v3798 - v9;
+            const unsigned int v3800 = max(v3789, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3801 = v3800 - v10;
+            const unsigned int v3802 = v182 + v3799;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3803 = v3802 * v2;
+            const unsigned int v3804 = v3803 + v3801;
+            const unsigned int v3805 = v3804 * v3;
+            const unsigned int v3806 = v3805 + v3754;
+            const unsigned int v3808 = v3797 ? v3806 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3811 = v3786 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), x + v3808, v3797);
+            const unsigned int v3812 = v192 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3813 = v197 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3814 = v3812 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3815 = v3755 && v3814;
+            const bool v3816 = v3812 < v154;
+            const bool v3817 = v3815 && v3816;
+            const bool v3818 = v3813 >= v10;
+            const bool v3819 = v3817 && v3818;
+            const bool v3820 = v3813 < v3757;
+            const bool v3821 = v3819 && v3820;
+            const unsigned int v3822 = max(v3812, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3823 = v3822 - v9;
+            const unsigned int v3824 = max(v3813, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3825 = v3824 - v10;
+            const unsigned int v3826 = v200 + v3823;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3827 = v3826 * v2;
+            const unsigned int v3828 = v3827 + v3825;
+            const unsigned int v3829 = v3828 * v3;
+            const unsigned int v3830 = v3829 + v3754;
+            const unsigned int v3832 = v3821 ? v3830 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3835 = v3786 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3832, v3821);
+            const unsigned int v3836 = v210 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3837 = v215 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3838 = v3836 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3839 = v3755 && v3838;
+            const bool v3840 = v3836 < v154;
+            const bool v3841 = v3839 && v3840;
+            const bool v3842 = v3837 >= v10;
+            const bool v3843 = v3841 && v3842;
+            const bool v3844 = v3837 < v3757;
+            const bool v3845 = v3843 && v3844;
+            const unsigned int v3846 = max(v3836, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3847 = v3846 - v9;
+            const unsigned int v3848 = max(v3837, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3849 = v3848 - v10;
+            const unsigned int v3850 = v218 + v3847;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3851 = v3850 * v2;
+            const unsigned int v3852 = v3851 + v3849;
+            const unsigned int v3853 = v3852 * v3;
+            const unsigned int v3854 = v3853 + v3754;
+            const unsigned int v3856 = v3845 ? v3854 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3859 = v3786 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3859 ^ (((v3859 >> 6u) & 7u) << 3u)), x + v3856, v3845);
+            const unsigned int v3860 = v228 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3861 = v233 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3862 = v3860 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3863 = v3755 && v3862;
+            const bool v3864 = v3860 < v154;
+            const bool v3865 = v3863 && v3864;
+            const bool v3866 = v3861 >= v10;
+            const bool v3867 = v3865 && v3866;
+            const bool v3868 = v3861 < v3757;
+            const bool v3869 = v3867 && v3868;
+            const unsigned int v3870 = max(v3860, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3871 = v3870 - v9;
+            const unsigned int v3872 = max(v3861, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3873 = v3872 - v10;
+            const unsigned int v3874 = v236 + v3871;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3875 = v3874 * v2;
+            const unsigned int v3876 = v3875 + v3873;
+            const unsigned int v3877 = v3876 * v3;
+            const unsigned int v3878 = v3877 + v3754;
+            const unsigned int v3880 = v3869 ? v3878 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3883 = v3786 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), x + v3880, v3869);
+            const unsigned int v3884 = v246 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3885 = v251 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3886 = v3884 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3887 = v3755 && v3886;
+            const bool v3888 = v3884 < v154;
+            const bool v3889 = v3887 && v3888;
+            const bool v3890 = v3885 >= v10;
+            const bool v3891 = v3889 && v3890;
+            const bool v3892 = v3885 < v3757;
+            const bool v3893 = v3891 && v3892;
+            const unsigned int v3894 = max(v3884, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3895 = v3894 - v9;
+            const unsigned int v3896 = max(v3885, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3897 = v3896 - v10;
+            const unsigned int v3898 = v254 + v3895;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3899 = v3898 * v2;
+            const unsigned int v3900 = v3899 + v3897;
+            const unsigned int v3901 = v3900 * v3;
+            const unsigned int v3902 = v3901 + v3754;
+            const unsigned int v3904 = v3893 ? v3902 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3907 = v3786 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), x + v3904, v3893);
+            const unsigned int v3908 = v264 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3909 = v269 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3910 = v3908 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3911 = v3755 && v3910;
+            const bool v3912 = v3908 < v154;
+            const bool v3913 = v3911 && v3912;
+            const bool v3914 = v3909 >= v10;
+            const bool v3915 = v3913 && v3914;
+            const bool v3916 = v3909 < v3757;
+            const bool v3917 = v3915 && v3916;
+            const unsigned int v3918 = max(v3908, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3919 = v3918 - v9;
+            const unsigned int v3920 = max(v3909, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3921 = v3920 - v10;
+            const unsigned int v3922 = v272 + v3919;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3923 = v3922 * v2;
+            const unsigned int v3924 = v3923 + v3921;
+            const unsigned int v3925 = v3924 * v3;
+            const unsigned int v3926 = v3925 + v3754;
+            const unsigned int v3928 = v3917 ? v3926 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3931 = v3786 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3931 ^ (((v3931 >> 6u) & 7u) << 3u)), x + v3928, v3917);
+            const unsigned int v3932 = v282 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3933 = v287 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3934 = v3932 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3935 = v3755 && v3934;
+            const bool v3936 = v3932 < v154;
+            const bool v3937 = v3935 && v3936;
+            const bool v3938 = v3933 >= v10;
+            const bool v3939 = v3937 && v3938;
+            const bool v3940 = v3933 < v3757;
+            const bool v3941 = v3939 && v3940;
+            const unsigned int v3942 = max(v3932, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3943 = v3942 - v9;
+            const unsigned int v3944 = max(v3933, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3945 = v3944 - v10;
+            const unsigned int v3946 = v290 + v3943;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3947 = v3946 * v2;
+            const unsigned int v3948 = v3947 + v3945;
+            const unsigned int v3949 = v3948 * v3;
+            const unsigned int v3950 = v3949 + v3754;
+            const unsigned int v3952 = v3941 ? v3950 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3955 = v3786 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3955 ^ (((v3955 >> 6u) & 7u) << 3u)), x + v3952, v3941);
           } else {
-            const unsigned int v4614 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4615 = v4614 << 3u;
-            const unsigned int v4617 = v4381 + v4615;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v4618 = v4617 < v34;
-            const unsigned int v4619 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v4621 = v4619 + v4381;
-            const unsigned int v4622 = v4621 + v4615;
-            const unsigned int v4624 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4625 = v4387 + v4624;
-            const unsigned int v4626 = v4625 + v4615;
-            const bool v4630 = v4618 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4634 = v4630 ? v4622 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v4626 ^ (((v4626 >> 6u) & 7u) << 3u)), x + v4634, v4630);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v4640 = v4618 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4642 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4643 = v4622 + v4642;
-            const unsigned int v4644 = v4640 ? v4643 : 0u;
-            const unsigned int v4646 = v4626 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4646 ^ (((v4646 >> 6u) & 7u) << 3u)), x + v4644, v4640);
-            const bool v4650 = v4618 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4652 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4653 = v4622 + v4652;
-            const unsigned int v4654 = v4650 ? v4653 : 0u;
-            const unsigned int v4656 = v4626 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4656 ^ (((v4656 >> 6u) & 7u) << 3u)), x + v4654, v4650);
-            const bool v4660 = v4618 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4662 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4663 = v4622 + v4662;
-            const unsigned int v4664 = v4660 ? v4663 : 0u;
-            const unsigned int v4666 = v4626 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4666 ^ (((v4666 >> 6u) & 7u) << 3u)), x + v4664, v4660);
-            const bool v4670 = v4618 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4672 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4673 = v4622 + v4672;
-            const unsigned int v4674 = v4670 ? v4673 : 0u;
-            const unsigned int v4676 = v4626 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4676 ^ (((v4676 >> 6u) & 7u) << 3u)), x + v4674, v4670);
-            const bool v4680 = v4618 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4682 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4683 = v4622 + v4682;
-            const unsigned int v4684 = v4680 ? v4683 : 0u;
-            const unsigned int v4686 = v4626 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4686 ^ (((v4686 >> 6u) & 7u) << 3u)), x + v4684, v4680);
-            const bool v4690 = v4618 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4692 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4693 = v4622 + v4692;
-            const unsigned int v4694 = v4690 ? v4693 : 0u;
-            const unsigned int v4696 = v4626 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4696 ^ (((v4696 >> 6u) & 7u) << 3u)), x + v4694, v4690);
-            const bool v4700 = v4618 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4702 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4703 = v4622 + v4702;
-            const unsigned int v4704 = v4700 ? v4703 : 0u;
-            const unsigned int v4706 = v4626 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4706 ^ (((v4706 >> 6u) & 7u) << 3u)), x + v4704, v4700);
+            const unsigned int v3963 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3964 = v3963 << 3u;
+            const unsigned int v3966 = v3730 + v3964;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3967 = v3966 < v34;
+            const unsigned int v3968 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3970 = v3968 + v3730;
+            const unsigned int v3971 = v3970 + v3964;
+            const unsigned int v3973 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3974 = v3736 + v3973;
+            const unsigned int v3975 = v3974 + v3964;
+            const bool v3979 = v3967 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3983 = v3979 ? v3971 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), x + v3983, v3979);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3989 = v3967 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3991 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3992 = v3971 + v3991;
+            const unsigned int v3993 = v3989 ? v3992 : 0u;
+            const unsigned int v3995 = v3975 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), x + v3993, v3989);
+            const bool v3999 = v3967 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4001 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4002 = v3971 + v4001;
+            const unsigned int v4003 = v3999 ? v4002 : 0u;
+            const unsigned int v4005 = v3975 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4005 ^ (((v4005 >> 6u) & 7u) << 3u)), x + v4003, v3999);
+            const bool v4009 = v3967 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4011 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4012 = v3971 + v4011;
+            const unsigned int v4013 = v4009 ? v4012 : 0u;
+            const unsigned int v4015 = v3975 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4015 ^ (((v4015 >> 6u) & 7u) << 3u)), x + v4013, v4009);
+            const bool v4019 = v3967 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4021 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4022 = v3971 + v4021;
+            const unsigned int v4023 = v4019 ? v4022 : 0u;
+            const unsigned int v4025 = v3975 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), x + v4023, v4019);
+            const bool v4029 = v3967 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4031 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4032 = v3971 + v4031;
+            const unsigned int v4033 = v4029 ? v4032 : 0u;
+            const unsigned int v4035 = v3975 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4035 ^ (((v4035 >> 6u) & 7u) << 3u)), x + v4033, v4029);
+            const bool v4039 = v3967 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4041 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4042 = v3971 + v4041;
+            const unsigned int v4043 = v4039 ? v4042 : 0u;
+            const unsigned int v4045 = v3975 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4045 ^ (((v4045 >> 6u) & 7u) << 3u)), x + v4043, v4039);
+            const bool v4049 = v3967 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4051 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4052 = v3971 + v4051;
+            const unsigned int v4053 = v4049 ? v4052 : 0u;
+            const unsigned int v4055 = v3975 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), x + v4053, v4049);
           }
-          const unsigned int v4715 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4716 = v4715 << 3u;
-          const unsigned int v4717 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4718 = v4381 + v4716;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4719 = v4718 < v34;
-          const unsigned int v4720 = v4717 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4721 = v85 + v4720;
-          const unsigned int v4722 = v4721 + v4381;
-          const unsigned int v4723 = v4722 + v4716;
-          const unsigned int v4725 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4726 = v4387 + v4725;
-          const unsigned int v4727 = v4726 + v4716;
-          const bool v4730 = v4717 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4731 = v4719 && v4730;
-          const unsigned int v4735 = v4731 ? v4723 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4727 ^ (((v4727 >> 6u) & 7u) << 3u)), weight + v4735, v4731);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4739 = v4717 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4740 = v4739 < v15;
-          const bool v4741 = v4719 && v4740;
-          const unsigned int v4743 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4744 = v4723 + v4743;
-          const unsigned int v4745 = v4741 ? v4744 : v85;
-          const unsigned int v4747 = v4727 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4747 ^ (((v4747 >> 6u) & 7u) << 3u)), weight + v4745, v4741);
-          const unsigned int v4749 = v4717 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4750 = v4749 < v15;
-          const bool v4751 = v4719 && v4750;
-          const unsigned int v4753 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4754 = v4723 + v4753;
-          const unsigned int v4755 = v4751 ? v4754 : v85;
-          const unsigned int v4757 = v4727 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4757 ^ (((v4757 >> 6u) & 7u) << 3u)), weight + v4755, v4751);
-          const unsigned int v4759 = v4717 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4760 = v4759 < v15;
-          const bool v4761 = v4719 && v4760;
-          const unsigned int v4763 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4764 = v4723 + v4763;
-          const unsigned int v4765 = v4761 ? v4764 : v85;
-          const unsigned int v4767 = v4727 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4767 ^ (((v4767 >> 6u) & 7u) << 3u)), weight + v4765, v4761);
-          const unsigned int v4769 = v4717 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4770 = v4769 < v15;
-          const bool v4771 = v4719 && v4770;
-          const unsigned int v4773 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4774 = v4723 + v4773;
-          const unsigned int v4775 = v4771 ? v4774 : v85;
-          const unsigned int v4777 = v4727 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4777 ^ (((v4777 >> 6u) & 7u) << 3u)), weight + v4775, v4771);
-          const unsigned int v4779 = v4717 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4780 = v4779 < v15;
-          const bool v4781 = v4719 && v4780;
-          const unsigned int v4783 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4784 = v4723 + v4783;
-          const unsigned int v4785 = v4781 ? v4784 : v85;
-          const unsigned int v4787 = v4727 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4787 ^ (((v4787 >> 6u) & 7u) << 3u)), weight + v4785, v4781);
-          const unsigned int v4789 = v4717 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4790 = v4789 < v15;
-          const bool v4791 = v4719 && v4790;
-          const unsigned int v4793 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4794 = v4723 + v4793;
-          const unsigned int v4795 = v4791 ? v4794 : v85;
-          const unsigned int v4797 = v4727 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4797 ^ (((v4797 >> 6u) & 7u) << 3u)), weight + v4795, v4791);
-          const unsigned int v4799 = v4717 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4800 = v4799 < v15;
-          const bool v4801 = v4719 && v4800;
-          const unsigned int v4803 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4804 = v4723 + v4803;
-          const unsigned int v4805 = v4801 ? v4804 : v85;
-          const unsigned int v4807 = v4727 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4807 ^ (((v4807 >> 6u) & 7u) << 3u)), weight + v4805, v4801);
+          const unsigned int v4064 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4065 = v4064 << 3u;
+          const unsigned int v4066 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v4067 = v3730 + v4065;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v4068 = v4067 < v34;
+          const unsigned int v4069 = v4066 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v4070 = v85 + v4069;
+          const unsigned int v4071 = v4070 + v3730;
+          const unsigned int v4072 = v4071 + v4065;
+          const unsigned int v4074 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v4075 = v3736 + v4074;
+          const unsigned int v4076 = v4075 + v4065;
+          const bool v4079 = v4066 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4080 = v4068 && v4079;
+          const unsigned int v4084 = v4080 ? v4072 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v4076 ^ (((v4076 >> 6u) & 7u) << 3u)), weight + v4084, v4080);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4088 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4089 = v4088 < v15;
+          const bool v4090 = v4068 && v4089;
+          const unsigned int v4092 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4093 = v4072 + v4092;
+          const unsigned int v4094 = v4090 ? v4093 : v85;
+          const unsigned int v4096 = v4076 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4096 ^ (((v4096 >> 6u) & 7u) << 3u)), weight + v4094, v4090);
+          const unsigned int v4098 = v4066 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4099 = v4098 < v15;
+          const bool v4100 = v4068 && v4099;
+          const unsigned int v4102 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4103 = v4072 + v4102;
+          const unsigned int v4104 = v4100 ? v4103 : v85;
+          const unsigned int v4106 = v4076 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4106 ^ (((v4106 >> 6u) & 7u) << 3u)), weight + v4104, v4100);
+          const unsigned int v4108 = v4066 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4109 = v4108 < v15;
+          const bool v4110 = v4068 && v4109;
+          const unsigned int v4112 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4113 = v4072 + v4112;
+          const unsigned int v4114 = v4110 ? v4113 : v85;
+          const unsigned int v4116 = v4076 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4116 ^ (((v4116 >> 6u) & 7u) << 3u)), weight + v4114, v4110);
+          const unsigned int v4118 = v4066 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4119 = v4118 < v15;
+          const bool v4120 = v4068 && v4119;
+          const unsigned int v4122 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4123 = v4072 + v4122;
+          const unsigned int v4124 = v4120 ? v4123 : v85;
+          const unsigned int v4126 = v4076 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), weight + v4124, v4120);
+          const unsigned int v4128 = v4066 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4129 = v4128 < v15;
+          const bool v4130 = v4068 && v4129;
+          const unsigned int v4132 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4133 = v4072 + v4132;
+          const unsigned int v4134 = v4130 ? v4133 : v85;
+          const unsigned int v4136 = v4076 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4136 ^ (((v4136 >> 6u) & 7u) << 3u)), weight + v4134, v4130);
+          const unsigned int v4138 = v4066 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4139 = v4138 < v15;
+          const bool v4140 = v4068 && v4139;
+          const unsigned int v4142 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4143 = v4072 + v4142;
+          const unsigned int v4144 = v4140 ? v4143 : v85;
+          const unsigned int v4146 = v4076 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), weight + v4144, v4140);
+          const unsigned int v4148 = v4066 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4149 = v4148 < v15;
+          const bool v4150 = v4068 && v4149;
+          const unsigned int v4152 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4153 = v4072 + v4152;
+          const unsigned int v4154 = v4150 ? v4153 : v85;
+          const unsigned int v4156 = v4076 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4154, v4150);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
@@ -1376,15 +1374,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v1008 = v1007 + v1000;
           const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4963 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4963.v[0];
-          const iron_bf16 v1035 = v4963.v[1];
-          const iron_bf16 v1055 = v4963.v[2];
-          const iron_bf16 v1075 = v4963.v[3];
-          const iron_bf16 v1095 = v4963.v[4];
-          const iron_bf16 v1115 = v4963.v[5];
-          const iron_bf16 v1135 = v4963.v[6];
-          const iron_bf16 v1155 = v4963.v[7];
+          const iron_bf16x8 v4286 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4286.v[0];
+          const iron_bf16 v1035 = v4286.v[1];
+          const iron_bf16 v1055 = v4286.v[2];
+          const iron_bf16 v1075 = v4286.v[3];
+          const iron_bf16 v1095 = v4286.v[4];
+          const iron_bf16 v1115 = v4286.v[5];
+          const iron_bf16 v1135 = v4286.v[6];
+          const iron_bf16 v1155 = v4286.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const float v1019 = v1017 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1465,8 +1463,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1163 = iron_recip_approx(v1162);
           const float v1164 = v1157 * v1163;
           const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4964 = v1001 + v1027;
-          *reinterpret_cast<iron_bf16x8*>(out + v4964) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
+          const unsigned int v4287 = v1001 + v1027;
+          *reinterpret_cast<iron_bf16x8*>(out + v4287) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
         }
       } else {
         #pragma unroll 1
@@ -1502,1211 +1500,605 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
-    const unsigned int v2604 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2605 = v2604 == 0u;
-    if (v2605) {
-      const unsigned int v2609 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v2610 = v2609 & 7u;
-      const unsigned int v2611 = v2610 << 3u;
-      const unsigned int v2614 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v2615 = v2614 * v19;
-      const unsigned int v2619 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v2620 = v12 * v2619;
-      const unsigned int v2622 = v10 << 1u;
-      const unsigned int v2623 = v2 + v2622;
-      const unsigned int v2624 = v2623 - v2620;
-      const unsigned int v2625 = v2624 - 1u;
-      const unsigned int v2626 = v2625 / v8;
-      const unsigned int v2627 = v2626 + 1u;
-      const unsigned int v2631 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v2632 = v11 * v2631;
-      const unsigned int v2634 = v9 << 1u;
-      const unsigned int v2635 = v1 + v2634;
-      const unsigned int v2636 = v2635 - v2632;
-      const unsigned int v2637 = v2636 - 1u;
-      const unsigned int v2638 = v2637 / v7;
-      const unsigned int v2639 = v2638 + 1u;
-      const unsigned int v2640 = v2639 * v2627;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v2641 = v0 * v2640;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v2646 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2647 = v2646 == 0u;
-      const unsigned int v2650 = v19 << 1u;
-      const bool v2651 = v2650 <= 64u;
-      const bool v2652 = v2647 && v2651;
-      const unsigned int v2653 = v2652 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2657 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2658 = v2657 == 0u;
-      const unsigned int v2661 = v19 << 2u;
-      const bool v2662 = v2661 <= 64u;
-      const bool v2663 = v2658 && v2662;
-      const unsigned int v2664 = v2663 ? 4u : v2653;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v2668 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2669 = v2668 == 0u;
-      const unsigned int v2672 = v19 << 3u;
-      const bool v2673 = v2672 <= 64u;
-      const bool v2674 = v2669 && v2673;
-      const unsigned int v2675 = v2674 ? 8u : v2664;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v2677 = 128u / v2675;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v2678 = v13 / v2675;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v2679 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v2682 = v2641 + 127u;
-      const unsigned int v2683 = v2682 >> 7u;
-      const unsigned int v2684 = blockIdx.z;
-      const unsigned int v2685 = v2684 * v2683;
-      const unsigned int v2686 = v2685 + v2679;
-      const unsigned int v2687 = v2686 % v2678;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v2688 = v2686 / v2678;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v2689 = v2687 * v2675;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v2691 = v2641 + v2677;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v2692 = v2691 - 1u;
-      const unsigned int v2693 = v2692 / v2677;
-      const bool v2694 = v2688 < v2693;
-      if (v2694) {
-        const unsigned int v2696 = v2675 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v2697 = v2696 >> 3u;
-        const bool v2701 = v2697 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v2702 = v2701 ? 8u : 16u;
-        const bool v2705 = v2697 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v2706 = v2705 ? 4u : v2702;
-        const bool v2709 = v2697 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v2710 = v2709 ? 2u : v2706;
-        const bool v2713 = v2697 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v2714 = v2713 ? 1u : v2710;
-        const unsigned int v2716 = v2609 % v2714;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2717 = v2716 < v2697;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v2719 = v2716 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v2720 = v2719 / v19;
-        const unsigned int v2721 = v2720 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v2724 = v2719 - v2721;
-        const unsigned int v2727 = v2689 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v2728 = v2727 + v2719;
-        const unsigned int v2730 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v2731 = v2730 << 5u;
-        const unsigned int v2732 = v2731 / v2677;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v2734 = v2731 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v2735 = v2734 / v2677;
-        iron_frag<float, 2, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2737, 0.0f);
-        iron_frag<float, 2, 16, 16> v2739;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2739, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v2741;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2741, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v2743;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2743, iron_f32_to_bf16(0.0f));
-        const unsigned int v2746 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v2849 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v2870 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v2874 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v2880 = v2734 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v2884 = v2735 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2603 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2604 = v2603 & 15u;
+    const unsigned int v2605 = v2604 << 2u;
+    const unsigned int v2608 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2609 = v2608 * v19;
+    const unsigned int v2613 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2614 = v12 * v2613;
+    const unsigned int v2616 = v10 << 1u;
+    const unsigned int v2617 = v2 + v2616;
+    const unsigned int v2618 = v2617 - v2614;
+    const unsigned int v2619 = v2618 - 1u;
+    const unsigned int v2620 = v2619 / v8;
+    const unsigned int v2621 = v2620 + 1u;
+    const unsigned int v2625 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2626 = v11 * v2625;
+    const unsigned int v2628 = v9 << 1u;
+    const unsigned int v2629 = v1 + v2628;
+    const unsigned int v2630 = v2629 - v2626;
+    const unsigned int v2631 = v2630 - 1u;
+    const unsigned int v2632 = v2631 / v7;
+    const unsigned int v2633 = v2632 + 1u;
+    const unsigned int v2634 = v2633 * v2621;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2635 = v0 * v2634;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2640 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2641 = v2640 == 0u;
+    const unsigned int v2644 = v19 << 1u;
+    const bool v2645 = v2644 <= 64u;
+    const bool v2646 = v2641 && v2645;
+    const unsigned int v2647 = v2646 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2651 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2652 = v2651 == 0u;
+    const unsigned int v2655 = v19 << 2u;
+    const bool v2656 = v2655 <= 64u;
+    const bool v2657 = v2652 && v2656;
+    const unsigned int v2658 = v2657 ? 4u : v2647;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2662 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2663 = v2662 == 0u;
+    const unsigned int v2666 = v19 << 3u;
+    const bool v2667 = v2666 <= 64u;
+    const bool v2668 = v2663 && v2667;
+    const unsigned int v2669 = v2668 ? 8u : v2658;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2671 = 128u / v2669;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2672 = v13 / v2669;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2673 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2676 = v2635 + 127u;
+    const unsigned int v2677 = v2676 >> 7u;
+    const unsigned int v2678 = blockIdx.z;
+    const unsigned int v2679 = v2678 * v2677;
+    const unsigned int v2680 = v2679 + v2673;
+    const unsigned int v2681 = v2680 % v2672;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2682 = v2680 / v2672;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2683 = v2681 * v2669;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2685 = v2635 + v2671;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2686 = v2685 - 1u;
+    const unsigned int v2687 = v2686 / v2671;
+    const bool v2688 = v2682 < v2687;
+    if (v2688) {
+      const unsigned int v2690 = v2669 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2691 = v2690 >> 2u;
+      const bool v2695 = v2691 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2696 = v2695 ? 8u : 16u;
+      const bool v2699 = v2691 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2700 = v2699 ? 4u : v2696;
+      const bool v2703 = v2691 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2704 = v2703 ? 2u : v2700;
+      const bool v2707 = v2691 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2708 = v2707 ? 1u : v2704;
+      const unsigned int v2710 = v2603 % v2708;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2711 = v2710 < v2691;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2713 = v2710 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2714 = v2713 / v19;
+      const unsigned int v2715 = v2714 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2718 = v2713 - v2715;
+      const unsigned int v2721 = v2683 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2722 = v2721 + v2713;
+      const unsigned int v2724 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2725 = v2724 << 5u;
+      const unsigned int v2726 = v2725 / v2671;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2728 = v2725 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2729 = v2728 / v2671;
+      iron_frag<float, 2, 16, 16> v2731;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2731, 0.0f);
+      iron_frag<float, 2, 16, 16> v2733;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2733, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2735;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2735, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2737, iron_f32_to_bf16(0.0f));
+      const unsigned int v2740 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2843 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2864 = v2725 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2868 = v2726 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2874 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2878 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (unsigned int v2748 = 0u; v2748 < v5; v2748 += v2746) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v2749 = v2748 + v2746;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v2750 = min(v2749, v5);
-          const unsigned int v2751 = v2750 - v2748;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v2752 = v2751 * v6;
-          const unsigned int v2753 = v2752 * v19;
-          const unsigned int v2757 = v2753 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v2758 = v2757 >> 4u;
-          const unsigned int v2759 = v2758 << 4u;
-          const bool v2760 = v2611 < v2759;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2760) {
-            const unsigned int v2762 = v2675 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2765 = v2609 >> 3u;
-            const bool v2771 = v2611 < v2753;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v2773 = v2748 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2774 = v2773 * v19;
+      for (unsigned int v2742 = 0u; v2742 < v5; v2742 += v2740) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2743 = v2742 + v2740;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2744 = min(v2743, v5);
+        const unsigned int v2745 = v2744 - v2742;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2746 = v2745 * v6;
+        const unsigned int v2747 = v2746 * v19;
+        const unsigned int v2751 = v2747 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2752 = v2751 >> 4u;
+        const unsigned int v2753 = v2752 << 4u;
+        const bool v2754 = v2605 < v2753;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2754) {
+          const unsigned int v2756 = v2669 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2759 = v2603 >> 4u;
+          const bool v2765 = v2605 < v2747;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2767 = v2742 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2768 = v2767 * v19;
 
-            for (unsigned int v2767 = v2765; v2767 < v2762; v2767 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v2769 = v2767 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2770 = v2769 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2772 = v2770 && v2771;
-              const unsigned int v2776 = v2767 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v2777 = v2689 + v2776;
-              const unsigned int v2778 = v2777 * v15;
-              const unsigned int v2779 = v2778 + v2769;
-              const unsigned int v2780 = v2779 * v2615;
-              const unsigned int v2781 = v2780 + v2774;
-              const unsigned int v2782 = v2781 + v2611;
-              const unsigned int v2784 = v2772 ? v2782 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v2786 = v2767 * 56u;
-              const unsigned int v2787 = v2786 + v2611;
-              iron_copy_async<16>(shm5 + v2787, weight + v2784, v2772);
-            }
+          for (unsigned int v2761 = v2759; v2761 < v2756; v2761 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2763 = v2761 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2764 = v2763 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2766 = v2764 && v2765;
+            const unsigned int v2770 = v2761 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2771 = v2683 + v2770;
+            const unsigned int v2772 = v2771 * v15;
+            const unsigned int v2773 = v2772 + v2763;
+            const unsigned int v2774 = v2773 * v2609;
+            const unsigned int v2775 = v2774 + v2768;
+            const unsigned int v2776 = v2775 + v2605;
+            const unsigned int v2778 = v2766 ? v2776 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2780 = v2761 * 56u;
+            const unsigned int v2781 = v2780 + v2605;
+            iron_copy_async<8>(shm5 + v2781, weight + v2778, v2766);
           }
-          if (v2717) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v2789 = 128u / v2714;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2791 = v2609 / v2714;
-            const unsigned int v2793 = v2688 * v2677;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2805 = v2720 * v2677;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2815 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v2832 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        }
+        if (v2711) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2783 = 128u / v2708;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2785 = v2603 / v2708;
+          const unsigned int v2787 = v2682 * v2671;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2799 = v2714 * v2671;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2809 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2826 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-            for (unsigned int v2792 = v2791; v2792 < v2677; v2792 += v2789) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v2794 = v2793 + v2792;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v2795 = v2794 / v2640;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v2796 = v2795 * v2640;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v2797 = v2794 - v2796;
-              const unsigned int v2798 = v2797 / v2627;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v2799 = v2798 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v2800 = v2798 * v2627;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v2801 = v2797 - v2800;
-              const unsigned int v2802 = v2801 * v8;
-              const bool v2803 = v2794 < v2641;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v2806 = v2805 + v2792;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v2807 = v2806 * 56u;
-              const unsigned int v2808 = v2807 + v2724;
-              const unsigned int v2819 = v2795 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2786 = v2785; v2786 < v2671; v2786 += v2783) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2788 = v2787 + v2786;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2789 = v2788 / v2634;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2790 = v2789 * v2634;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2791 = v2788 - v2790;
+            const unsigned int v2792 = v2791 / v2621;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2793 = v2792 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2794 = v2792 * v2621;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2795 = v2791 - v2794;
+            const unsigned int v2796 = v2795 * v8;
+            const bool v2797 = v2788 < v2635;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2800 = v2799 + v2786;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2801 = v2800 * 56u;
+            const unsigned int v2802 = v2801 + v2718;
+            const unsigned int v2813 = v2789 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-              for (unsigned int v2810 = v2748; v2810 < v2750; v2810 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v2811 = v2810 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v2812 = v2799 + v2811;
-                const bool v2813 = v2812 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2814 = v2803 && v2813;
-                const bool v2816 = v2812 < v2815;
-                const bool v2817 = v2814 && v2816;
-                const unsigned int v2818 = max(v2812, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v2820 = v2819 + v2818;
-                const unsigned int v2821 = v2820 - v9;
-                const unsigned int v2822 = v2810 - v2748;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v2823 = v2822 * v6;
-                const unsigned int v2824 = v2823 * v19;
-                const unsigned int v2836 = v2821 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2844 = v2808 + v2824;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2804 = v2742; v2804 < v2744; v2804 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2805 = v2804 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2806 = v2793 + v2805;
+              const bool v2807 = v2806 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2808 = v2797 && v2807;
+              const bool v2810 = v2806 < v2809;
+              const bool v2811 = v2808 && v2810;
+              const unsigned int v2812 = max(v2806, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2814 = v2813 + v2812;
+              const unsigned int v2815 = v2814 - v9;
+              const unsigned int v2816 = v2804 - v2742;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2817 = v2816 * v6;
+              const unsigned int v2818 = v2817 * v19;
+              const unsigned int v2830 = v2815 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2838 = v2802 + v2818;  // kernels/convolution/narrow_groups.hpp:152
 
-                for (unsigned int v2827 = 0u; v2827 < v6; v2827 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v2828 = v2827 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v2829 = v2802 + v2828;
-                  const bool v2830 = v2829 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2831 = v2817 && v2830;
-                  const bool v2833 = v2829 < v2832;
-                  const bool v2834 = v2831 && v2833;
-                  const unsigned int v2835 = max(v2829, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v2837 = v2836 + v2835;
-                  const unsigned int v2838 = v2837 - v10;
-                  const unsigned int v2839 = v2838 * v3;
-                  const unsigned int v2840 = v2839 + v2728;
-                  const unsigned int v2842 = v2834 ? v2840 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v2843 = v2827 * v19;
-                  const unsigned int v2845 = v2844 + v2843;
-                  iron_copy_async<16>(shm4 + v2845, x + v2842, v2834);
-                }
+              for (unsigned int v2821 = 0u; v2821 < v6; v2821 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2822 = v2821 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2823 = v2796 + v2822;
+                const bool v2824 = v2823 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2825 = v2811 && v2824;
+                const bool v2827 = v2823 < v2826;
+                const bool v2828 = v2825 && v2827;
+                const unsigned int v2829 = max(v2823, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2831 = v2830 + v2829;
+                const unsigned int v2832 = v2831 - v10;
+                const unsigned int v2833 = v2832 * v3;
+                const unsigned int v2834 = v2833 + v2722;
+                const unsigned int v2836 = v2828 ? v2834 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2837 = v2821 * v19;
+                const unsigned int v2839 = v2838 + v2837;
+                iron_copy_async<8>(shm4 + v2839, x + v2836, v2828);
               }
             }
           }
-          const unsigned int v2847 = v2759 - v2753;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v2848 = v2847 >> 3u;
-          const unsigned int v2851 = v2848 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        }
+        const unsigned int v2841 = v2753 - v2747;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2842 = v2841 >> 2u;
+        const unsigned int v2845 = v2842 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-          for (unsigned int v2853 = v2609; v2853 < v2851; v2853 += v2849) {
-            const unsigned int v2854 = v2853 / v2848;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v2858 = v2854 * v2848;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v2859 = v2853 - v2858;
-            const unsigned int v2860 = v2859 << 3u;
-            const unsigned int v2862 = v2854 * 56u;
-            const unsigned int v2863 = v2862 + v2753;
-            const unsigned int v2864 = v2863 + v2860;
-            iron_copy_async<16>(shm4 + v2864, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        for (unsigned int v2847 = v2603; v2847 < v2845; v2847 += v2843) {
+          const unsigned int v2848 = v2847 / v2842;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2852 = v2848 * v2842;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2853 = v2847 - v2852;
+          const unsigned int v2854 = v2853 << 2u;
+          const unsigned int v2856 = v2848 * 56u;
+          const unsigned int v2857 = v2856 + v2747;
+          const unsigned int v2858 = v2857 + v2854;
+          iron_copy_async<8>(shm4 + v2858, x + 0u, false);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-          for (unsigned int v2867 = 0u; v2867 < v2759; v2867 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v2871 = v2870 + v2867;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v2741, shm4, v2871, 56u);
-            const unsigned int v2875 = v2874 + v2867;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v2743, shm5, v2875, 56u);
-            iron_frag_mma_sync(v2737, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v2881 = v2880 + v2867;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v2741, shm4, v2881, 56u);
-            const unsigned int v2885 = v2884 + v2867;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v2743, shm5, v2885, 56u);
-            iron_frag_mma_sync(v2739, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        for (unsigned int v2861 = 0u; v2861 < v2753; v2861 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2865 = v2864 + v2861;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2735, shm4, v2865, 56u);
+          const unsigned int v2869 = v2868 + v2861;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2737, shm5, v2869, 56u);
+          iron_frag_mma_sync(v2731, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2875 = v2874 + v2861;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2735, shm4, v2875, 56u);
+          const unsigned int v2879 = v2878 + v2861;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2737, shm5, v2879, 56u);
+          iron_frag_mma_sync(v2733, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const unsigned int v2886 = v2732 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v2887 = v2688 * v2677;
-        const unsigned int v2888 = v2887 + v2731;
-        const unsigned int v2889 = v2888 - v2886;
-        const unsigned int v2890 = v2689 + v2732;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v2891 = v2890 * v15;
-        const unsigned int v2892 = static_cast<unsigned int>(v2737.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2893 = v2889 + v2892;
-        const unsigned int v2894 = static_cast<unsigned int>(v2737.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2895 = v2893 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2896 = v2894 < v15;
-        const bool v2897 = v2895 && v2896;
-        if (v2897) {
-          const float v2898 = v2737.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2899 = v2891 + v2894;
-          const iron_bf16 v2900 = bias[v2899];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2901 = iron_to_f32(v2900);
-          const float v2902 = v2898 + v2901;
-          const float v2904 = v2902 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2905 = iron_exp2_approx(v2904);
-          const float v2907 = 1.0f + v2905;
-          const float v2908 = iron_recip_approx(v2907);
-          const float v2909 = v2902 * v2908;
-          const iron_bf16 v2910 = iron_f32_to_bf16(v2909);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2911 = v2893 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2912 = v2911 + v2891;
-          const unsigned int v2913 = v2912 + v2894;
-          out[v2913] = v2910;
-        }
-        const unsigned int v2914 = static_cast<unsigned int>(v2737.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2915 = v2889 + v2914;
-        const unsigned int v2916 = static_cast<unsigned int>(v2737.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2917 = v2915 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2918 = v2916 < v15;
-        const bool v2919 = v2917 && v2918;
-        if (v2919) {
-          const float v2920 = v2737.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2921 = v2891 + v2916;
-          const iron_bf16 v2922 = bias[v2921];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2923 = iron_to_f32(v2922);
-          const float v2924 = v2920 + v2923;
-          const float v2926 = v2924 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2927 = iron_exp2_approx(v2926);
-          const float v2929 = 1.0f + v2927;
-          const float v2930 = iron_recip_approx(v2929);
-          const float v2931 = v2924 * v2930;
-          const iron_bf16 v2932 = iron_f32_to_bf16(v2931);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2933 = v2915 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2934 = v2933 + v2891;
-          const unsigned int v2935 = v2934 + v2916;
-          out[v2935] = v2932;
-        }
-        const unsigned int v2936 = static_cast<unsigned int>(v2737.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2937 = v2889 + v2936;
-        const unsigned int v2938 = static_cast<unsigned int>(v2737.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2939 = v2937 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2940 = v2938 < v15;
-        const bool v2941 = v2939 && v2940;
-        if (v2941) {
-          const float v2942 = v2737.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2943 = v2891 + v2938;
-          const iron_bf16 v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2945 = iron_to_f32(v2944);
-          const float v2946 = v2942 + v2945;
-          const float v2948 = v2946 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2949 = iron_exp2_approx(v2948);
-          const float v2951 = 1.0f + v2949;
-          const float v2952 = iron_recip_approx(v2951);
-          const float v2953 = v2946 * v2952;
-          const iron_bf16 v2954 = iron_f32_to_bf16(v2953);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2955 = v2937 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2956 = v2955 + v2891;
-          const unsigned int v2957 = v2956 + v2938;
-          out[v2957] = v2954;
-        }
-        const unsigned int v2958 = static_cast<unsigned int>(v2737.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2959 = v2889 + v2958;
-        const unsigned int v2960 = static_cast<unsigned int>(v2737.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2961 = v2959 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2962 = v2960 < v15;
-        const bool v2963 = v2961 && v2962;
-        if (v2963) {
-          const float v2964 = v2737.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2965 = v2891 + v2960;
-          const iron_bf16 v2966 = bias[v2965];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2967 = iron_to_f32(v2966);
-          const float v2968 = v2964 + v2967;
-          const float v2970 = v2968 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2971 = iron_exp2_approx(v2970);
-          const float v2973 = 1.0f + v2971;
-          const float v2974 = iron_recip_approx(v2973);
-          const float v2975 = v2968 * v2974;
-          const iron_bf16 v2976 = iron_f32_to_bf16(v2975);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2977 = v2959 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v2978 = v2977 + v2891;
-          const unsigned int v2979 = v2978 + v2960;
-          out[v2979] = v2976;
-        }
-        const unsigned int v2980 = static_cast<unsigned int>(v2737.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v2981 = v2889 + v2980;
-        const unsigned int v2982 = static_cast<unsigned int>(v2737.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2983 = v2981 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2984 = v2982 < v15;
-        const bool v2985 = v2983 && v2984;
-        if (v2985) {
-          const float v2986 = v2737.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2987 = v2891 + v2982;
-          const iron_bf16 v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2989 = iron_to_f32(v2988);
-          const float v2990 = v2986 + v2989;
-          const float v2992 = v2990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2993 = iron_exp2_approx(v2992);
-          const float v2995 = 1.0f + v2993;
-          const float v2996 = iron_recip_approx(v2995);
-          const float v2997 = v2990 * v2996;
-          const iron_bf16 v2998 = iron_f32_to_bf16(v2997);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v2999 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3000 = v2999 + v2891;
-          const unsigned int v3001 = v3000 + v2982;
-          out[v3001] = v2998;
-        }
-        const unsigned int v3002 = static_cast<unsigned int>(v2737.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3003 = v2889 + v3002;
-        const unsigned int v3004 = static_cast<unsigned int>(v2737.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3005 = v3003 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3006 = v3004 < v15;
-        const bool v3007 = v3005 && v3006;
-        if (v3007) {
-          const float v3008 = v2737.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3009 = v2891 + v3004;
-          const iron_bf16 v3010 = bias[v3009];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3011 = iron_to_f32(v3010);
-          const float v3012 = v3008 + v3011;
-          const float v3014 = v3012 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3015 = iron_exp2_approx(v3014);
-          const float v3017 = 1.0f + v3015;
-          const float v3018 = iron_recip_approx(v3017);
-          const float v3019 = v3012 * v3018;
-          const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3021 = v3003 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3022 = v3021 + v2891;
-          const unsigned int v3023 = v3022 + v3004;
-          out[v3023] = v3020;
-        }
-        const unsigned int v3024 = static_cast<unsigned int>(v2737.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3025 = v2889 + v3024;
-        const unsigned int v3026 = static_cast<unsigned int>(v2737.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3027 = v3025 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3028 = v3026 < v15;
-        const bool v3029 = v3027 && v3028;
-        if (v3029) {
-          const float v3030 = v2737.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3031 = v2891 + v3026;
-          const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3033 = iron_to_f32(v3032);
-          const float v3034 = v3030 + v3033;
-          const float v3036 = v3034 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3037 = iron_exp2_approx(v3036);
-          const float v3039 = 1.0f + v3037;
-          const float v3040 = iron_recip_approx(v3039);
-          const float v3041 = v3034 * v3040;
-          const iron_bf16 v3042 = iron_f32_to_bf16(v3041);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3043 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3044 = v3043 + v2891;
-          const unsigned int v3045 = v3044 + v3026;
-          out[v3045] = v3042;
-        }
-        const unsigned int v3046 = static_cast<unsigned int>(v2737.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3047 = v2889 + v3046;
-        const unsigned int v3048 = static_cast<unsigned int>(v2737.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3049 = v3047 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3050 = v3048 < v15;
-        const bool v3051 = v3049 && v3050;
-        if (v3051) {
-          const float v3052 = v2737.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3053 = v2891 + v3048;
-          const iron_bf16 v3054 = bias[v3053];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3055 = iron_to_f32(v3054);
-          const float v3056 = v3052 + v3055;
-          const float v3058 = v3056 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3059 = iron_exp2_approx(v3058);
-          const float v3061 = 1.0f + v3059;
-          const float v3062 = iron_recip_approx(v3061);
-          const float v3063 = v3056 * v3062;
-          const iron_bf16 v3064 = iron_f32_to_bf16(v3063);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3065 = v3047 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3066 = v3065 + v2891;
-          const unsigned int v3067 = v3066 + v3048;
-          out[v3067] = v3064;
-        }
-        const unsigned int v3070 = v2735 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3072 = v2887 + v2734;
-        const unsigned int v3073 = v3072 - v3070;
-        const unsigned int v3074 = v2689 + v2735;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3075 = v3074 * v15;
-        const unsigned int v3076 = static_cast<unsigned int>(v2739.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3077 = v3073 + v3076;
-        const unsigned int v3078 = static_cast<unsigned int>(v2739.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3079 = v3077 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3080 = v3078 < v15;
-        const bool v3081 = v3079 && v3080;
-        if (v3081) {
-          const float v3082 = v2739.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3083 = v3075 + v3078;
-          const iron_bf16 v3084 = bias[v3083];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3085 = iron_to_f32(v3084);
-          const float v3086 = v3082 + v3085;
-          const float v3088 = v3086 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3089 = iron_exp2_approx(v3088);
-          const float v3091 = 1.0f + v3089;
-          const float v3092 = iron_recip_approx(v3091);
-          const float v3093 = v3086 * v3092;
-          const iron_bf16 v3094 = iron_f32_to_bf16(v3093);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3095 = v3077 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3096 = v3095 + v3075;
-          const unsigned int v3097 = v3096 + v3078;
-          out[v3097] = v3094;
-        }
-        const unsigned int v3098 = static_cast<unsigned int>(v2739.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3099 = v3073 + v3098;
-        const unsigned int v3100 = static_cast<unsigned int>(v2739.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3101 = v3099 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3102 = v3100 < v15;
-        const bool v3103 = v3101 && v3102;
-        if (v3103) {
-          const float v3104 = v2739.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3105 = v3075 + v3100;
-          const iron_bf16 v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3107 = iron_to_f32(v3106);
-          const float v3108 = v3104 + v3107;
-          const float v3110 = v3108 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3111 = iron_exp2_approx(v3110);
-          const float v3113 = 1.0f + v3111;
-          const float v3114 = iron_recip_approx(v3113);
-          const float v3115 = v3108 * v3114;
-          const iron_bf16 v3116 = iron_f32_to_bf16(v3115);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3117 = v3099 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3118 = v3117 + v3075;
-          const unsigned int v3119 = v3118 + v3100;
-          out[v3119] = v3116;
-        }
-        const unsigned int v3120 = static_cast<unsigned int>(v2739.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3121 = v3073 + v3120;
-        const unsigned int v3122 = static_cast<unsigned int>(v2739.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3123 = v3121 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3124 = v3122 < v15;
-        const bool v3125 = v3123 && v3124;
-        if (v3125) {
-          const float v3126 = v2739.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3127 = v3075 + v3122;
-          const iron_bf16 v3128 = bias[v3127];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3129 = iron_to_f32(v3128);
-          const float v3130 = v3126 + v3129;
-          const float v3132 = v3130 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3133 = iron_exp2_approx(v3132);
-          const float v3135 = 1.0f + v3133;
-          const float v3136 = iron_recip_approx(v3135);
-          const float v3137 = v3130 * v3136;
-          const iron_bf16 v3138 = iron_f32_to_bf16(v3137);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3139 = v3121 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3140 = v3139 + v3075;
-          const unsigned int v3141 = v3140 + v3122;
-          out[v3141] = v3138;
-        }
-        const unsigned int v3142 = static_cast<unsigned int>(v2739.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3143 = v3073 + v3142;
-        const unsigned int v3144 = static_cast<unsigned int>(v2739.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3145 = v3143 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3146 = v3144 < v15;
-        const bool v3147 = v3145 && v3146;
-        if (v3147) {
-          const float v3148 = v2739.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3149 = v3075 + v3144;
-          const iron_bf16 v3150 = bias[v3149];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3151 = iron_to_f32(v3150);
-          const float v3152 = v3148 + v3151;
-          const float v3154 = v3152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3155 = iron_exp2_approx(v3154);
-          const float v3157 = 1.0f + v3155;
-          const float v3158 = iron_recip_approx(v3157);
-          const float v3159 = v3152 * v3158;
-          const iron_bf16 v3160 = iron_f32_to_bf16(v3159);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3161 = v3143 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3162 = v3161 + v3075;
-          const unsigned int v3163 = v3162 + v3144;
-          out[v3163] = v3160;
-        }
-        const unsigned int v3164 = static_cast<unsigned int>(v2739.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3165 = v3073 + v3164;
-        const unsigned int v3166 = static_cast<unsigned int>(v2739.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3167 = v3165 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3168 = v3166 < v15;
-        const bool v3169 = v3167 && v3168;
-        if (v3169) {
-          const float v3170 = v2739.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3171 = v3075 + v3166;
-          const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3173 = iron_to_f32(v3172);
-          const float v3174 = v3170 + v3173;
-          const float v3176 = v3174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3177 = iron_exp2_approx(v3176);
-          const float v3179 = 1.0f + v3177;
-          const float v3180 = iron_recip_approx(v3179);
-          const float v3181 = v3174 * v3180;
-          const iron_bf16 v3182 = iron_f32_to_bf16(v3181);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3183 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3184 = v3183 + v3075;
-          const unsigned int v3185 = v3184 + v3166;
-          out[v3185] = v3182;
-        }
-        const unsigned int v3186 = static_cast<unsigned int>(v2739.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3187 = v3073 + v3186;
-        const unsigned int v3188 = static_cast<unsigned int>(v2739.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3189 = v3187 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3190 = v3188 < v15;
-        const bool v3191 = v3189 && v3190;
-        if (v3191) {
-          const float v3192 = v2739.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3193 = v3075 + v3188;
-          const iron_bf16 v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3195 = iron_to_f32(v3194);
-          const float v3196 = v3192 + v3195;
-          const float v3198 = v3196 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3199 = iron_exp2_approx(v3198);
-          const float v3201 = 1.0f + v3199;
-          const float v3202 = iron_recip_approx(v3201);
-          const float v3203 = v3196 * v3202;
-          const iron_bf16 v3204 = iron_f32_to_bf16(v3203);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3205 = v3187 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3206 = v3205 + v3075;
-          const unsigned int v3207 = v3206 + v3188;
-          out[v3207] = v3204;
-        }
-        const unsigned int v3208 = static_cast<unsigned int>(v2739.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3209 = v3073 + v3208;
-        const unsigned int v3210 = static_cast<unsigned int>(v2739.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3211 = v3209 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3212 = v3210 < v15;
-        const bool v3213 = v3211 && v3212;
-        if (v3213) {
-          const float v3214 = v2739.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3215 = v3075 + v3210;
-          const iron_bf16 v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3217 = iron_to_f32(v3216);
-          const float v3218 = v3214 + v3217;
-          const float v3220 = v3218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3221 = iron_exp2_approx(v3220);
-          const float v3223 = 1.0f + v3221;
-          const float v3224 = iron_recip_approx(v3223);
-          const float v3225 = v3218 * v3224;
-          const iron_bf16 v3226 = iron_f32_to_bf16(v3225);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3227 = v3209 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3228 = v3227 + v3075;
-          const unsigned int v3229 = v3228 + v3210;
-          out[v3229] = v3226;
-        }
-        const unsigned int v3230 = static_cast<unsigned int>(v2739.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3231 = v3073 + v3230;
-        const unsigned int v3232 = static_cast<unsigned int>(v2739.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3233 = v3231 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3234 = v3232 < v15;
-        const bool v3235 = v3233 && v3234;
-        if (v3235) {
-          const float v3236 = v2739.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3237 = v3075 + v3232;
-          const iron_bf16 v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3239 = iron_to_f32(v3238);
-          const float v3240 = v3236 + v3239;
-          const float v3242 = v3240 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3243 = iron_exp2_approx(v3242);
-          const float v3245 = 1.0f + v3243;
-          const float v3246 = iron_recip_approx(v3245);
-          const float v3247 = v3240 * v3246;
-          const iron_bf16 v3248 = iron_f32_to_bf16(v3247);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3249 = v3231 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3250 = v3249 + v3075;
-          const unsigned int v3251 = v3250 + v3232;
-          out[v3251] = v3248;
-        }
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-    } else {
-      const unsigned int v3254 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:63
-      const unsigned int v3255 = v3254 & 15u;
-      const unsigned int v3256 = v3255 << 2u;
-      const unsigned int v3259 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const unsigned int v3260 = v3259 * v19;
-      const unsigned int v3264 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const unsigned int v3265 = v12 * v3264;
-      const unsigned int v3267 = v10 << 1u;
-      const unsigned int v3268 = v2 + v3267;
-      const unsigned int v3269 = v3268 - v3265;
-      const unsigned int v3270 = v3269 - 1u;
-      const unsigned int v3271 = v3270 / v8;
-      const unsigned int v3272 = v3271 + 1u;
-      const unsigned int v3276 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const unsigned int v3277 = v11 * v3276;
-      const unsigned int v3279 = v9 << 1u;
-      const unsigned int v3280 = v1 + v3279;
-      const unsigned int v3281 = v3280 - v3277;
-      const unsigned int v3282 = v3281 - 1u;
-      const unsigned int v3283 = v3282 / v7;
-      const unsigned int v3284 = v3283 + 1u;
-      const unsigned int v3285 = v3284 * v3272;  // kernels/convolution/narrow_groups.hpp:68
-      const unsigned int v3286 = v0 * v3285;  // kernels/convolution/narrow_groups.hpp:69
-      const unsigned int v3291 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3292 = v3291 == 0u;
-      const unsigned int v3295 = v19 << 1u;
-      const bool v3296 = v3295 <= 64u;
-      const bool v3297 = v3292 && v3296;
-      const unsigned int v3298 = v3297 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3302 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3303 = v3302 == 0u;
-      const unsigned int v3306 = v19 << 2u;
-      const bool v3307 = v3306 <= 64u;
-      const bool v3308 = v3303 && v3307;
-      const unsigned int v3309 = v3308 ? 4u : v3298;  // kernels/convolution/narrow_groups.hpp:77
-      const unsigned int v3313 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3314 = v3313 == 0u;
-      const unsigned int v3317 = v19 << 3u;
-      const bool v3318 = v3317 <= 64u;
-      const bool v3319 = v3314 && v3318;
-      const unsigned int v3320 = v3319 ? 8u : v3309;  // kernels/convolution/narrow_groups.hpp:76
-      const unsigned int v3322 = 128u / v3320;  // kernels/convolution/narrow_groups.hpp:78
-      const unsigned int v3323 = v13 / v3320;  // kernels/convolution/narrow_groups.hpp:79
-      const unsigned int v3324 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:80
-      const unsigned int v3327 = v3286 + 127u;
-      const unsigned int v3328 = v3327 >> 7u;
-      const unsigned int v3329 = blockIdx.z;
-      const unsigned int v3330 = v3329 * v3328;
-      const unsigned int v3331 = v3330 + v3324;
-      const unsigned int v3332 = v3331 % v3323;  // kernels/convolution/narrow_groups.hpp:81
-      const unsigned int v3333 = v3331 / v3323;  // kernels/convolution/narrow_groups.hpp:82
-      const unsigned int v3334 = v3332 * v3320;  // kernels/convolution/narrow_groups.hpp:83
-      const unsigned int v3336 = v3286 + v3322;  // kernels/convolution/narrow_groups.hpp:85
-      const unsigned int v3337 = v3336 - 1u;
-      const unsigned int v3338 = v3337 / v3322;
-      const bool v3339 = v3333 < v3338;
-      if (v3339) {
-        const unsigned int v3341 = v3320 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const unsigned int v3342 = v3341 >> 2u;
-        const bool v3346 = v3342 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const unsigned int v3347 = v3346 ? 8u : 16u;
-        const bool v3350 = v3342 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const unsigned int v3351 = v3350 ? 4u : v3347;
-        const bool v3354 = v3342 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const unsigned int v3355 = v3354 ? 2u : v3351;
-        const bool v3358 = v3342 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const unsigned int v3359 = v3358 ? 1u : v3355;
-        const unsigned int v3361 = v3254 % v3359;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3362 = v3361 < v3342;  // kernels/convolution/narrow_groups.hpp:99
-        const unsigned int v3364 = v3361 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const unsigned int v3365 = v3364 / v19;
-        const unsigned int v3366 = v3365 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const unsigned int v3369 = v3364 - v3366;
-        const unsigned int v3372 = v3334 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const unsigned int v3373 = v3372 + v3364;
-        const unsigned int v3375 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-        const unsigned int v3376 = v3375 << 5u;
-        const unsigned int v3377 = v3376 / v3322;  // kernels/convolution/narrow_groups.hpp:105
-        const unsigned int v3379 = v3376 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const unsigned int v3380 = v3379 / v3322;
-        iron_frag<float, 2, 16, 16> v3382;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3382, 0.0f);
-        iron_frag<float, 2, 16, 16> v3384;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3384, 0.0f);
-        iron_frag<iron_bf16, 0, 16, 16> v3386;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3386, iron_f32_to_bf16(0.0f));
-        iron_frag<iron_bf16, 1, 16, 16> v3388;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3388, iron_f32_to_bf16(0.0f));
-        const unsigned int v3391 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const unsigned int v3494 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-        const unsigned int v3515 = v3376 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const unsigned int v3519 = v3377 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const unsigned int v3525 = v3379 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const unsigned int v3529 = v3380 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (unsigned int v3393 = 0u; v3393 < v5; v3393 += v3391) {  // kernels/convolution/narrow_groups.hpp:114
-          const unsigned int v3394 = v3393 + v3391;  // kernels/convolution/narrow_groups.hpp:115
-          const unsigned int v3395 = min(v3394, v5);
-          const unsigned int v3396 = v3395 - v3393;  // kernels/convolution/narrow_groups.hpp:116
-          const unsigned int v3397 = v3396 * v6;
-          const unsigned int v3398 = v3397 * v19;
-          const unsigned int v3402 = v3398 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const unsigned int v3403 = v3402 >> 4u;
-          const unsigned int v3404 = v3403 << 4u;
-          const bool v3405 = v3256 < v3404;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3405) {
-            const unsigned int v3407 = v3320 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v3410 = v3254 >> 4u;
-            const bool v3416 = v3256 < v3398;  // kernels/convolution/narrow_groups.hpp:125
-            const unsigned int v3418 = v3393 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v3419 = v3418 * v19;
-
-            for (unsigned int v3412 = v3410; v3412 < v3407; v3412 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const unsigned int v3414 = v3412 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3415 = v3414 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3417 = v3415 && v3416;
-              const unsigned int v3421 = v3412 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const unsigned int v3422 = v3334 + v3421;
-              const unsigned int v3423 = v3422 * v15;
-              const unsigned int v3424 = v3423 + v3414;
-              const unsigned int v3425 = v3424 * v3260;
-              const unsigned int v3426 = v3425 + v3419;
-              const unsigned int v3427 = v3426 + v3256;
-              const unsigned int v3429 = v3417 ? v3427 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const unsigned int v3431 = v3412 * 56u;
-              const unsigned int v3432 = v3431 + v3256;
-              iron_copy_async<8>(shm7 + v3432, weight + v3429, v3417);
-            }
-          }
-          if (v3362) {  // kernels/convolution/narrow_groups.hpp:133
-            const unsigned int v3434 = 128u / v3359;  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v3436 = v3254 / v3359;
-            const unsigned int v3438 = v3333 * v3322;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v3450 = v3365 * v3322;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v3460 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const unsigned int v3477 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (unsigned int v3437 = v3436; v3437 < v3322; v3437 += v3434) {  // kernels/convolution/narrow_groups.hpp:134
-              const unsigned int v3439 = v3438 + v3437;  // kernels/convolution/narrow_groups.hpp:135
-              const unsigned int v3440 = v3439 / v3285;  // kernels/convolution/narrow_groups.hpp:136
-              const unsigned int v3441 = v3440 * v3285;  // kernels/convolution/narrow_groups.hpp:137
-              const unsigned int v3442 = v3439 - v3441;
-              const unsigned int v3443 = v3442 / v3272;  // kernels/convolution/narrow_groups.hpp:138
-              const unsigned int v3444 = v3443 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const unsigned int v3445 = v3443 * v3272;  // kernels/convolution/narrow_groups.hpp:140
-              const unsigned int v3446 = v3442 - v3445;
-              const unsigned int v3447 = v3446 * v8;
-              const bool v3448 = v3439 < v3286;  // kernels/convolution/narrow_groups.hpp:141
-              const unsigned int v3451 = v3450 + v3437;  // kernels/convolution/narrow_groups.hpp:142
-              const unsigned int v3452 = v3451 * 56u;
-              const unsigned int v3453 = v3452 + v3369;
-              const unsigned int v3464 = v3440 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (unsigned int v3455 = v3393; v3455 < v3395; v3455 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const unsigned int v3456 = v3455 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const unsigned int v3457 = v3444 + v3456;
-                const bool v3458 = v3457 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3459 = v3448 && v3458;
-                const bool v3461 = v3457 < v3460;
-                const bool v3462 = v3459 && v3461;
-                const unsigned int v3463 = max(v3457, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const unsigned int v3465 = v3464 + v3463;
-                const unsigned int v3466 = v3465 - v9;
-                const unsigned int v3467 = v3455 - v3393;  // kernels/convolution/narrow_groups.hpp:147
-                const unsigned int v3468 = v3467 * v6;
-                const unsigned int v3469 = v3468 * v19;
-                const unsigned int v3481 = v3466 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3489 = v3453 + v3469;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (unsigned int v3472 = 0u; v3472 < v6; v3472 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const unsigned int v3473 = v3472 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const unsigned int v3474 = v3447 + v3473;
-                  const bool v3475 = v3474 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3476 = v3462 && v3475;
-                  const bool v3478 = v3474 < v3477;
-                  const bool v3479 = v3476 && v3478;
-                  const unsigned int v3480 = max(v3474, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const unsigned int v3482 = v3481 + v3480;
-                  const unsigned int v3483 = v3482 - v10;
-                  const unsigned int v3484 = v3483 * v3;
-                  const unsigned int v3485 = v3484 + v3373;
-                  const unsigned int v3487 = v3479 ? v3485 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const unsigned int v3488 = v3472 * v19;
-                  const unsigned int v3490 = v3489 + v3488;
-                  iron_copy_async<8>(shm6 + v3490, x + v3487, v3479);
-                }
-              }
-            }
-          }
-          const unsigned int v3492 = v3404 - v3398;  // kernels/convolution/narrow_groups.hpp:158
-          const unsigned int v3493 = v3492 >> 2u;
-          const unsigned int v3496 = v3493 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (unsigned int v3498 = v3254; v3498 < v3496; v3498 += v3494) {
-            const unsigned int v3499 = v3498 / v3493;  // kernels/convolution/narrow_groups.hpp:160
-            const unsigned int v3503 = v3499 * v3493;  // kernels/convolution/narrow_groups.hpp:161
-            const unsigned int v3504 = v3498 - v3503;
-            const unsigned int v3505 = v3504 << 2u;
-            const unsigned int v3507 = v3499 * 56u;
-            const unsigned int v3508 = v3507 + v3398;
-            const unsigned int v3509 = v3508 + v3505;
-            iron_copy_async<8>(shm6 + v3509, x + 0u, false);
-          }
-          asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-          asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
-
-          for (unsigned int v3512 = 0u; v3512 < v3404; v3512 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const unsigned int v3516 = v3515 + v3512;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load_shared<false>(v3386, shm6, v3516, 56u);
-            const unsigned int v3520 = v3519 + v3512;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load_shared<true>(v3388, shm7, v3520, 56u);
-            iron_frag_mma_sync(v3382, v3386, v3388);  // kernels/convolution/narrow_groups.hpp:172
-            const unsigned int v3526 = v3525 + v3512;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load_shared<false>(v3386, shm6, v3526, 56u);
-            const unsigned int v3530 = v3529 + v3512;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load_shared<true>(v3388, shm7, v3530, 56u);
-            iron_frag_mma_sync(v3384, v3386, v3388);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const unsigned int v3531 = v3377 * v3322;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3532 = v3333 * v3322;
-        const unsigned int v3533 = v3532 + v3376;
-        const unsigned int v3534 = v3533 - v3531;
-        const unsigned int v3535 = v3334 + v3377;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3536 = v3535 * v15;
-        const unsigned int v3537 = static_cast<unsigned int>(v3382.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3538 = v3534 + v3537;
-        const unsigned int v3539 = static_cast<unsigned int>(v3382.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3540 = v3538 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3541 = v3539 < v15;
-        const bool v3542 = v3540 && v3541;
-        if (v3542) {
-          const float v3543 = v3382.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3544 = v3536 + v3539;
-          const iron_bf16 v3545 = bias[v3544];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3546 = iron_to_f32(v3545);
-          const float v3547 = v3543 + v3546;
-          const float v3549 = v3547 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3550 = iron_exp2_approx(v3549);
-          const float v3552 = 1.0f + v3550;
-          const float v3553 = iron_recip_approx(v3552);
-          const float v3554 = v3547 * v3553;
-          const iron_bf16 v3555 = iron_f32_to_bf16(v3554);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3556 = v3538 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3557 = v3556 + v3536;
-          const unsigned int v3558 = v3557 + v3539;
-          out[v3558] = v3555;
-        }
-        const unsigned int v3559 = static_cast<unsigned int>(v3382.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3560 = v3534 + v3559;
-        const unsigned int v3561 = static_cast<unsigned int>(v3382.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3562 = v3560 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3563 = v3561 < v15;
-        const bool v3564 = v3562 && v3563;
-        if (v3564) {
-          const float v3565 = v3382.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3566 = v3536 + v3561;
-          const iron_bf16 v3567 = bias[v3566];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3568 = iron_to_f32(v3567);
-          const float v3569 = v3565 + v3568;
-          const float v3571 = v3569 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3572 = iron_exp2_approx(v3571);
-          const float v3574 = 1.0f + v3572;
-          const float v3575 = iron_recip_approx(v3574);
-          const float v3576 = v3569 * v3575;
-          const iron_bf16 v3577 = iron_f32_to_bf16(v3576);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3578 = v3560 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3579 = v3578 + v3536;
-          const unsigned int v3580 = v3579 + v3561;
-          out[v3580] = v3577;
-        }
-        const unsigned int v3581 = static_cast<unsigned int>(v3382.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3582 = v3534 + v3581;
-        const unsigned int v3583 = static_cast<unsigned int>(v3382.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3584 = v3582 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3585 = v3583 < v15;
-        const bool v3586 = v3584 && v3585;
-        if (v3586) {
-          const float v3587 = v3382.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3588 = v3536 + v3583;
-          const iron_bf16 v3589 = bias[v3588];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3590 = iron_to_f32(v3589);
-          const float v3591 = v3587 + v3590;
-          const float v3593 = v3591 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3594 = iron_exp2_approx(v3593);
-          const float v3596 = 1.0f + v3594;
-          const float v3597 = iron_recip_approx(v3596);
-          const float v3598 = v3591 * v3597;
-          const iron_bf16 v3599 = iron_f32_to_bf16(v3598);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3600 = v3582 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3601 = v3600 + v3536;
-          const unsigned int v3602 = v3601 + v3583;
-          out[v3602] = v3599;
-        }
-        const unsigned int v3603 = static_cast<unsigned int>(v3382.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3604 = v3534 + v3603;
-        const unsigned int v3605 = static_cast<unsigned int>(v3382.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3606 = v3604 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3607 = v3605 < v15;
-        const bool v3608 = v3606 && v3607;
-        if (v3608) {
-          const float v3609 = v3382.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3610 = v3536 + v3605;
-          const iron_bf16 v3611 = bias[v3610];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3612 = iron_to_f32(v3611);
-          const float v3613 = v3609 + v3612;
-          const float v3615 = v3613 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3616 = iron_exp2_approx(v3615);
-          const float v3618 = 1.0f + v3616;
-          const float v3619 = iron_recip_approx(v3618);
-          const float v3620 = v3613 * v3619;
-          const iron_bf16 v3621 = iron_f32_to_bf16(v3620);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3622 = v3604 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3623 = v3622 + v3536;
-          const unsigned int v3624 = v3623 + v3605;
-          out[v3624] = v3621;
-        }
-        const unsigned int v3625 = static_cast<unsigned int>(v3382.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3626 = v3534 + v3625;
-        const unsigned int v3627 = static_cast<unsigned int>(v3382.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3628 = v3626 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3629 = v3627 < v15;
-        const bool v3630 = v3628 && v3629;
-        if (v3630) {
-          const float v3631 = v3382.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3632 = v3536 + v3627;
-          const iron_bf16 v3633 = bias[v3632];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3634 = iron_to_f32(v3633);
-          const float v3635 = v3631 + v3634;
-          const float v3637 = v3635 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3638 = iron_exp2_approx(v3637);
-          const float v3640 = 1.0f + v3638;
-          const float v3641 = iron_recip_approx(v3640);
-          const float v3642 = v3635 * v3641;
-          const iron_bf16 v3643 = iron_f32_to_bf16(v3642);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3644 = v3626 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3645 = v3644 + v3536;
-          const unsigned int v3646 = v3645 + v3627;
-          out[v3646] = v3643;
-        }
-        const unsigned int v3647 = static_cast<unsigned int>(v3382.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3648 = v3534 + v3647;
-        const unsigned int v3649 = static_cast<unsigned int>(v3382.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3650 = v3648 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3651 = v3649 < v15;
-        const bool v3652 = v3650 && v3651;
-        if (v3652) {
-          const float v3653 = v3382.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3654 = v3536 + v3649;
-          const iron_bf16 v3655 = bias[v3654];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3656 = iron_to_f32(v3655);
-          const float v3657 = v3653 + v3656;
-          const float v3659 = v3657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3660 = iron_exp2_approx(v3659);
-          const float v3662 = 1.0f + v3660;
-          const float v3663 = iron_recip_approx(v3662);
-          const float v3664 = v3657 * v3663;
-          const iron_bf16 v3665 = iron_f32_to_bf16(v3664);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3666 = v3648 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3667 = v3666 + v3536;
-          const unsigned int v3668 = v3667 + v3649;
-          out[v3668] = v3665;
-        }
-        const unsigned int v3669 = static_cast<unsigned int>(v3382.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3670 = v3534 + v3669;
-        const unsigned int v3671 = static_cast<unsigned int>(v3382.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3672 = v3670 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3673 = v3671 < v15;
-        const bool v3674 = v3672 && v3673;
-        if (v3674) {
-          const float v3675 = v3382.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3676 = v3536 + v3671;
-          const iron_bf16 v3677 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3678 = iron_to_f32(v3677);
-          const float v3679 = v3675 + v3678;
-          const float v3681 = v3679 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3682 = iron_exp2_approx(v3681);
-          const float v3684 = 1.0f + v3682;
-          const float v3685 = iron_recip_approx(v3684);
-          const float v3686 = v3679 * v3685;
-          const iron_bf16 v3687 = iron_f32_to_bf16(v3686);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3688 = v3670 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3689 = v3688 + v3536;
-          const unsigned int v3690 = v3689 + v3671;
-          out[v3690] = v3687;
-        }
-        const unsigned int v3691 = static_cast<unsigned int>(v3382.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3692 = v3534 + v3691;
-        const unsigned int v3693 = static_cast<unsigned int>(v3382.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3694 = v3692 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3695 = v3693 < v15;
-        const bool v3696 = v3694 && v3695;
-        if (v3696) {
-          const float v3697 = v3382.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3698 = v3536 + v3693;
-          const iron_bf16 v3699 = bias[v3698];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3700 = iron_to_f32(v3699);
-          const float v3701 = v3697 + v3700;
-          const float v3703 = v3701 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3704 = iron_exp2_approx(v3703);
-          const float v3706 = 1.0f + v3704;
-          const float v3707 = iron_recip_approx(v3706);
-          const float v3708 = v3701 * v3707;
-          const iron_bf16 v3709 = iron_f32_to_bf16(v3708);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3710 = v3692 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3711 = v3710 + v3536;
-          const unsigned int v3712 = v3711 + v3693;
-          out[v3712] = v3709;
-        }
-        const unsigned int v3715 = v3380 * v3322;  // kernels/convolution/narrow_groups.hpp:182
-        const unsigned int v3717 = v3532 + v3379;
-        const unsigned int v3718 = v3717 - v3715;
-        const unsigned int v3719 = v3334 + v3380;  // kernels/convolution/narrow_groups.hpp:183
-        const unsigned int v3720 = v3719 * v15;
-        const unsigned int v3721 = static_cast<unsigned int>(v3384.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3722 = v3718 + v3721;
-        const unsigned int v3723 = static_cast<unsigned int>(v3384.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3724 = v3722 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3725 = v3723 < v15;
-        const bool v3726 = v3724 && v3725;
-        if (v3726) {
-          const float v3727 = v3384.x[0];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3728 = v3720 + v3723;
-          const iron_bf16 v3729 = bias[v3728];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3730 = iron_to_f32(v3729);
-          const float v3731 = v3727 + v3730;
-          const float v3733 = v3731 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3734 = iron_exp2_approx(v3733);
-          const float v3736 = 1.0f + v3734;
-          const float v3737 = iron_recip_approx(v3736);
-          const float v3738 = v3731 * v3737;
-          const iron_bf16 v3739 = iron_f32_to_bf16(v3738);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3740 = v3722 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3741 = v3740 + v3720;
-          const unsigned int v3742 = v3741 + v3723;
-          out[v3742] = v3739;
-        }
-        const unsigned int v3743 = static_cast<unsigned int>(v3384.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3744 = v3718 + v3743;
-        const unsigned int v3745 = static_cast<unsigned int>(v3384.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3746 = v3744 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3747 = v3745 < v15;
-        const bool v3748 = v3746 && v3747;
-        if (v3748) {
-          const float v3749 = v3384.x[1];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3750 = v3720 + v3745;
-          const iron_bf16 v3751 = bias[v3750];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3752 = iron_to_f32(v3751);
-          const float v3753 = v3749 + v3752;
-          const float v3755 = v3753 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3756 = iron_exp2_approx(v3755);
-          const float v3758 = 1.0f + v3756;
-          const float v3759 = iron_recip_approx(v3758);
-          const float v3760 = v3753 * v3759;
-          const iron_bf16 v3761 = iron_f32_to_bf16(v3760);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3762 = v3744 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3763 = v3762 + v3720;
-          const unsigned int v3764 = v3763 + v3745;
-          out[v3764] = v3761;
-        }
-        const unsigned int v3765 = static_cast<unsigned int>(v3384.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3766 = v3718 + v3765;
-        const unsigned int v3767 = static_cast<unsigned int>(v3384.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3768 = v3766 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3769 = v3767 < v15;
-        const bool v3770 = v3768 && v3769;
-        if (v3770) {
-          const float v3771 = v3384.x[2];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3772 = v3720 + v3767;
-          const iron_bf16 v3773 = bias[v3772];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3774 = iron_to_f32(v3773);
-          const float v3775 = v3771 + v3774;
-          const float v3777 = v3775 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3778 = iron_exp2_approx(v3777);
-          const float v3780 = 1.0f + v3778;
-          const float v3781 = iron_recip_approx(v3780);
-          const float v3782 = v3775 * v3781;
-          const iron_bf16 v3783 = iron_f32_to_bf16(v3782);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3784 = v3766 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3785 = v3784 + v3720;
-          const unsigned int v3786 = v3785 + v3767;
-          out[v3786] = v3783;
-        }
-        const unsigned int v3787 = static_cast<unsigned int>(v3384.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3788 = v3718 + v3787;
-        const unsigned int v3789 = static_cast<unsigned int>(v3384.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3790 = v3788 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3791 = v3789 < v15;
-        const bool v3792 = v3790 && v3791;
-        if (v3792) {
-          const float v3793 = v3384.x[3];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3794 = v3720 + v3789;
-          const iron_bf16 v3795 = bias[v3794];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3796 = iron_to_f32(v3795);
-          const float v3797 = v3793 + v3796;
-          const float v3799 = v3797 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3800 = iron_exp2_approx(v3799);
-          const float v3802 = 1.0f + v3800;
-          const float v3803 = iron_recip_approx(v3802);
-          const float v3804 = v3797 * v3803;
-          const iron_bf16 v3805 = iron_f32_to_bf16(v3804);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3806 = v3788 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3807 = v3806 + v3720;
-          const unsigned int v3808 = v3807 + v3789;
-          out[v3808] = v3805;
-        }
-        const unsigned int v3809 = static_cast<unsigned int>(v3384.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3810 = v3718 + v3809;
-        const unsigned int v3811 = static_cast<unsigned int>(v3384.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3812 = v3810 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3813 = v3811 < v15;
-        const bool v3814 = v3812 && v3813;
-        if (v3814) {
-          const float v3815 = v3384.x[4];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3816 = v3720 + v3811;
-          const iron_bf16 v3817 = bias[v3816];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3818 = iron_to_f32(v3817);
-          const float v3819 = v3815 + v3818;
-          const float v3821 = v3819 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3822 = iron_exp2_approx(v3821);
-          const float v3824 = 1.0f + v3822;
-          const float v3825 = iron_recip_approx(v3824);
-          const float v3826 = v3819 * v3825;
-          const iron_bf16 v3827 = iron_f32_to_bf16(v3826);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3828 = v3810 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3829 = v3828 + v3720;
-          const unsigned int v3830 = v3829 + v3811;
-          out[v3830] = v3827;
-        }
-        const unsigned int v3831 = static_cast<unsigned int>(v3384.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3832 = v3718 + v3831;
-        const unsigned int v3833 = static_cast<unsigned int>(v3384.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3834 = v3832 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3835 = v3833 < v15;
-        const bool v3836 = v3834 && v3835;
-        if (v3836) {
-          const float v3837 = v3384.x[5];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3838 = v3720 + v3833;
-          const iron_bf16 v3839 = bias[v3838];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3840 = iron_to_f32(v3839);
-          const float v3841 = v3837 + v3840;
-          const float v3843 = v3841 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3844 = iron_exp2_approx(v3843);
-          const float v3846 = 1.0f + v3844;
-          const float v3847 = iron_recip_approx(v3846);
-          const float v3848 = v3841 * v3847;
-          const iron_bf16 v3849 = iron_f32_to_bf16(v3848);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3850 = v3832 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3851 = v3850 + v3720;
-          const unsigned int v3852 = v3851 + v3833;
-          out[v3852] = v3849;
-        }
-        const unsigned int v3853 = static_cast<unsigned int>(v3384.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3854 = v3718 + v3853;
-        const unsigned int v3855 = static_cast<unsigned int>(v3384.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3856 = v3854 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3857 = v3855 < v15;
-        const bool v3858 = v3856 && v3857;
-        if (v3858) {
-          const float v3859 = v3384.x[6];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3860 = v3720 + v3855;
-          const iron_bf16 v3861 = bias[v3860];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3862 = iron_to_f32(v3861);
-          const float v3863 = v3859 + v3862;
-          const float v3865 = v3863 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3866 = iron_exp2_approx(v3865);
-          const float v3868 = 1.0f + v3866;
-          const float v3869 = iron_recip_approx(v3868);
-          const float v3870 = v3863 * v3869;
-          const iron_bf16 v3871 = iron_f32_to_bf16(v3870);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3872 = v3854 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3873 = v3872 + v3720;
-          const unsigned int v3874 = v3873 + v3855;
-          out[v3874] = v3871;
-        }
-        const unsigned int v3875 = static_cast<unsigned int>(v3384.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-        const unsigned int v3876 = v3718 + v3875;
-        const unsigned int v3877 = static_cast<unsigned int>(v3384.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3878 = v3876 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3879 = v3877 < v15;
-        const bool v3880 = v3878 && v3879;
-        if (v3880) {
-          const float v3881 = v3384.x[7];  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3882 = v3720 + v3877;
-          const iron_bf16 v3883 = bias[v3882];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3884 = iron_to_f32(v3883);
-          const float v3885 = v3881 + v3884;
-          const float v3887 = v3885 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3888 = iron_exp2_approx(v3887);
-          const float v3890 = 1.0f + v3888;
-          const float v3891 = iron_recip_approx(v3890);
-          const float v3892 = v3885 * v3891;
-          const iron_bf16 v3893 = iron_f32_to_bf16(v3892);  // kernels/convolution/narrow_groups.hpp:189
-          const unsigned int v3894 = v3876 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const unsigned int v3895 = v3894 + v3720;
-          const unsigned int v3896 = v3895 + v3877;
-          out[v3896] = v3893;
-        }
+      const unsigned int v2880 = v2726 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2881 = v2682 * v2671;
+      const unsigned int v2882 = v2881 + v2725;
+      const unsigned int v2883 = v2882 - v2880;
+      const unsigned int v2884 = v2683 + v2726;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2885 = v2884 * v15;
+      const unsigned int v2886 = static_cast<unsigned int>(v2731.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2887 = v2883 + v2886;
+      const unsigned int v2888 = static_cast<unsigned int>(v2731.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2889 = v2887 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2890 = v2888 < v15;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const float v2892 = v2731.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2893 = v2885 + v2888;
+        const iron_bf16 v2894 = bias[v2893];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2895 = iron_to_f32(v2894);
+        const float v2896 = v2892 + v2895;
+        const float v2898 = v2896 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2899 = iron_exp2_approx(v2898);
+        const float v2901 = 1.0f + v2899;
+        const float v2902 = iron_recip_approx(v2901);
+        const float v2903 = v2896 * v2902;
+        const iron_bf16 v2904 = iron_f32_to_bf16(v2903);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2905 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2906 = v2905 + v2885;
+        const unsigned int v2907 = v2906 + v2888;
+        out[v2907] = v2904;
+      }
+      const unsigned int v2908 = static_cast<unsigned int>(v2731.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2909 = v2883 + v2908;
+      const unsigned int v2910 = static_cast<unsigned int>(v2731.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2911 = v2909 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2912 = v2910 < v15;
+      const bool v2913 = v2911 && v2912;
+      if (v2913) {
+        const float v2914 = v2731.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2915 = v2885 + v2910;
+        const iron_bf16 v2916 = bias[v2915];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2917 = iron_to_f32(v2916);
+        const float v2918 = v2914 + v2917;
+        const float v2920 = v2918 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2921 = iron_exp2_approx(v2920);
+        const float v2923 = 1.0f + v2921;
+        const float v2924 = iron_recip_approx(v2923);
+        const float v2925 = v2918 * v2924;
+        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2927 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2928 = v2927 + v2885;
+        const unsigned int v2929 = v2928 + v2910;
+        out[v2929] = v2926;
+      }
+      const unsigned int v2930 = static_cast<unsigned int>(v2731.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2931 = v2883 + v2930;
+      const unsigned int v2932 = static_cast<unsigned int>(v2731.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2933 = v2931 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2934 = v2932 < v15;
+      const bool v2935 = v2933 && v2934;
+      if (v2935) {
+        const float v2936 = v2731.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2937 = v2885 + v2932;
+        const iron_bf16 v2938 = bias[v2937];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2939 = iron_to_f32(v2938);
+        const float v2940 = v2936 + v2939;
+        const float v2942 = v2940 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2943 = iron_exp2_approx(v2942);
+        const float v2945 = 1.0f + v2943;
+        const float v2946 = iron_recip_approx(v2945);
+        const float v2947 = v2940 * v2946;
+        const iron_bf16 v2948 = iron_f32_to_bf16(v2947);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2949 = v2931 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2950 = v2949 + v2885;
+        const unsigned int v2951 = v2950 + v2932;
+        out[v2951] = v2948;
+      }
+      const unsigned int v2952 = static_cast<unsigned int>(v2731.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2953 = v2883 + v2952;
+      const unsigned int v2954 = static_cast<unsigned int>(v2731.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2955 = v2953 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2956 = v2954 < v15;
+      const bool v2957 = v2955 && v2956;
+      if (v2957) {
+        const float v2958 = v2731.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2959 = v2885 + v2954;
+        const iron_bf16 v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2961 = iron_to_f32(v2960);
+        const float v2962 = v2958 + v2961;
+        const float v2964 = v2962 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2965 = iron_exp2_approx(v2964);
+        const float v2967 = 1.0f + v2965;
+        const float v2968 = iron_recip_approx(v2967);
+        const float v2969 = v2962 * v2968;
+        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2971 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2972 = v2971 + v2885;
+        const unsigned int v2973 = v2972 + v2954;
+        out[v2973] = v2970;
+      }
+      const unsigned int v2974 = static_cast<unsigned int>(v2731.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2975 = v2883 + v2974;
+      const unsigned int v2976 = static_cast<unsigned int>(v2731.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2731.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2981 = v2885 + v2976;
+        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2983 = iron_to_f32(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = v2984 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2987 = iron_exp2_approx(v2986);
+        const float v2989 = 1.0f + v2987;
+        const float v2990 = iron_recip_approx(v2989);
+        const float v2991 = v2984 * v2990;
+        const iron_bf16 v2992 = iron_f32_to_bf16(v2991);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2993 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2994 = v2993 + v2885;
+        const unsigned int v2995 = v2994 + v2976;
+        out[v2995] = v2992;
+      }
+      const unsigned int v2996 = static_cast<unsigned int>(v2731.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2997 = v2883 + v2996;
+      const unsigned int v2998 = static_cast<unsigned int>(v2731.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2999 = v2997 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3000 = v2998 < v15;
+      const bool v3001 = v2999 && v3000;
+      if (v3001) {
+        const float v3002 = v2731.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3003 = v2885 + v2998;
+        const iron_bf16 v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3005 = iron_to_f32(v3004);
+        const float v3006 = v3002 + v3005;
+        const float v3008 = v3006 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3009 = iron_exp2_approx(v3008);
+        const float v3011 = 1.0f + v3009;
+        const float v3012 = iron_recip_approx(v3011);
+        const float v3013 = v3006 * v3012;
+        const iron_bf16 v3014 = iron_f32_to_bf16(v3013);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3015 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3016 = v3015 + v2885;
+        const unsigned int v3017 = v3016 + v2998;
+        out[v3017] = v3014;
+      }
+      const unsigned int v3018 = static_cast<unsigned int>(v2731.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3019 = v2883 + v3018;
+      const unsigned int v3020 = static_cast<unsigned int>(v2731.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3021 = v3019 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3022 = v3020 < v15;
+      const bool v3023 = v3021 && v3022;
+      if (v3023) {
+        const float v3024 = v2731.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3025 = v2885 + v3020;
+        const iron_bf16 v3026 = bias[v3025];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3027 = iron_to_f32(v3026);
+        const float v3028 = v3024 + v3027;
+        const float v3030 = v3028 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3031 = iron_exp2_approx(v3030);
+        const float v3033 = 1.0f + v3031;
+        const float v3034 = iron_recip_approx(v3033);
+        const float v3035 = v3028 * v3034;
+        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3037 = v3019 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3038 = v3037 + v2885;
+        const unsigned int v3039 = v3038 + v3020;
+        out[v3039] = v3036;
+      }
+      const unsigned int v3040 = static_cast<unsigned int>(v2731.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3041 = v2883 + v3040;
+      const unsigned int v3042 = static_cast<unsigned int>(v2731.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3043 = v3041 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3044 = v3042 < v15;
+      const bool v3045 = v3043 && v3044;
+      if (v3045) {
+        const float v3046 = v2731.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3047 = v2885 + v3042;
+        const iron_bf16 v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3049 = iron_to_f32(v3048);
+        const float v3050 = v3046 + v3049;
+        const float v3052 = v3050 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3053 = iron_exp2_approx(v3052);
+        const float v3055 = 1.0f + v3053;
+        const float v3056 = iron_recip_approx(v3055);
+        const float v3057 = v3050 * v3056;
+        const iron_bf16 v3058 = iron_f32_to_bf16(v3057);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3059 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3060 = v3059 + v2885;
+        const unsigned int v3061 = v3060 + v3042;
+        out[v3061] = v3058;
+      }
+      const unsigned int v3064 = v2729 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3066 = v2881 + v2728;
+      const unsigned int v3067 = v3066 - v3064;
+      const unsigned int v3068 = v2683 + v2729;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v3069 = v3068 * v15;
+      const unsigned int v3070 = static_cast<unsigned int>(v2733.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3071 = v3067 + v3070;
+      const unsigned int v3072 = static_cast<unsigned int>(v2733.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3073 = v3071 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3074 = v3072 < v15;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v2733.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3077 = v3069 + v3072;
+        const iron_bf16 v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3079 = iron_to_f32(v3078);
+        const float v3080 = v3076 + v3079;
+        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3083 = iron_exp2_approx(v3082);
+        const float v3085 = 1.0f + v3083;
+        const float v3086 = iron_recip_approx(v3085);
+        const float v3087 = v3080 * v3086;
+        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3090 = v3089 + v3069;
+        const unsigned int v3091 = v3090 + v3072;
+        out[v3091] = v3088;
+      }
+      const unsigned int v3092 = static_cast<unsigned int>(v2733.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3093 = v3067 + v3092;
+      const unsigned int v3094 = static_cast<unsigned int>(v2733.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3095 = v3093 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3096 = v3094 < v15;
+      const bool v3097 = v3095 && v3096;
+      if (v3097) {
+        const float v3098 = v2733.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3099 = v3069 + v3094;
+        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3101 = iron_to_f32(v3100);
+        const float v3102 = v3098 + v3101;
+        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3105 = iron_exp2_approx(v3104);
+        const float v3107 = 1.0f + v3105;
+        const float v3108 = iron_recip_approx(v3107);
+        const float v3109 = v3102 * v3108;
+        const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3112 = v3111 + v3069;
+        const unsigned int v3113 = v3112 + v3094;
+        out[v3113] = v3110;
+      }
+      const unsigned int v3114 = static_cast<unsigned int>(v2733.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3115 = v3067 + v3114;
+      const unsigned int v3116 = static_cast<unsigned int>(v2733.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3117 = v3115 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3118 = v3116 < v15;
+      const bool v3119 = v3117 && v3118;
+      if (v3119) {
+        const float v3120 = v2733.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3121 = v3069 + v3116;
+        const iron_bf16 v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3123 = iron_to_f32(v3122);
+        const float v3124 = v3120 + v3123;
+        const float v3126 = v3124 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3127 = iron_exp2_approx(v3126);
+        const float v3129 = 1.0f + v3127;
+        const float v3130 = iron_recip_approx(v3129);
+        const float v3131 = v3124 * v3130;
+        const iron_bf16 v3132 = iron_f32_to_bf16(v3131);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3133 = v3115 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3134 = v3133 + v3069;
+        const unsigned int v3135 = v3134 + v3116;
+        out[v3135] = v3132;
+      }
+      const unsigned int v3136 = static_cast<unsigned int>(v2733.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3137 = v3067 + v3136;
+      const unsigned int v3138 = static_cast<unsigned int>(v2733.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3139 = v3137 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3140 = v3138 < v15;
+      const bool v3141 = v3139 && v3140;
+      if (v3141) {
+        const float v3142 = v2733.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3143 = v3069 + v3138;
+        const iron_bf16 v3144 = bias[v3143];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3145 = iron_to_f32(v3144);
+        const float v3146 = v3142 + v3145;
+        const float v3148 = v3146 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3149 = iron_exp2_approx(v3148);
+        const float v3151 = 1.0f + v3149;
+        const float v3152 = iron_recip_approx(v3151);
+        const float v3153 = v3146 * v3152;
+        const iron_bf16 v3154 = iron_f32_to_bf16(v3153);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3155 = v3137 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3156 = v3155 + v3069;
+        const unsigned int v3157 = v3156 + v3138;
+        out[v3157] = v3154;
+      }
+      const unsigned int v3158 = static_cast<unsigned int>(v2733.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3159 = v3067 + v3158;
+      const unsigned int v3160 = static_cast<unsigned int>(v2733.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3161 = v3159 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3162 = v3160 < v15;
+      const bool v3163 = v3161 && v3162;
+      if (v3163) {
+        const float v3164 = v2733.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3165 = v3069 + v3160;
+        const iron_bf16 v3166 = bias[v3165];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3167 = iron_to_f32(v3166);
+        const float v3168 = v3164 + v3167;
+        const float v3170 = v3168 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3171 = iron_exp2_approx(v3170);
+        const float v3173 = 1.0f + v3171;
+        const float v3174 = iron_recip_approx(v3173);
+        const float v3175 = v3168 * v3174;
+        const iron_bf16 v3176 = iron_f32_to_bf16(v3175);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3177 = v3159 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3178 = v3177 + v3069;
+        const unsigned int v3179 = v3178 + v3160;
+        out[v3179] = v3176;
+      }
+      const unsigned int v3180 = static_cast<unsigned int>(v2733.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3181 = v3067 + v3180;
+      const unsigned int v3182 = static_cast<unsigned int>(v2733.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3183 = v3181 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3184 = v3182 < v15;
+      const bool v3185 = v3183 && v3184;
+      if (v3185) {
+        const float v3186 = v2733.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3187 = v3069 + v3182;
+        const iron_bf16 v3188 = bias[v3187];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3189 = iron_to_f32(v3188);
+        const float v3190 = v3186 + v3189;
+        const float v3192 = v3190 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3193 = iron_exp2_approx(v3192);
+        const float v3195 = 1.0f + v3193;
+        const float v3196 = iron_recip_approx(v3195);
+        const float v3197 = v3190 * v3196;
+        const iron_bf16 v3198 = iron_f32_to_bf16(v3197);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3199 = v3181 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3200 = v3199 + v3069;
+        const unsigned int v3201 = v3200 + v3182;
+        out[v3201] = v3198;
+      }
+      const unsigned int v3202 = static_cast<unsigned int>(v2733.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3203 = v3067 + v3202;
+      const unsigned int v3204 = static_cast<unsigned int>(v2733.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3205 = v3203 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3206 = v3204 < v15;
+      const bool v3207 = v3205 && v3206;
+      if (v3207) {
+        const float v3208 = v2733.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3209 = v3069 + v3204;
+        const iron_bf16 v3210 = bias[v3209];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3211 = iron_to_f32(v3210);
+        const float v3212 = v3208 + v3211;
+        const float v3214 = v3212 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3215 = iron_exp2_approx(v3214);
+        const float v3217 = 1.0f + v3215;
+        const float v3218 = iron_recip_approx(v3217);
+        const float v3219 = v3212 * v3218;
+        const iron_bf16 v3220 = iron_f32_to_bf16(v3219);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3221 = v3203 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3222 = v3221 + v3069;
+        const unsigned int v3223 = v3222 + v3204;
+        out[v3223] = v3220;
+      }
+      const unsigned int v3224 = static_cast<unsigned int>(v2733.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3225 = v3067 + v3224;
+      const unsigned int v3226 = static_cast<unsigned int>(v2733.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3227 = v3225 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3228 = v3226 < v15;
+      const bool v3229 = v3227 && v3228;
+      if (v3229) {
+        const float v3230 = v2733.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3231 = v3069 + v3226;
+        const iron_bf16 v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3233 = iron_to_f32(v3232);
+        const float v3234 = v3230 + v3233;
+        const float v3236 = v3234 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3237 = iron_exp2_approx(v3236);
+        const float v3239 = 1.0f + v3237;
+        const float v3240 = iron_recip_approx(v3239);
+        const float v3241 = v3234 * v3240;
+        const iron_bf16 v3242 = iron_f32_to_bf16(v3241);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3243 = v3225 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3244 = v3243 + v3069;
+        const unsigned int v3245 = v3244 + v3226;
+        out[v3245] = v3242;
       }
     }
   }

@@ -98,8 +98,6 @@ kernel void iron_conv1d_bf16(
   threadgroup float* shm3 = reinterpret_cast<threadgroup float*>(iron_shared + 0);
   threadgroup bfloat* shm4 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
   threadgroup bfloat* shm5 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
-  threadgroup bfloat* shm6 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
-  threadgroup bfloat* shm7 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
 
   const uint v0 = batch;  // kernels/convolution/conv2d.cpp:83
   const uint v1 = length;
@@ -112,14 +110,14 @@ kernel void iron_conv1d_bf16(
   const uint v8 = group_count;
   uint v10 = 0u;  // kernels/convolution/conv2d.cpp:100
   const uint v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const uint v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const uint v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:52
+  const uint v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
   const bool v23 = v22 <= 48u;
-  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:146
   if (v25) {
     const uint v27 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -286,385 +284,385 @@ kernel void iron_conv1d_bf16(
     const bool v321 = v316 && v320;
     const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:294
     if (v322) {
-      const bool v3401 = !v114;  // kernels/convolution/im2col_a.hpp:90
-      const uint v3728 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-      const uint v3729 = v3728 << 3u;
-      const uint v3730 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
-      const uint v3733 = v3730 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-      const uint v3734 = v82 + v3733;
-      const uint v3738 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-      const bool v3743 = v3730 < v12;  // kernels/gemm/gemm_tiles.hpp:90
-      const uint v3752 = v3730 + 16u;
-      const bool v3753 = v3752 < v12;
-      const uint v3756 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3762 = v3730 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3763 = v3762 < v12;
-      const uint v3766 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3772 = v3730 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3773 = v3772 < v12;
-      const uint v3776 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3782 = v3730 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3783 = v3782 < v12;
-      const uint v3786 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3792 = v3730 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3793 = v3792 < v12;
-      const uint v3796 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3802 = v3730 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3803 = v3802 < v12;
-      const uint v3806 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3812 = v3730 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3813 = v3812 < v12;
-      const uint v3816 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3828 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const uint v3833 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const bool v2910 = !v114;  // kernels/convolution/im2col_a.hpp:90
+      const uint v3237 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+      const uint v3238 = v3237 << 3u;
+      const uint v3239 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
+      const uint v3242 = v3239 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+      const uint v3243 = v82 + v3242;
+      const uint v3247 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+      const bool v3252 = v3239 < v12;  // kernels/gemm/gemm_tiles.hpp:90
+      const uint v3261 = v3239 + 16u;
+      const bool v3262 = v3261 < v12;
+      const uint v3265 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3271 = v3239 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3272 = v3271 < v12;
+      const uint v3275 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3281 = v3239 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3282 = v3281 < v12;
+      const uint v3285 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3291 = v3239 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3292 = v3291 < v12;
+      const uint v3295 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3301 = v3239 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3302 = v3301 < v12;
+      const uint v3305 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3311 = v3239 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3312 = v3311 < v12;
+      const uint v3315 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3321 = v3239 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3322 = v3321 < v12;
+      const uint v3325 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3337 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const uint v3342 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (uint v3394 = v10; v3394 < v22; v3394 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const uint v3396 = v3394 >> 6u;
-        const uint v3398 = v3396 % 1u;
+      for (uint v2903 = v10; v2903 < v22; v2903 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const uint v2905 = v2903 >> 6u;
+        const uint v2907 = v2905 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3400 = v3398 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        if (v3401) {  // kernels/convolution/im2col_a.hpp:90
-          const uint v3407 = v3394 + v3729;  // kernels/convolution/im2col_a.hpp:110
-          const uint v3409 = v3407 / v16;  // kernels/convolution/im2col_a.hpp:112
-          const uint v3411 = v3409 * v16;  // kernels/convolution/im2col_a.hpp:113
-          const uint v3412 = v3407 - v3411;
-          const uint v3413 = v3409 / v4;  // kernels/convolution/im2col_a.hpp:114
-          const uint v3415 = v3413 * v4;  // kernels/convolution/im2col_a.hpp:116
-          const uint v3416 = v3409 - v3415;
-          const uint v3417 = v3416 * v7;
-          const uint v3418 = v94 + v3412;  // kernels/convolution/im2col_a.hpp:117
-          const bool v3419 = v3407 < v22;  // kernels/convolution/im2col_a.hpp:118
-          const uint v3421 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-          const uint v3427 = v3738 + v3729;  // kernels/convolution/im2col_a.hpp:121
-          const uint v3428 = v153 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3429 = v158 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3430 = v3428 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3431 = v3419 && v3430;
-          const bool v3432 = v3428 < 1u;
-          const bool v3433 = v3431 && v3432;
-          const bool v3434 = v3429 >= v6;
-          const bool v3435 = v3433 && v3434;
-          const bool v3436 = v3429 < v3421;
-          const bool v3437 = v3435 && v3436;
-          const uint v3438 = max(v3428, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3440 = max(v3429, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3441 = v3440 - v6;
-          const uint v3442 = v161 + v3438;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3443 = v3442 * v1;
-          const uint v3444 = v3443 + v3441;
-          const uint v3445 = v3444 * v2;
-          const uint v3446 = v3445 + v3418;
-          const uint v3448 = v3437 ? v3446 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3450 = v3400 + v3427;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2909 = v2907 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        if (v2910) {  // kernels/convolution/im2col_a.hpp:90
+          const uint v2916 = v2903 + v3238;  // kernels/convolution/im2col_a.hpp:110
+          const uint v2918 = v2916 / v16;  // kernels/convolution/im2col_a.hpp:112
+          const uint v2920 = v2918 * v16;  // kernels/convolution/im2col_a.hpp:113
+          const uint v2921 = v2916 - v2920;
+          const uint v2922 = v2918 / v4;  // kernels/convolution/im2col_a.hpp:114
+          const uint v2924 = v2922 * v4;  // kernels/convolution/im2col_a.hpp:116
+          const uint v2925 = v2918 - v2924;
+          const uint v2926 = v2925 * v7;
+          const uint v2927 = v94 + v2921;  // kernels/convolution/im2col_a.hpp:117
+          const bool v2928 = v2916 < v22;  // kernels/convolution/im2col_a.hpp:118
+          const uint v2930 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+          const uint v2936 = v3247 + v3238;  // kernels/convolution/im2col_a.hpp:121
+          const uint v2937 = v153 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2938 = v158 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2939 = v2937 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2940 = v2928 && v2939;
+          const bool v2941 = v2937 < 1u;
+          const bool v2942 = v2940 && v2941;
+          const bool v2943 = v2938 >= v6;
+          const bool v2944 = v2942 && v2943;
+          const bool v2945 = v2938 < v2930;
+          const bool v2946 = v2944 && v2945;
+          const uint v2947 = max(v2937, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2949 = max(v2938, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v2950 = v2949 - v6;
+          const uint v2951 = v161 + v2947;  // kernels/convolution/im2col_a.hpp:129
+          const uint v2952 = v2951 * v1;
+          const uint v2953 = v2952 + v2950;
+          const uint v2954 = v2953 * v2;
+          const uint v2955 = v2954 + v2927;
+          const uint v2957 = v2946 ? v2955 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v2959 = v2909 + v2936;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3450 + e] = v3437 ? x[v3448 + e] : bfloat(0);
+            shm0[v2959 + e] = v2946 ? x[v2957 + e] : bfloat(0);
           }
-          const uint v3452 = v171 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3453 = v176 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3454 = v3452 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3455 = v3419 && v3454;
-          const bool v3456 = v3452 < 1u;
-          const bool v3457 = v3455 && v3456;
-          const bool v3458 = v3453 >= v6;
-          const bool v3459 = v3457 && v3458;
-          const bool v3460 = v3453 < v3421;
-          const bool v3461 = v3459 && v3460;
-          const uint v3462 = max(v3452, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3464 = max(v3453, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3465 = v3464 - v6;
-          const uint v3466 = v179 + v3462;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3467 = v3466 * v1;
-          const uint v3468 = v3467 + v3465;
-          const uint v3469 = v3468 * v2;
-          const uint v3470 = v3469 + v3418;
-          const uint v3472 = v3461 ? v3470 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3475 = v3450 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v2961 = v171 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2962 = v176 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2963 = v2961 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2964 = v2928 && v2963;
+          const bool v2965 = v2961 < 1u;
+          const bool v2966 = v2964 && v2965;
+          const bool v2967 = v2962 >= v6;
+          const bool v2968 = v2966 && v2967;
+          const bool v2969 = v2962 < v2930;
+          const bool v2970 = v2968 && v2969;
+          const uint v2971 = max(v2961, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2973 = max(v2962, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v2974 = v2973 - v6;
+          const uint v2975 = v179 + v2971;  // kernels/convolution/im2col_a.hpp:129
+          const uint v2976 = v2975 * v1;
+          const uint v2977 = v2976 + v2974;
+          const uint v2978 = v2977 * v2;
+          const uint v2979 = v2978 + v2927;
+          const uint v2981 = v2970 ? v2979 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v2984 = v2959 + 1024u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3475 + e] = v3461 ? x[v3472 + e] : bfloat(0);
+            shm0[v2984 + e] = v2970 ? x[v2981 + e] : bfloat(0);
           }
-          const uint v3476 = v189 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3477 = v194 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3478 = v3476 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3479 = v3419 && v3478;
-          const bool v3480 = v3476 < 1u;
-          const bool v3481 = v3479 && v3480;
-          const bool v3482 = v3477 >= v6;
-          const bool v3483 = v3481 && v3482;
-          const bool v3484 = v3477 < v3421;
-          const bool v3485 = v3483 && v3484;
-          const uint v3486 = max(v3476, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3488 = max(v3477, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3489 = v3488 - v6;
-          const uint v3490 = v197 + v3486;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3491 = v3490 * v1;
-          const uint v3492 = v3491 + v3489;
-          const uint v3493 = v3492 * v2;
-          const uint v3494 = v3493 + v3418;
-          const uint v3496 = v3485 ? v3494 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3499 = v3450 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v2985 = v189 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2986 = v194 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2987 = v2985 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2988 = v2928 && v2987;
+          const bool v2989 = v2985 < 1u;
+          const bool v2990 = v2988 && v2989;
+          const bool v2991 = v2986 >= v6;
+          const bool v2992 = v2990 && v2991;
+          const bool v2993 = v2986 < v2930;
+          const bool v2994 = v2992 && v2993;
+          const uint v2995 = max(v2985, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2997 = max(v2986, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v2998 = v2997 - v6;
+          const uint v2999 = v197 + v2995;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3000 = v2999 * v1;
+          const uint v3001 = v3000 + v2998;
+          const uint v3002 = v3001 * v2;
+          const uint v3003 = v3002 + v2927;
+          const uint v3005 = v2994 ? v3003 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3008 = v2959 + 2048u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3499 + e] = v3485 ? x[v3496 + e] : bfloat(0);
+            shm0[v3008 + e] = v2994 ? x[v3005 + e] : bfloat(0);
           }
-          const uint v3500 = v207 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3501 = v212 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3502 = v3500 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3503 = v3419 && v3502;
-          const bool v3504 = v3500 < 1u;
-          const bool v3505 = v3503 && v3504;
-          const bool v3506 = v3501 >= v6;
-          const bool v3507 = v3505 && v3506;
-          const bool v3508 = v3501 < v3421;
-          const bool v3509 = v3507 && v3508;
-          const uint v3510 = max(v3500, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3512 = max(v3501, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3513 = v3512 - v6;
-          const uint v3514 = v215 + v3510;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3515 = v3514 * v1;
-          const uint v3516 = v3515 + v3513;
-          const uint v3517 = v3516 * v2;
-          const uint v3518 = v3517 + v3418;
-          const uint v3520 = v3509 ? v3518 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3523 = v3450 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3009 = v207 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3010 = v212 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3011 = v3009 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3012 = v2928 && v3011;
+          const bool v3013 = v3009 < 1u;
+          const bool v3014 = v3012 && v3013;
+          const bool v3015 = v3010 >= v6;
+          const bool v3016 = v3014 && v3015;
+          const bool v3017 = v3010 < v2930;
+          const bool v3018 = v3016 && v3017;
+          const uint v3019 = max(v3009, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3021 = max(v3010, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3022 = v3021 - v6;
+          const uint v3023 = v215 + v3019;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3024 = v3023 * v1;
+          const uint v3025 = v3024 + v3022;
+          const uint v3026 = v3025 * v2;
+          const uint v3027 = v3026 + v2927;
+          const uint v3029 = v3018 ? v3027 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3032 = v2959 + 3072u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3523 + e] = v3509 ? x[v3520 + e] : bfloat(0);
+            shm0[v3032 + e] = v3018 ? x[v3029 + e] : bfloat(0);
           }
-          const uint v3524 = v225 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3525 = v230 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3526 = v3524 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3527 = v3419 && v3526;
-          const bool v3528 = v3524 < 1u;
-          const bool v3529 = v3527 && v3528;
-          const bool v3530 = v3525 >= v6;
-          const bool v3531 = v3529 && v3530;
-          const bool v3532 = v3525 < v3421;
-          const bool v3533 = v3531 && v3532;
-          const uint v3534 = max(v3524, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3536 = max(v3525, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3537 = v3536 - v6;
-          const uint v3538 = v233 + v3534;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3539 = v3538 * v1;
-          const uint v3540 = v3539 + v3537;
-          const uint v3541 = v3540 * v2;
-          const uint v3542 = v3541 + v3418;
-          const uint v3544 = v3533 ? v3542 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3547 = v3450 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3033 = v225 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3034 = v230 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3035 = v3033 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3036 = v2928 && v3035;
+          const bool v3037 = v3033 < 1u;
+          const bool v3038 = v3036 && v3037;
+          const bool v3039 = v3034 >= v6;
+          const bool v3040 = v3038 && v3039;
+          const bool v3041 = v3034 < v2930;
+          const bool v3042 = v3040 && v3041;
+          const uint v3043 = max(v3033, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3045 = max(v3034, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3046 = v3045 - v6;
+          const uint v3047 = v233 + v3043;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3048 = v3047 * v1;
+          const uint v3049 = v3048 + v3046;
+          const uint v3050 = v3049 * v2;
+          const uint v3051 = v3050 + v2927;
+          const uint v3053 = v3042 ? v3051 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3056 = v2959 + 4096u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3547 + e] = v3533 ? x[v3544 + e] : bfloat(0);
+            shm0[v3056 + e] = v3042 ? x[v3053 + e] : bfloat(0);
           }
-          const uint v3548 = v243 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3549 = v248 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3550 = v3548 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3551 = v3419 && v3550;
-          const bool v3552 = v3548 < 1u;
-          const bool v3553 = v3551 && v3552;
-          const bool v3554 = v3549 >= v6;
-          const bool v3555 = v3553 && v3554;
-          const bool v3556 = v3549 < v3421;
-          const bool v3557 = v3555 && v3556;
-          const uint v3558 = max(v3548, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3560 = max(v3549, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3561 = v3560 - v6;
-          const uint v3562 = v251 + v3558;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3563 = v3562 * v1;
-          const uint v3564 = v3563 + v3561;
-          const uint v3565 = v3564 * v2;
-          const uint v3566 = v3565 + v3418;
-          const uint v3568 = v3557 ? v3566 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3571 = v3450 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3057 = v243 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3058 = v248 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3059 = v3057 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3060 = v2928 && v3059;
+          const bool v3061 = v3057 < 1u;
+          const bool v3062 = v3060 && v3061;
+          const bool v3063 = v3058 >= v6;
+          const bool v3064 = v3062 && v3063;
+          const bool v3065 = v3058 < v2930;
+          const bool v3066 = v3064 && v3065;
+          const uint v3067 = max(v3057, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3069 = max(v3058, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3070 = v3069 - v6;
+          const uint v3071 = v251 + v3067;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3072 = v3071 * v1;
+          const uint v3073 = v3072 + v3070;
+          const uint v3074 = v3073 * v2;
+          const uint v3075 = v3074 + v2927;
+          const uint v3077 = v3066 ? v3075 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3080 = v2959 + 5120u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3571 + e] = v3557 ? x[v3568 + e] : bfloat(0);
+            shm0[v3080 + e] = v3066 ? x[v3077 + e] : bfloat(0);
           }
-          const uint v3572 = v261 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3573 = v266 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3574 = v3572 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3575 = v3419 && v3574;
-          const bool v3576 = v3572 < 1u;
-          const bool v3577 = v3575 && v3576;
-          const bool v3578 = v3573 >= v6;
-          const bool v3579 = v3577 && v3578;
-          const bool v3580 = v3573 < v3421;
-          const bool v3581 = v3579 && v3580;
-          const uint v3582 = max(v3572, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3584 = max(v3573, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3585 = v3584 - v6;
-          const uint v3586 = v269 + v3582;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3587 = v3586 * v1;
-          const uint v3588 = v3587 + v3585;
-          const uint v3589 = v3588 * v2;
-          const uint v3590 = v3589 + v3418;
-          const uint v3592 = v3581 ? v3590 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3595 = v3450 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3081 = v261 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3082 = v266 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3083 = v3081 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3084 = v2928 && v3083;
+          const bool v3085 = v3081 < 1u;
+          const bool v3086 = v3084 && v3085;
+          const bool v3087 = v3082 >= v6;
+          const bool v3088 = v3086 && v3087;
+          const bool v3089 = v3082 < v2930;
+          const bool v3090 = v3088 && v3089;
+          const uint v3091 = max(v3081, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3093 = max(v3082, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3094 = v3093 - v6;
+          const uint v3095 = v269 + v3091;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3096 = v3095 * v1;
+          const uint v3097 = v3096 + v3094;
+          const uint v3098 = v3097 * v2;
+          const uint v3099 = v3098 + v2927;
+          const uint v3101 = v3090 ? v3099 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3104 = v2959 + 6144u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3595 + e] = v3581 ? x[v3592 + e] : bfloat(0);
+            shm0[v3104 + e] = v3090 ? x[v3101 + e] : bfloat(0);
           }
-          const uint v3596 = v279 + v3413;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3597 = v284 + v3417;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3598 = v3596 >= v10;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3599 = v3419 && v3598;
-          const bool v3600 = v3596 < 1u;
-          const bool v3601 = v3599 && v3600;
-          const bool v3602 = v3597 >= v6;
-          const bool v3603 = v3601 && v3602;
-          const bool v3604 = v3597 < v3421;
-          const bool v3605 = v3603 && v3604;
-          const uint v3606 = max(v3596, v10);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3608 = max(v3597, v6);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3609 = v3608 - v6;
-          const uint v3610 = v287 + v3606;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3611 = v3610 * v1;
-          const uint v3612 = v3611 + v3609;
-          const uint v3613 = v3612 * v2;
-          const uint v3614 = v3613 + v3418;
-          const uint v3616 = v3605 ? v3614 : v10;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3619 = v3450 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3105 = v279 + v2922;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3106 = v284 + v2926;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3107 = v3105 >= v10;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3108 = v2928 && v3107;
+          const bool v3109 = v3105 < 1u;
+          const bool v3110 = v3108 && v3109;
+          const bool v3111 = v3106 >= v6;
+          const bool v3112 = v3110 && v3111;
+          const bool v3113 = v3106 < v2930;
+          const bool v3114 = v3112 && v3113;
+          const uint v3115 = max(v3105, v10);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3117 = max(v3106, v6);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3118 = v3117 - v6;
+          const uint v3119 = v287 + v3115;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3120 = v3119 * v1;
+          const uint v3121 = v3120 + v3118;
+          const uint v3122 = v3121 * v2;
+          const uint v3123 = v3122 + v2927;
+          const uint v3125 = v3114 ? v3123 : v10;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3128 = v2959 + 7168u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3619 + e] = v3605 ? x[v3616 + e] : bfloat(0);
+            shm0[v3128 + e] = v3114 ? x[v3125 + e] : bfloat(0);
           }
         } else {
-          const uint v3630 = v3394 + v3729;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3631 = v3630 < v22;
-          const uint v3632 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-          const uint v3634 = v3632 + v3394;
-          const uint v3635 = v3634 + v3729;
-          const uint v3638 = v3400 + v3738;  // kernels/gemm/gemm_tiles.hpp:88
-          const uint v3639 = v3638 + v3729;
-          const bool v3643 = v3631 && v150;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3647 = v3643 ? v3635 : v10;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3139 = v2903 + v3238;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3140 = v3139 < v22;
+          const uint v3141 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+          const uint v3143 = v3141 + v2903;
+          const uint v3144 = v3143 + v3238;
+          const uint v3147 = v2909 + v3247;  // kernels/gemm/gemm_tiles.hpp:88
+          const uint v3148 = v3147 + v3238;
+          const bool v3152 = v3140 && v150;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3156 = v3152 ? v3144 : v10;  // kernels/gemm/gemm_tiles.hpp:91
           for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-            shm0[v3639 + e] = v3643 ? x[v3647 + e] : bfloat(0);
+            shm0[v3148 + e] = v3152 ? x[v3156 + e] : bfloat(0);
           }
-          const bool v3653 = v3631 && v168;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3656 = v3635 + v3756;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3657 = v3653 ? v3656 : v10;
-          const uint v3659 = v3639 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3162 = v3140 && v168;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3165 = v3144 + v3265;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3166 = v3162 ? v3165 : v10;
+          const uint v3168 = v3148 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3659 + e] = v3653 ? x[v3657 + e] : bfloat(0);
+            shm0[v3168 + e] = v3162 ? x[v3166 + e] : bfloat(0);
           }
-          const bool v3663 = v3631 && v186;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3666 = v3635 + v3766;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3667 = v3663 ? v3666 : v10;
-          const uint v3669 = v3639 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3172 = v3140 && v186;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3175 = v3144 + v3275;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3176 = v3172 ? v3175 : v10;
+          const uint v3178 = v3148 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3669 + e] = v3663 ? x[v3667 + e] : bfloat(0);
+            shm0[v3178 + e] = v3172 ? x[v3176 + e] : bfloat(0);
           }
-          const bool v3673 = v3631 && v204;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3676 = v3635 + v3776;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3677 = v3673 ? v3676 : v10;
-          const uint v3679 = v3639 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3182 = v3140 && v204;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3185 = v3144 + v3285;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3186 = v3182 ? v3185 : v10;
+          const uint v3188 = v3148 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3679 + e] = v3673 ? x[v3677 + e] : bfloat(0);
+            shm0[v3188 + e] = v3182 ? x[v3186 + e] : bfloat(0);
           }
-          const bool v3683 = v3631 && v222;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3686 = v3635 + v3786;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3687 = v3683 ? v3686 : v10;
-          const uint v3689 = v3639 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3192 = v3140 && v222;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3195 = v3144 + v3295;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3196 = v3192 ? v3195 : v10;
+          const uint v3198 = v3148 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3689 + e] = v3683 ? x[v3687 + e] : bfloat(0);
+            shm0[v3198 + e] = v3192 ? x[v3196 + e] : bfloat(0);
           }
-          const bool v3693 = v3631 && v240;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3696 = v3635 + v3796;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3697 = v3693 ? v3696 : v10;
-          const uint v3699 = v3639 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3202 = v3140 && v240;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3205 = v3144 + v3305;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3206 = v3202 ? v3205 : v10;
+          const uint v3208 = v3148 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3699 + e] = v3693 ? x[v3697 + e] : bfloat(0);
+            shm0[v3208 + e] = v3202 ? x[v3206 + e] : bfloat(0);
           }
-          const bool v3703 = v3631 && v258;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3706 = v3635 + v3806;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3707 = v3703 ? v3706 : v10;
-          const uint v3709 = v3639 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3212 = v3140 && v258;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3215 = v3144 + v3315;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3216 = v3212 ? v3215 : v10;
+          const uint v3218 = v3148 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3709 + e] = v3703 ? x[v3707 + e] : bfloat(0);
+            shm0[v3218 + e] = v3212 ? x[v3216 + e] : bfloat(0);
           }
-          const bool v3713 = v3631 && v276;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3716 = v3635 + v3816;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3717 = v3713 ? v3716 : v10;
-          const uint v3719 = v3639 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3222 = v3140 && v276;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3225 = v3144 + v3325;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3226 = v3222 ? v3225 : v10;
+          const uint v3228 = v3148 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3719 + e] = v3713 ? x[v3717 + e] : bfloat(0);
+            shm0[v3228 + e] = v3222 ? x[v3226 + e] : bfloat(0);
           }
         }
-        const uint v3731 = v3394 + v3729;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v3732 = v3731 < v22;
-        const uint v3735 = v3734 + v3394;  // kernels/gemm/gemm_tiles.hpp:87
-        const uint v3736 = v3735 + v3729;
-        const uint v3739 = v3400 + v3738;  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v3740 = v3739 + v3729;
-        const bool v3744 = v3732 && v3743;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3748 = v3744 ? v3736 : v82;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3240 = v2903 + v3238;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v3241 = v3240 < v22;
+        const uint v3244 = v3243 + v2903;  // kernels/gemm/gemm_tiles.hpp:87
+        const uint v3245 = v3244 + v3238;
+        const uint v3248 = v2909 + v3247;  // kernels/gemm/gemm_tiles.hpp:88
+        const uint v3249 = v3248 + v3238;
+        const bool v3253 = v3241 && v3252;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3257 = v3253 ? v3245 : v82;  // kernels/gemm/gemm_tiles.hpp:91
         for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-          shm1[v3740 + e] = v3744 ? weight[v3748 + e] : bfloat(0);
+          shm1[v3249 + e] = v3253 ? weight[v3257 + e] : bfloat(0);
         }
-        const bool v3754 = v3732 && v3753;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3757 = v3736 + v3756;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3758 = v3754 ? v3757 : v82;
-        const uint v3760 = v3740 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3263 = v3241 && v3262;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3266 = v3245 + v3265;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3267 = v3263 ? v3266 : v82;
+        const uint v3269 = v3249 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3760 + e] = v3754 ? weight[v3758 + e] : bfloat(0);
+          shm1[v3269 + e] = v3263 ? weight[v3267 + e] : bfloat(0);
         }
-        const bool v3764 = v3732 && v3763;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3767 = v3736 + v3766;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3768 = v3764 ? v3767 : v82;
-        const uint v3770 = v3740 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3273 = v3241 && v3272;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3276 = v3245 + v3275;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3277 = v3273 ? v3276 : v82;
+        const uint v3279 = v3249 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3770 + e] = v3764 ? weight[v3768 + e] : bfloat(0);
+          shm1[v3279 + e] = v3273 ? weight[v3277 + e] : bfloat(0);
         }
-        const bool v3774 = v3732 && v3773;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3777 = v3736 + v3776;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3778 = v3774 ? v3777 : v82;
-        const uint v3780 = v3740 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3283 = v3241 && v3282;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3286 = v3245 + v3285;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3287 = v3283 ? v3286 : v82;
+        const uint v3289 = v3249 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3780 + e] = v3774 ? weight[v3778 + e] : bfloat(0);
+          shm1[v3289 + e] = v3283 ? weight[v3287 + e] : bfloat(0);
         }
-        const bool v3784 = v3732 && v3783;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3787 = v3736 + v3786;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3788 = v3784 ? v3787 : v82;
-        const uint v3790 = v3740 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3293 = v3241 && v3292;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3296 = v3245 + v3295;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3297 = v3293 ? v3296 : v82;
+        const uint v3299 = v3249 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3790 + e] = v3784 ? weight[v3788 + e] : bfloat(0);
+          shm1[v3299 + e] = v3293 ? weight[v3297 + e] : bfloat(0);
         }
-        const bool v3794 = v3732 && v3793;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3797 = v3736 + v3796;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3798 = v3794 ? v3797 : v82;
-        const uint v3800 = v3740 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3303 = v3241 && v3302;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3306 = v3245 + v3305;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3307 = v3303 ? v3306 : v82;
+        const uint v3309 = v3249 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3800 + e] = v3794 ? weight[v3798 + e] : bfloat(0);
+          shm1[v3309 + e] = v3303 ? weight[v3307 + e] : bfloat(0);
         }
-        const bool v3804 = v3732 && v3803;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3807 = v3736 + v3806;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3808 = v3804 ? v3807 : v82;
-        const uint v3810 = v3740 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3313 = v3241 && v3312;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3316 = v3245 + v3315;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3317 = v3313 ? v3316 : v82;
+        const uint v3319 = v3249 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3810 + e] = v3804 ? weight[v3808 + e] : bfloat(0);
+          shm1[v3319 + e] = v3313 ? weight[v3317 + e] : bfloat(0);
         }
-        const bool v3814 = v3732 && v3813;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3817 = v3736 + v3816;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3818 = v3814 ? v3817 : v82;
-        const uint v3820 = v3740 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3323 = v3241 && v3322;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3326 = v3245 + v3325;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3327 = v3323 ? v3326 : v82;
+        const uint v3329 = v3249 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3820 + e] = v3814 ? weight[v3818 + e] : bfloat(0);
+          shm1[v3329 + e] = v3323 ? weight[v3327 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:301
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3829 = v3400 + v3828;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v300, shm0, long(v3829), long(64u));
-        const uint v3834 = v3400 + v3833;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v302, shm1, long(v3834), long(64u));
+        const uint v3338 = v2909 + v3337;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v300, shm0, long(v3338), long(64u));
+        const uint v3343 = v2909 + v3342;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v302, shm1, long(v3343), long(64u));
         iron_frag_mma(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3841 = v3829 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v300, shm0, long(v3841), long(64u));
-        const uint v3846 = v3834 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v302, shm1, long(v3846), long(64u));
+        const uint v3350 = v3338 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v300, shm0, long(v3350), long(64u));
+        const uint v3355 = v3343 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v302, shm1, long(v3355), long(64u));
         iron_frag_mma(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3852 = v3829 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v300, shm0, long(v3852), long(64u));
-        const uint v3857 = v3834 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v302, shm1, long(v3857), long(64u));
+        const uint v3361 = v3338 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v300, shm0, long(v3361), long(64u));
+        const uint v3366 = v3343 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v302, shm1, long(v3366), long(64u));
         iron_frag_mma(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3863 = v3829 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v300, shm0, long(v3863), long(64u));
-        const uint v3868 = v3834 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v302, shm1, long(v3868), long(64u));
+        const uint v3372 = v3338 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v300, shm0, long(v3372), long(64u));
+        const uint v3377 = v3343 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v302, shm1, long(v3377), long(64u));
         iron_frag_mma(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:301
@@ -1826,8 +1824,8 @@ kernel void iron_conv1d_bf16(
           const uint v2383 = v2311 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2384 = shm3[v2383];
           const bfloat v2388 = bfloat(v2384);  // kernels/convolution/conv_tiles.hpp:124
-          const uint v4000 = v2304 + v2320;
-          *(device iron_bf16x8*)(out + v4000) = iron_bf16x8{{bfloat4(v2318, v2328, v2338, v2348), bfloat4(v2358, v2368, v2378, v2388)}};
+          const uint v3484 = v2304 + v2320;
+          *(device iron_bf16x8*)(out + v3484) = iron_bf16x8{{bfloat4(v2318, v2328, v2338, v2348), bfloat4(v2358, v2368, v2378, v2388)}};
         }
       } else {
         for (uint v2395 = v141; v2395 < 2048u; v2395 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
@@ -1853,903 +1851,451 @@ kernel void iron_conv1d_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:447
     }
   } else {
-    const uint v2421 = v16 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2422 = v2421 == v10;
-    if (v2422) {
-      const uint v2426 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2427 = v2426 & 7u;
-      const uint v2428 = v2427 << 3u;
-      const uint v2436 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2437 = v7 * v2436;
-      const uint v2439 = v6 << 1u;
-      const uint v2440 = v1 + v2439;
-      const uint v2441 = v2440 - v2437;
-      const uint v2442 = v2441 - 1u;
-      const uint v2443 = v2442 / v5;
-      const uint v2444 = v2443 + 1u;
-      const uint v2458 = v0 * v2444;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2463 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2464 = v2463 == v10;
-      const uint v2467 = v16 << 1u;
-      const bool v2468 = v2467 <= 64u;
-      const bool v2469 = v2464 && v2468;
-      const uint v2470 = v2469 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2474 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2475 = v2474 == v10;
-      const uint v2478 = v16 << 2u;
-      const bool v2479 = v2478 <= 64u;
-      const bool v2480 = v2475 && v2479;
-      const uint v2481 = v2480 ? 4u : v2470;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2485 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2486 = v2485 == v10;
-      const uint v2489 = v16 << 3u;
-      const bool v2490 = v2489 <= 64u;
-      const bool v2491 = v2486 && v2490;
-      const uint v2492 = v2491 ? 8u : v2481;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2494 = 128u / v2492;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2495 = v8 / v2492;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2496 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2499 = v2458 + 127u;
-      const uint v2500 = v2499 >> 7u;
-      const uint v2501 = iron_gid.z;
-      const uint v2502 = v2501 * v2500;
-      const uint v2503 = v2502 + v2496;
-      const uint v2504 = v2503 % v2495;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2505 = v2503 / v2495;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2506 = v2504 * v2492;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2508 = v2458 + v2494;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2509 = v2508 - 1u;
-      const uint v2510 = v2509 / v2494;
-      const bool v2511 = v2505 < v2510;
-      if (v2511) {
-        const uint v2513 = v2492 * v16;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2514 = v2513 >> 3u;
-        const bool v2518 = v2514 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v2519 = v2518 ? 8u : 16u;
-        const bool v2522 = v2514 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v2523 = v2522 ? 4u : v2519;
-        const bool v2526 = v2514 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v2527 = v2526 ? 2u : v2523;
-        const bool v2530 = v2514 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v2531 = v2530 ? 1u : v2527;
-        const uint v2533 = v2426 % v2531;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2534 = v2533 < v2514;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v2536 = v2533 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v2537 = v2536 / v16;
-        const uint v2538 = v2537 * v16;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v2541 = v2536 - v2538;
-        const uint v2544 = v2506 * v16;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v2545 = v2544 + v2536;
-        const uint v2547 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v2548 = v2547 << 5u;
-        const uint v2549 = v2548 / v2494;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v2551 = v2548 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v2552 = v2551 / v2494;
-        iron_frag<float, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2554, float(0.0f));
-        iron_frag<float, 16, 16> v2556;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2556, float(0.0f));
-        iron_frag<bfloat, 16, 16> v2558;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2558, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v2560;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2560, bfloat(bfloat(0.0f)));
-        const uint v2563 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2666 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v2687 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v2691 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v2697 = v2551 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v2701 = v2552 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const uint v2420 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2421 = v2420 & 15u;
+    const uint v2422 = v2421 << 2u;
+    const uint v2430 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2431 = v7 * v2430;
+    const uint v2433 = v6 << 1u;
+    const uint v2434 = v1 + v2433;
+    const uint v2435 = v2434 - v2431;
+    const uint v2436 = v2435 - 1u;
+    const uint v2437 = v2436 / v5;
+    const uint v2438 = v2437 + 1u;
+    const uint v2452 = v0 * v2438;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2457 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2458 = v2457 == v10;
+    const uint v2461 = v16 << 1u;
+    const bool v2462 = v2461 <= 64u;
+    const bool v2463 = v2458 && v2462;
+    const uint v2464 = v2463 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2468 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2469 = v2468 == v10;
+    const uint v2472 = v16 << 2u;
+    const bool v2473 = v2472 <= 64u;
+    const bool v2474 = v2469 && v2473;
+    const uint v2475 = v2474 ? 4u : v2464;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2479 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2480 = v2479 == v10;
+    const uint v2483 = v16 << 3u;
+    const bool v2484 = v2483 <= 64u;
+    const bool v2485 = v2480 && v2484;
+    const uint v2486 = v2485 ? 8u : v2475;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2488 = 128u / v2486;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2489 = v8 / v2486;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2490 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2493 = v2452 + 127u;
+    const uint v2494 = v2493 >> 7u;
+    const uint v2495 = iron_gid.z;
+    const uint v2496 = v2495 * v2494;
+    const uint v2497 = v2496 + v2490;
+    const uint v2498 = v2497 % v2489;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2499 = v2497 / v2489;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2500 = v2498 * v2486;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2502 = v2452 + v2488;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2503 = v2502 - 1u;
+    const uint v2504 = v2503 / v2488;
+    const bool v2505 = v2499 < v2504;
+    if (v2505) {
+      const uint v2507 = v2486 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2508 = v2507 >> 2u;
+      const bool v2512 = v2508 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2513 = v2512 ? 8u : 16u;
+      const bool v2516 = v2508 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2517 = v2516 ? 4u : v2513;
+      const bool v2520 = v2508 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2521 = v2520 ? 2u : v2517;
+      const bool v2524 = v2508 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2525 = v2524 ? 1u : v2521;
+      const uint v2527 = v2420 % v2525;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2528 = v2527 < v2508;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2530 = v2527 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2531 = v2530 / v16;
+      const uint v2532 = v2531 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2535 = v2530 - v2532;
+      const uint v2538 = v2500 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2539 = v2538 + v2530;
+      const uint v2541 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2542 = v2541 << 5u;
+      const uint v2543 = v2542 / v2488;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2545 = v2542 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2546 = v2545 / v2488;
+      iron_frag<float, 16, 16> v2548;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2548, float(0.0f));
+      iron_frag<float, 16, 16> v2550;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2550, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2552;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2552, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2554, bfloat(bfloat(0.0f)));
+      const uint v2557 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2660 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2681 = v2542 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2685 = v2543 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2691 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2695 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (uint v2565 = v10; v2565 < 1u; v2565 += v2563) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v2566 = v2565 + v2563;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v2567 = min(v2566, 1u);
-          const uint v2568 = v2567 - v2565;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v2569 = v2568 * v4;
-          const uint v2570 = v2569 * v16;
-          const uint v2574 = v2570 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2575 = v2574 >> 4u;
-          const uint v2576 = v2575 << 4u;
-          const bool v2577 = v2428 < v2576;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2577) {
-            const uint v2579 = v2492 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v2582 = v2426 >> 3u;
-            const bool v2588 = v2428 < v2570;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v2590 = v2565 * v4;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v2591 = v2590 * v16;
+      for (uint v2559 = v10; v2559 < 1u; v2559 += v2557) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2560 = v2559 + v2557;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2561 = min(v2560, 1u);
+        const uint v2562 = v2561 - v2559;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2563 = v2562 * v4;
+        const uint v2564 = v2563 * v16;
+        const uint v2568 = v2564 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2569 = v2568 >> 4u;
+        const uint v2570 = v2569 << 4u;
+        const bool v2571 = v2422 < v2570;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2571) {
+          const uint v2573 = v2486 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2576 = v2420 >> 4u;
+          const bool v2582 = v2422 < v2564;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2584 = v2559 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2585 = v2584 * v16;
 
-            for (uint v2584 = v2582; v2584 < v2579; v2584 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v2586 = v2584 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2587 = v2586 < v12;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2589 = v2587 && v2588;
-              const uint v2593 = v2584 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v2594 = v2506 + v2593;
-              const uint v2595 = v2594 * v12;
-              const uint v2596 = v2595 + v2586;
-              const uint v2597 = v2596 * v22;
-              const uint v2598 = v2597 + v2591;
-              const uint v2599 = v2598 + v2428;
-              const uint v2601 = v2589 ? v2599 : v10;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v2603 = v2584 * 56u;
-              const uint v2604 = v2603 + v2428;
-              for (uint e = 0; e < 8u; ++e) {
-                shm5[v2604 + e] = v2589 ? weight[v2601 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v2534) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2606 = 128u / v2531;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v2608 = v2426 / v2531;
-            const uint v2610 = v2505 * v2494;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2622 = v2537 * v2494;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v2649 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v2609 = v2608; v2609 < v2494; v2609 += v2606) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v2611 = v2610 + v2609;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v2612 = v2611 / v2444;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v2613 = v2612 * v2444;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2614 = v2611 - v2613;
-              const uint v2615 = v2614 / v2444;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v2617 = v2615 * v2444;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v2618 = v2614 - v2617;
-              const uint v2619 = v2618 * v5;
-              const bool v2620 = v2611 < v2458;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v2623 = v2622 + v2609;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v2624 = v2623 * 56u;
-              const uint v2625 = v2624 + v2541;
-
-              for (uint v2627 = v2565; v2627 < v2567; v2627 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v2629 = v2615 + v2627;  // kernels/convolution/narrow_groups.hpp:144
-                const bool v2630 = v2629 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2631 = v2620 && v2630;
-                const bool v2633 = v2629 < 1u;
-                const bool v2634 = v2631 && v2633;
-                const uint v2635 = max(v2629, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v2637 = v2612 + v2635;
-                const uint v2639 = v2627 - v2565;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v2640 = v2639 * v4;
-                const uint v2641 = v2640 * v16;
-                const uint v2653 = v2637 * v1;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v2661 = v2625 + v2641;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v2644 = v10; v2644 < v4; v2644 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v2645 = v2644 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v2646 = v2619 + v2645;
-                  const bool v2647 = v2646 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2648 = v2634 && v2647;
-                  const bool v2650 = v2646 < v2649;
-                  const bool v2651 = v2648 && v2650;
-                  const uint v2652 = max(v2646, v6);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v2654 = v2653 + v2652;
-                  const uint v2655 = v2654 - v6;
-                  const uint v2656 = v2655 * v2;
-                  const uint v2657 = v2656 + v2545;
-                  const uint v2659 = v2651 ? v2657 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v2660 = v2644 * v16;
-                  const uint v2662 = v2661 + v2660;
-                  for (uint e = 0; e < 8u; ++e) {
-                    shm4[v2662 + e] = v2651 ? x[v2659 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v2664 = v2576 - v2570;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v2665 = v2664 >> 3u;
-          const uint v2668 = v2665 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v2670 = v2426; v2670 < v2668; v2670 += v2666) {
-            const uint v2671 = v2670 / v2665;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v2675 = v2671 * v2665;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v2676 = v2670 - v2675;
-            const uint v2677 = v2676 << 3u;
-            const uint v2679 = v2671 * 56u;
-            const uint v2680 = v2679 + v2570;
-            const uint v2681 = v2680 + v2677;
-            for (uint e = 0; e < 8u; ++e) {
-              shm4[v2681 + e] = false ? x[v10 + e] : bfloat(0);
-            }
-          }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
-
-          for (uint v2684 = v10; v2684 < v2576; v2684 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v2688 = v2687 + v2684;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v2558, shm4, long(v2688), long(56u));
-            const uint v2692 = v2691 + v2684;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v2560, shm5, long(v2692), long(56u));
-            iron_frag_mma(v2554, v2558, v2560);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v2698 = v2697 + v2684;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v2558, shm4, long(v2698), long(56u));
-            const uint v2702 = v2701 + v2684;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v2560, shm5, long(v2702), long(56u));
-            iron_frag_mma(v2556, v2558, v2560);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const uint v2703 = v2549 * v2494;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2704 = v2505 * v2494;
-        const uint v2705 = v2704 + v2548;
-        const uint v2706 = v2705 - v2703;
-        const uint v2707 = v2506 + v2549;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2708 = v2707 * v12;
-        const uint v2709 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2710 = v2706 + v2709;
-        const uint v2711 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2712 = v2710 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2713 = v2711 < v12;
-        const bool v2714 = v2712 && v2713;
-        if (v2714) {
-          const float v2715 = v2554.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2717 = bfloat(v2715);
-          const uint v2718 = v2710 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2719 = v2718 + v2708;
-          const uint v2720 = v2719 + v2711;
-          out[v2720] = v2717;
-        }
-        const uint v2721 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2722 = v2706 + v2721;
-        const uint v2723 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2724 = v2722 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2725 = v2723 < v12;
-        const bool v2726 = v2724 && v2725;
-        if (v2726) {
-          const float v2727 = v2554.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2729 = bfloat(v2727);
-          const uint v2730 = v2722 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2731 = v2730 + v2708;
-          const uint v2732 = v2731 + v2723;
-          out[v2732] = v2729;
-        }
-        const uint v2733 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2734 = v2706 + v2733;
-        const uint v2735 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2736 = v2734 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2737 = v2735 < v12;
-        const bool v2738 = v2736 && v2737;
-        if (v2738) {
-          const float v2739 = v2554.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2741 = bfloat(v2739);
-          const uint v2742 = v2734 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2743 = v2742 + v2708;
-          const uint v2744 = v2743 + v2735;
-          out[v2744] = v2741;
-        }
-        const uint v2745 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2746 = v2706 + v2745;
-        const uint v2747 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2748 = v2746 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2749 = v2747 < v12;
-        const bool v2750 = v2748 && v2749;
-        if (v2750) {
-          const float v2751 = v2554.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2753 = bfloat(v2751);
-          const uint v2754 = v2746 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2755 = v2754 + v2708;
-          const uint v2756 = v2755 + v2747;
-          out[v2756] = v2753;
-        }
-        const uint v2757 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2758 = v2706 + v2757;
-        const uint v2759 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2760 = v2758 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2761 = v2759 < v12;
-        const bool v2762 = v2760 && v2761;
-        if (v2762) {
-          const float v2763 = v2554.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2765 = bfloat(v2763);
-          const uint v2766 = v2758 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2767 = v2766 + v2708;
-          const uint v2768 = v2767 + v2759;
-          out[v2768] = v2765;
-        }
-        const uint v2769 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2770 = v2706 + v2769;
-        const uint v2771 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2772 = v2770 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2773 = v2771 < v12;
-        const bool v2774 = v2772 && v2773;
-        if (v2774) {
-          const float v2775 = v2554.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2777 = bfloat(v2775);
-          const uint v2778 = v2770 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2779 = v2778 + v2708;
-          const uint v2780 = v2779 + v2771;
-          out[v2780] = v2777;
-        }
-        const uint v2781 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2782 = v2706 + v2781;
-        const uint v2783 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2784 = v2782 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2785 = v2783 < v12;
-        const bool v2786 = v2784 && v2785;
-        if (v2786) {
-          const float v2787 = v2554.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2789 = bfloat(v2787);
-          const uint v2790 = v2782 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2791 = v2790 + v2708;
-          const uint v2792 = v2791 + v2783;
-          out[v2792] = v2789;
-        }
-        const uint v2793 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2794 = v2706 + v2793;
-        const uint v2795 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2796 = v2794 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2797 = v2795 < v12;
-        const bool v2798 = v2796 && v2797;
-        if (v2798) {
-          const float v2799 = v2554.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2801 = bfloat(v2799);
-          const uint v2802 = v2794 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2803 = v2802 + v2708;
-          const uint v2804 = v2803 + v2795;
-          out[v2804] = v2801;
-        }
-        const uint v2807 = v2552 * v2494;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2809 = v2704 + v2551;
-        const uint v2810 = v2809 - v2807;
-        const uint v2811 = v2506 + v2552;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2812 = v2811 * v12;
-        const uint v2813 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2814 = v2810 + v2813;
-        const uint v2815 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2816 = v2814 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2817 = v2815 < v12;
-        const bool v2818 = v2816 && v2817;
-        if (v2818) {
-          const float v2819 = v2556.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2821 = bfloat(v2819);
-          const uint v2822 = v2814 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2823 = v2822 + v2812;
-          const uint v2824 = v2823 + v2815;
-          out[v2824] = v2821;
-        }
-        const uint v2825 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2826 = v2810 + v2825;
-        const uint v2827 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2828 = v2826 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2829 = v2827 < v12;
-        const bool v2830 = v2828 && v2829;
-        if (v2830) {
-          const float v2831 = v2556.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2833 = bfloat(v2831);
-          const uint v2834 = v2826 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2835 = v2834 + v2812;
-          const uint v2836 = v2835 + v2827;
-          out[v2836] = v2833;
-        }
-        const uint v2837 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2838 = v2810 + v2837;
-        const uint v2839 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2840 = v2838 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2841 = v2839 < v12;
-        const bool v2842 = v2840 && v2841;
-        if (v2842) {
-          const float v2843 = v2556.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2845 = bfloat(v2843);
-          const uint v2846 = v2838 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2847 = v2846 + v2812;
-          const uint v2848 = v2847 + v2839;
-          out[v2848] = v2845;
-        }
-        const uint v2849 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2850 = v2810 + v2849;
-        const uint v2851 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2852 = v2850 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2853 = v2851 < v12;
-        const bool v2854 = v2852 && v2853;
-        if (v2854) {
-          const float v2855 = v2556.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2857 = bfloat(v2855);
-          const uint v2858 = v2850 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2859 = v2858 + v2812;
-          const uint v2860 = v2859 + v2851;
-          out[v2860] = v2857;
-        }
-        const uint v2861 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2862 = v2810 + v2861;
-        const uint v2863 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2864 = v2862 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2865 = v2863 < v12;
-        const bool v2866 = v2864 && v2865;
-        if (v2866) {
-          const float v2867 = v2556.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2869 = bfloat(v2867);
-          const uint v2870 = v2862 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2871 = v2870 + v2812;
-          const uint v2872 = v2871 + v2863;
-          out[v2872] = v2869;
-        }
-        const uint v2873 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2874 = v2810 + v2873;
-        const uint v2875 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2876 = v2874 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2877 = v2875 < v12;
-        const bool v2878 = v2876 && v2877;
-        if (v2878) {
-          const float v2879 = v2556.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2881 = bfloat(v2879);
-          const uint v2882 = v2874 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2883 = v2882 + v2812;
-          const uint v2884 = v2883 + v2875;
-          out[v2884] = v2881;
-        }
-        const uint v2885 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2886 = v2810 + v2885;
-        const uint v2887 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2888 = v2886 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2889 = v2887 < v12;
-        const bool v2890 = v2888 && v2889;
-        if (v2890) {
-          const float v2891 = v2556.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2893 = bfloat(v2891);
-          const uint v2894 = v2886 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2895 = v2894 + v2812;
-          const uint v2896 = v2895 + v2887;
-          out[v2896] = v2893;
-        }
-        const uint v2897 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2898 = v2810 + v2897;
-        const uint v2899 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2900 = v2898 < v2458;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2901 = v2899 < v12;
-        const bool v2902 = v2900 && v2901;
-        if (v2902) {
-          const float v2903 = v2556.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2905 = bfloat(v2903);
-          const uint v2906 = v2898 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2907 = v2906 + v2812;
-          const uint v2908 = v2907 + v2899;
-          out[v2908] = v2905;
-        }
-      }
-    } else {
-      const uint v2911 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2912 = v2911 & 15u;
-      const uint v2913 = v2912 << 2u;
-      const uint v2921 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2922 = v7 * v2921;
-      const uint v2924 = v6 << 1u;
-      const uint v2925 = v1 + v2924;
-      const uint v2926 = v2925 - v2922;
-      const uint v2927 = v2926 - 1u;
-      const uint v2928 = v2927 / v5;
-      const uint v2929 = v2928 + 1u;
-      const uint v2943 = v0 * v2929;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2948 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2949 = v2948 == v10;
-      const uint v2952 = v16 << 1u;
-      const bool v2953 = v2952 <= 64u;
-      const bool v2954 = v2949 && v2953;
-      const uint v2955 = v2954 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2959 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2960 = v2959 == v10;
-      const uint v2963 = v16 << 2u;
-      const bool v2964 = v2963 <= 64u;
-      const bool v2965 = v2960 && v2964;
-      const uint v2966 = v2965 ? 4u : v2955;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2970 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2971 = v2970 == v10;
-      const uint v2974 = v16 << 3u;
-      const bool v2975 = v2974 <= 64u;
-      const bool v2976 = v2971 && v2975;
-      const uint v2977 = v2976 ? 8u : v2966;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2979 = 128u / v2977;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2980 = v8 / v2977;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2981 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2984 = v2943 + 127u;
-      const uint v2985 = v2984 >> 7u;
-      const uint v2986 = iron_gid.z;
-      const uint v2987 = v2986 * v2985;
-      const uint v2988 = v2987 + v2981;
-      const uint v2989 = v2988 % v2980;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2990 = v2988 / v2980;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2991 = v2989 * v2977;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2993 = v2943 + v2979;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2994 = v2993 - 1u;
-      const uint v2995 = v2994 / v2979;
-      const bool v2996 = v2990 < v2995;
-      if (v2996) {
-        const uint v2998 = v2977 * v16;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2999 = v2998 >> 2u;
-        const bool v3003 = v2999 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v3004 = v3003 ? 8u : 16u;
-        const bool v3007 = v2999 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v3008 = v3007 ? 4u : v3004;
-        const bool v3011 = v2999 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v3012 = v3011 ? 2u : v3008;
-        const bool v3015 = v2999 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v3016 = v3015 ? 1u : v3012;
-        const uint v3018 = v2911 % v3016;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3019 = v3018 < v2999;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v3021 = v3018 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v3022 = v3021 / v16;
-        const uint v3023 = v3022 * v16;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v3026 = v3021 - v3023;
-        const uint v3029 = v2991 * v16;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v3030 = v3029 + v3021;
-        const uint v3032 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v3033 = v3032 << 5u;
-        const uint v3034 = v3033 / v2979;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v3036 = v3033 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v3037 = v3036 / v2979;
-        iron_frag<float, 16, 16> v3039;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3039, float(0.0f));
-        iron_frag<float, 16, 16> v3041;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3041, float(0.0f));
-        iron_frag<bfloat, 16, 16> v3043;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3043, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v3045;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3045, bfloat(bfloat(0.0f)));
-        const uint v3048 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v3151 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v3172 = v3033 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v3176 = v3034 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v3182 = v3036 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v3186 = v3037 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (uint v3050 = v10; v3050 < 1u; v3050 += v3048) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v3051 = v3050 + v3048;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v3052 = min(v3051, 1u);
-          const uint v3053 = v3052 - v3050;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v3054 = v3053 * v4;
-          const uint v3055 = v3054 * v16;
-          const uint v3059 = v3055 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v3060 = v3059 >> 4u;
-          const uint v3061 = v3060 << 4u;
-          const bool v3062 = v2913 < v3061;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3062) {
-            const uint v3064 = v2977 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v3067 = v2911 >> 4u;
-            const bool v3073 = v2913 < v3055;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v3075 = v3050 * v4;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v3076 = v3075 * v16;
-
-            for (uint v3069 = v3067; v3069 < v3064; v3069 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v3071 = v3069 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3072 = v3071 < v12;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3074 = v3072 && v3073;
-              const uint v3078 = v3069 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v3079 = v2991 + v3078;
-              const uint v3080 = v3079 * v12;
-              const uint v3081 = v3080 + v3071;
-              const uint v3082 = v3081 * v22;
-              const uint v3083 = v3082 + v3076;
-              const uint v3084 = v3083 + v2913;
-              const uint v3086 = v3074 ? v3084 : v10;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v3088 = v3069 * 56u;
-              const uint v3089 = v3088 + v2913;
-              for (uint e = 0; e < 4u; ++e) {
-                shm7[v3089 + e] = v3074 ? weight[v3086 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v3019) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v3091 = 128u / v3016;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v3093 = v2911 / v3016;
-            const uint v3095 = v2990 * v2979;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v3107 = v3022 * v2979;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v3134 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v3094 = v3093; v3094 < v2979; v3094 += v3091) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v3096 = v3095 + v3094;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v3097 = v3096 / v2929;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v3098 = v3097 * v2929;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v3099 = v3096 - v3098;
-              const uint v3100 = v3099 / v2929;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v3102 = v3100 * v2929;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v3103 = v3099 - v3102;
-              const uint v3104 = v3103 * v5;
-              const bool v3105 = v3096 < v2943;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v3108 = v3107 + v3094;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v3109 = v3108 * 56u;
-              const uint v3110 = v3109 + v3026;
-
-              for (uint v3112 = v3050; v3112 < v3052; v3112 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v3114 = v3100 + v3112;  // kernels/convolution/narrow_groups.hpp:144
-                const bool v3115 = v3114 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3116 = v3105 && v3115;
-                const bool v3118 = v3114 < 1u;
-                const bool v3119 = v3116 && v3118;
-                const uint v3120 = max(v3114, v10);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v3122 = v3097 + v3120;
-                const uint v3124 = v3112 - v3050;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v3125 = v3124 * v4;
-                const uint v3126 = v3125 * v16;
-                const uint v3138 = v3122 * v1;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v3146 = v3110 + v3126;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v3129 = v10; v3129 < v4; v3129 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v3130 = v3129 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v3131 = v3104 + v3130;
-                  const bool v3132 = v3131 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3133 = v3119 && v3132;
-                  const bool v3135 = v3131 < v3134;
-                  const bool v3136 = v3133 && v3135;
-                  const uint v3137 = max(v3131, v6);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v3139 = v3138 + v3137;
-                  const uint v3140 = v3139 - v6;
-                  const uint v3141 = v3140 * v2;
-                  const uint v3142 = v3141 + v3030;
-                  const uint v3144 = v3136 ? v3142 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v3145 = v3129 * v16;
-                  const uint v3147 = v3146 + v3145;
-                  for (uint e = 0; e < 4u; ++e) {
-                    shm6[v3147 + e] = v3136 ? x[v3144 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v3149 = v3061 - v3055;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v3150 = v3149 >> 2u;
-          const uint v3153 = v3150 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v3155 = v2911; v3155 < v3153; v3155 += v3151) {
-            const uint v3156 = v3155 / v3150;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v3160 = v3156 * v3150;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v3161 = v3155 - v3160;
-            const uint v3162 = v3161 << 2u;
-            const uint v3164 = v3156 * 56u;
-            const uint v3165 = v3164 + v3055;
-            const uint v3166 = v3165 + v3162;
+          for (uint v2578 = v2576; v2578 < v2573; v2578 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2580 = v2578 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2581 = v2580 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2583 = v2581 && v2582;
+            const uint v2587 = v2578 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2588 = v2500 + v2587;
+            const uint v2589 = v2588 * v12;
+            const uint v2590 = v2589 + v2580;
+            const uint v2591 = v2590 * v22;
+            const uint v2592 = v2591 + v2585;
+            const uint v2593 = v2592 + v2422;
+            const uint v2595 = v2583 ? v2593 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2597 = v2578 * 56u;
+            const uint v2598 = v2597 + v2422;
             for (uint e = 0; e < 4u; ++e) {
-              shm6[v3166 + e] = false ? x[v10 + e] : bfloat(0);
+              shm5[v2598 + e] = v2583 ? weight[v2595 + e] : bfloat(0);
             }
           }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+        }
+        if (v2528) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2600 = 128u / v2525;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2602 = v2420 / v2525;
+          const uint v2604 = v2499 * v2488;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2616 = v2531 * v2488;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2643 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v3169 = v10; v3169 < v3061; v3169 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v3173 = v3172 + v3169;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v3043, shm6, long(v3173), long(56u));
-            const uint v3177 = v3176 + v3169;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v3045, shm7, long(v3177), long(56u));
-            iron_frag_mma(v3039, v3043, v3045);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v3183 = v3182 + v3169;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v3043, shm6, long(v3183), long(56u));
-            const uint v3187 = v3186 + v3169;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v3045, shm7, long(v3187), long(56u));
-            iron_frag_mma(v3041, v3043, v3045);  // kernels/convolution/narrow_groups.hpp:175
+          for (uint v2603 = v2602; v2603 < v2488; v2603 += v2600) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2605 = v2604 + v2603;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2606 = v2605 / v2438;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2607 = v2606 * v2438;  // kernels/convolution/narrow_groups.hpp:137
+            const uint v2608 = v2605 - v2607;
+            const uint v2609 = v2608 / v2438;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2611 = v2609 * v2438;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2612 = v2608 - v2611;
+            const uint v2613 = v2612 * v5;
+            const bool v2614 = v2605 < v2452;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2617 = v2616 + v2603;  // kernels/convolution/narrow_groups.hpp:142
+            const uint v2618 = v2617 * 56u;
+            const uint v2619 = v2618 + v2535;
+
+            for (uint v2621 = v2559; v2621 < v2561; v2621 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2623 = v2609 + v2621;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2624 = v2623 >= v10;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2625 = v2614 && v2624;
+              const bool v2627 = v2623 < 1u;
+              const bool v2628 = v2625 && v2627;
+              const uint v2629 = max(v2623, v10);  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2631 = v2606 + v2629;
+              const uint v2633 = v2621 - v2559;  // kernels/convolution/narrow_groups.hpp:147
+              const uint v2634 = v2633 * v4;
+              const uint v2635 = v2634 * v16;
+              const uint v2647 = v2631 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2655 = v2619 + v2635;  // kernels/convolution/narrow_groups.hpp:152
+
+              for (uint v2638 = v10; v2638 < v4; v2638 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2639 = v2638 * v7;  // kernels/convolution/narrow_groups.hpp:149
+                const uint v2640 = v2613 + v2639;
+                const bool v2641 = v2640 >= v6;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2642 = v2628 && v2641;
+                const bool v2644 = v2640 < v2643;
+                const bool v2645 = v2642 && v2644;
+                const uint v2646 = max(v2640, v6);  // kernels/convolution/narrow_groups.hpp:151
+                const uint v2648 = v2647 + v2646;
+                const uint v2649 = v2648 - v6;
+                const uint v2650 = v2649 * v2;
+                const uint v2651 = v2650 + v2539;
+                const uint v2653 = v2645 ? v2651 : v10;  // kernels/convolution/narrow_groups.hpp:152
+                const uint v2654 = v2638 * v16;
+                const uint v2656 = v2655 + v2654;
+                for (uint e = 0; e < 4u; ++e) {
+                  shm4[v2656 + e] = v2645 ? x[v2653 + e] : bfloat(0);
+                }
+              }
+            }
           }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
         }
-        const uint v3188 = v3034 * v2979;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3189 = v2990 * v2979;
-        const uint v3190 = v3189 + v3033;
-        const uint v3191 = v3190 - v3188;
-        const uint v3192 = v2991 + v3034;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3193 = v3192 * v12;
-        const uint v3194 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3195 = v3191 + v3194;
-        const uint v3196 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3197 = v3195 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3198 = v3196 < v12;
-        const bool v3199 = v3197 && v3198;
-        if (v3199) {
-          const float v3200 = v3039.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3202 = bfloat(v3200);
-          const uint v3203 = v3195 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3204 = v3203 + v3193;
-          const uint v3205 = v3204 + v3196;
-          out[v3205] = v3202;
+        const uint v2658 = v2570 - v2564;  // kernels/convolution/narrow_groups.hpp:158
+        const uint v2659 = v2658 >> 2u;
+        const uint v2662 = v2659 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+
+        for (uint v2664 = v2420; v2664 < v2662; v2664 += v2660) {
+          const uint v2665 = v2664 / v2659;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2669 = v2665 * v2659;  // kernels/convolution/narrow_groups.hpp:161
+          const uint v2670 = v2664 - v2669;
+          const uint v2671 = v2670 << 2u;
+          const uint v2673 = v2665 * 56u;
+          const uint v2674 = v2673 + v2564;
+          const uint v2675 = v2674 + v2671;
+          for (uint e = 0; e < 4u; ++e) {
+            shm4[v2675 + e] = false ? x[v10 + e] : bfloat(0);
+          }
         }
-        const uint v3206 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3207 = v3191 + v3206;
-        const uint v3208 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3209 = v3207 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3210 = v3208 < v12;
-        const bool v3211 = v3209 && v3210;
-        if (v3211) {
-          const float v3212 = v3039.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3214 = bfloat(v3212);
-          const uint v3215 = v3207 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3216 = v3215 + v3193;
-          const uint v3217 = v3216 + v3208;
-          out[v3217] = v3214;
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+
+        for (uint v2678 = v10; v2678 < v2570; v2678 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2682 = v2681 + v2678;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2552, shm4, long(v2682), long(56u));
+          const uint v2686 = v2685 + v2678;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2554, shm5, long(v2686), long(56u));
+          iron_frag_mma(v2548, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2692 = v2691 + v2678;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2552, shm4, long(v2692), long(56u));
+          const uint v2696 = v2695 + v2678;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2554, shm5, long(v2696), long(56u));
+          iron_frag_mma(v2550, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const uint v3218 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3219 = v3191 + v3218;
-        const uint v3220 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3221 = v3219 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3222 = v3220 < v12;
-        const bool v3223 = v3221 && v3222;
-        if (v3223) {
-          const float v3224 = v3039.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3226 = bfloat(v3224);
-          const uint v3227 = v3219 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3228 = v3227 + v3193;
-          const uint v3229 = v3228 + v3220;
-          out[v3229] = v3226;
-        }
-        const uint v3230 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3231 = v3191 + v3230;
-        const uint v3232 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3233 = v3231 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3234 = v3232 < v12;
-        const bool v3235 = v3233 && v3234;
-        if (v3235) {
-          const float v3236 = v3039.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3238 = bfloat(v3236);
-          const uint v3239 = v3231 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3240 = v3239 + v3193;
-          const uint v3241 = v3240 + v3232;
-          out[v3241] = v3238;
-        }
-        const uint v3242 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3243 = v3191 + v3242;
-        const uint v3244 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3245 = v3243 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3246 = v3244 < v12;
-        const bool v3247 = v3245 && v3246;
-        if (v3247) {
-          const float v3248 = v3039.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3250 = bfloat(v3248);
-          const uint v3251 = v3243 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3252 = v3251 + v3193;
-          const uint v3253 = v3252 + v3244;
-          out[v3253] = v3250;
-        }
-        const uint v3254 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3255 = v3191 + v3254;
-        const uint v3256 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3257 = v3255 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3258 = v3256 < v12;
-        const bool v3259 = v3257 && v3258;
-        if (v3259) {
-          const float v3260 = v3039.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3262 = bfloat(v3260);
-          const uint v3263 = v3255 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3264 = v3263 + v3193;
-          const uint v3265 = v3264 + v3256;
-          out[v3265] = v3262;
-        }
-        const uint v3266 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3267 = v3191 + v3266;
-        const uint v3268 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3269 = v3267 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3270 = v3268 < v12;
-        const bool v3271 = v3269 && v3270;
-        if (v3271) {
-          const float v3272 = v3039.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3274 = bfloat(v3272);
-          const uint v3275 = v3267 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3276 = v3275 + v3193;
-          const uint v3277 = v3276 + v3268;
-          out[v3277] = v3274;
-        }
-        const uint v3278 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3279 = v3191 + v3278;
-        const uint v3280 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3281 = v3279 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3282 = v3280 < v12;
-        const bool v3283 = v3281 && v3282;
-        if (v3283) {
-          const float v3284 = v3039.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3286 = bfloat(v3284);
-          const uint v3287 = v3279 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3288 = v3287 + v3193;
-          const uint v3289 = v3288 + v3280;
-          out[v3289] = v3286;
-        }
-        const uint v3292 = v3037 * v2979;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3294 = v3189 + v3036;
-        const uint v3295 = v3294 - v3292;
-        const uint v3296 = v2991 + v3037;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3297 = v3296 * v12;
-        const uint v3298 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3299 = v3295 + v3298;
-        const uint v3300 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3301 = v3299 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3302 = v3300 < v12;
-        const bool v3303 = v3301 && v3302;
-        if (v3303) {
-          const float v3304 = v3041.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3306 = bfloat(v3304);
-          const uint v3307 = v3299 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3308 = v3307 + v3297;
-          const uint v3309 = v3308 + v3300;
-          out[v3309] = v3306;
-        }
-        const uint v3310 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3311 = v3295 + v3310;
-        const uint v3312 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3313 = v3311 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3314 = v3312 < v12;
-        const bool v3315 = v3313 && v3314;
-        if (v3315) {
-          const float v3316 = v3041.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3318 = bfloat(v3316);
-          const uint v3319 = v3311 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3320 = v3319 + v3297;
-          const uint v3321 = v3320 + v3312;
-          out[v3321] = v3318;
-        }
-        const uint v3322 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3323 = v3295 + v3322;
-        const uint v3324 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3325 = v3323 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3326 = v3324 < v12;
-        const bool v3327 = v3325 && v3326;
-        if (v3327) {
-          const float v3328 = v3041.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3330 = bfloat(v3328);
-          const uint v3331 = v3323 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3332 = v3331 + v3297;
-          const uint v3333 = v3332 + v3324;
-          out[v3333] = v3330;
-        }
-        const uint v3334 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3335 = v3295 + v3334;
-        const uint v3336 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3337 = v3335 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3338 = v3336 < v12;
-        const bool v3339 = v3337 && v3338;
-        if (v3339) {
-          const float v3340 = v3041.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3342 = bfloat(v3340);
-          const uint v3343 = v3335 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3344 = v3343 + v3297;
-          const uint v3345 = v3344 + v3336;
-          out[v3345] = v3342;
-        }
-        const uint v3346 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3347 = v3295 + v3346;
-        const uint v3348 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3349 = v3347 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3350 = v3348 < v12;
-        const bool v3351 = v3349 && v3350;
-        if (v3351) {
-          const float v3352 = v3041.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3354 = bfloat(v3352);
-          const uint v3355 = v3347 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3356 = v3355 + v3297;
-          const uint v3357 = v3356 + v3348;
-          out[v3357] = v3354;
-        }
-        const uint v3358 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3359 = v3295 + v3358;
-        const uint v3360 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3361 = v3359 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3362 = v3360 < v12;
-        const bool v3363 = v3361 && v3362;
-        if (v3363) {
-          const float v3364 = v3041.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3366 = bfloat(v3364);
-          const uint v3367 = v3359 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3368 = v3367 + v3297;
-          const uint v3369 = v3368 + v3360;
-          out[v3369] = v3366;
-        }
-        const uint v3370 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3371 = v3295 + v3370;
-        const uint v3372 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3373 = v3371 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3374 = v3372 < v12;
-        const bool v3375 = v3373 && v3374;
-        if (v3375) {
-          const float v3376 = v3041.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3378 = bfloat(v3376);
-          const uint v3379 = v3371 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3380 = v3379 + v3297;
-          const uint v3381 = v3380 + v3372;
-          out[v3381] = v3378;
-        }
-        const uint v3382 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3383 = v3295 + v3382;
-        const uint v3384 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3385 = v3383 < v2943;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3386 = v3384 < v12;
-        const bool v3387 = v3385 && v3386;
-        if (v3387) {
-          const float v3388 = v3041.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3390 = bfloat(v3388);
-          const uint v3391 = v3383 * v3;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3392 = v3391 + v3297;
-          const uint v3393 = v3392 + v3384;
-          out[v3393] = v3390;
-        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
+      }
+      const uint v2697 = v2543 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2698 = v2499 * v2488;
+      const uint v2699 = v2698 + v2542;
+      const uint v2700 = v2699 - v2697;
+      const uint v2701 = v2500 + v2543;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2702 = v2701 * v12;
+      const uint v2703 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2704 = v2700 + v2703;
+      const uint v2705 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2706 = v2704 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2707 = v2705 < v12;
+      const bool v2708 = v2706 && v2707;
+      if (v2708) {
+        const float v2709 = v2548.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2711 = bfloat(v2709);
+        const uint v2712 = v2704 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2713 = v2712 + v2702;
+        const uint v2714 = v2713 + v2705;
+        out[v2714] = v2711;
+      }
+      const uint v2715 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2716 = v2700 + v2715;
+      const uint v2717 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2718 = v2716 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2719 = v2717 < v12;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const float v2721 = v2548.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2723 = bfloat(v2721);
+        const uint v2724 = v2716 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2725 = v2724 + v2702;
+        const uint v2726 = v2725 + v2717;
+        out[v2726] = v2723;
+      }
+      const uint v2727 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2728 = v2700 + v2727;
+      const uint v2729 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2730 = v2728 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2731 = v2729 < v12;
+      const bool v2732 = v2730 && v2731;
+      if (v2732) {
+        const float v2733 = v2548.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2735 = bfloat(v2733);
+        const uint v2736 = v2728 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2737 = v2736 + v2702;
+        const uint v2738 = v2737 + v2729;
+        out[v2738] = v2735;
+      }
+      const uint v2739 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2740 = v2700 + v2739;
+      const uint v2741 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2742 = v2740 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2743 = v2741 < v12;
+      const bool v2744 = v2742 && v2743;
+      if (v2744) {
+        const float v2745 = v2548.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2747 = bfloat(v2745);
+        const uint v2748 = v2740 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2749 = v2748 + v2702;
+        const uint v2750 = v2749 + v2741;
+        out[v2750] = v2747;
+      }
+      const uint v2751 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2752 = v2700 + v2751;
+      const uint v2753 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2754 = v2752 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2755 = v2753 < v12;
+      const bool v2756 = v2754 && v2755;
+      if (v2756) {
+        const float v2757 = v2548.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2759 = bfloat(v2757);
+        const uint v2760 = v2752 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2761 = v2760 + v2702;
+        const uint v2762 = v2761 + v2753;
+        out[v2762] = v2759;
+      }
+      const uint v2763 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2764 = v2700 + v2763;
+      const uint v2765 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2766 = v2764 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2767 = v2765 < v12;
+      const bool v2768 = v2766 && v2767;
+      if (v2768) {
+        const float v2769 = v2548.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2771 = bfloat(v2769);
+        const uint v2772 = v2764 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2773 = v2772 + v2702;
+        const uint v2774 = v2773 + v2765;
+        out[v2774] = v2771;
+      }
+      const uint v2775 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2776 = v2700 + v2775;
+      const uint v2777 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v12;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2548.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2783 = bfloat(v2781);
+        const uint v2784 = v2776 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2785 = v2784 + v2702;
+        const uint v2786 = v2785 + v2777;
+        out[v2786] = v2783;
+      }
+      const uint v2787 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2788 = v2700 + v2787;
+      const uint v2789 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2790 = v2788 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2791 = v2789 < v12;
+      const bool v2792 = v2790 && v2791;
+      if (v2792) {
+        const float v2793 = v2548.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2795 = bfloat(v2793);
+        const uint v2796 = v2788 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2797 = v2796 + v2702;
+        const uint v2798 = v2797 + v2789;
+        out[v2798] = v2795;
+      }
+      const uint v2801 = v2546 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2803 = v2698 + v2545;
+      const uint v2804 = v2803 - v2801;
+      const uint v2805 = v2500 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2806 = v2805 * v12;
+      const uint v2807 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2808 = v2804 + v2807;
+      const uint v2809 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2810 = v2808 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2811 = v2809 < v12;
+      const bool v2812 = v2810 && v2811;
+      if (v2812) {
+        const float v2813 = v2550.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2815 = bfloat(v2813);
+        const uint v2816 = v2808 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2817 = v2816 + v2806;
+        const uint v2818 = v2817 + v2809;
+        out[v2818] = v2815;
+      }
+      const uint v2819 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2820 = v2804 + v2819;
+      const uint v2821 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2822 = v2820 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2823 = v2821 < v12;
+      const bool v2824 = v2822 && v2823;
+      if (v2824) {
+        const float v2825 = v2550.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2827 = bfloat(v2825);
+        const uint v2828 = v2820 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2829 = v2828 + v2806;
+        const uint v2830 = v2829 + v2821;
+        out[v2830] = v2827;
+      }
+      const uint v2831 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2832 = v2804 + v2831;
+      const uint v2833 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2834 = v2832 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2835 = v2833 < v12;
+      const bool v2836 = v2834 && v2835;
+      if (v2836) {
+        const float v2837 = v2550.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2839 = bfloat(v2837);
+        const uint v2840 = v2832 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2841 = v2840 + v2806;
+        const uint v2842 = v2841 + v2833;
+        out[v2842] = v2839;
+      }
+      const uint v2843 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2844 = v2804 + v2843;
+      const uint v2845 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2846 = v2844 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2847 = v2845 < v12;
+      const bool v2848 = v2846 && v2847;
+      if (v2848) {
+        const float v2849 = v2550.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2851 = bfloat(v2849);
+        const uint v2852 = v2844 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2853 = v2852 + v2806;
+        const uint v2854 = v2853 + v2845;
+        out[v2854] = v2851;
+      }
+      const uint v2855 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2856 = v2804 + v2855;
+      const uint v2857 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2858 = v2856 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2859 = v2857 < v12;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const float v2861 = v2550.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2863 = bfloat(v2861);
+        const uint v2864 = v2856 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2865 = v2864 + v2806;
+        const uint v2866 = v2865 + v2857;
+        out[v2866] = v2863;
+      }
+      const uint v2867 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2868 = v2804 + v2867;
+      const uint v2869 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2870 = v2868 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2871 = v2869 < v12;
+      const bool v2872 = v2870 && v2871;
+      if (v2872) {
+        const float v2873 = v2550.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2875 = bfloat(v2873);
+        const uint v2876 = v2868 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2877 = v2876 + v2806;
+        const uint v2878 = v2877 + v2869;
+        out[v2878] = v2875;
+      }
+      const uint v2879 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2880 = v2804 + v2879;
+      const uint v2881 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2882 = v2880 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2883 = v2881 < v12;
+      const bool v2884 = v2882 && v2883;
+      if (v2884) {
+        const float v2885 = v2550.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2887 = bfloat(v2885);
+        const uint v2888 = v2880 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2889 = v2888 + v2806;
+        const uint v2890 = v2889 + v2881;
+        out[v2890] = v2887;
+      }
+      const uint v2891 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2892 = v2804 + v2891;
+      const uint v2893 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2894 = v2892 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2895 = v2893 < v12;
+      const bool v2896 = v2894 && v2895;
+      if (v2896) {
+        const float v2897 = v2550.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2899 = bfloat(v2897);
+        const uint v2900 = v2892 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2901 = v2900 + v2806;
+        const uint v2902 = v2901 + v2893;
+        out[v2902] = v2899;
       }
     }
   }

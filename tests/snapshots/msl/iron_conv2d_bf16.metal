@@ -108,8 +108,6 @@ kernel void iron_conv2d_bf16(
   threadgroup float* shm3 = reinterpret_cast<threadgroup float*>(iron_shared + 0);
   threadgroup bfloat* shm4 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
   threadgroup bfloat* shm5 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
-  threadgroup bfloat* shm6 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
-  threadgroup bfloat* shm7 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
 
   const uint v0 = batch;  // kernels/convolution/conv2d.cpp:66
   const uint v1 = h;
@@ -126,14 +124,14 @@ kernel void iron_conv2d_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -335,394 +333,394 @@ kernel void iron_conv2d_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      const bool v3404 = !v117;  // kernels/convolution/im2col_a.hpp:90
-      const uint v3731 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-      const uint v3732 = v3731 << 3u;
-      const uint v3733 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-      const uint v3736 = v3733 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-      const uint v3737 = v85 + v3736;
-      const uint v3741 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-      const bool v3746 = v3733 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-      const uint v3755 = v3733 + 16u;
-      const bool v3756 = v3755 < v15;
-      const uint v3759 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3765 = v3733 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3766 = v3765 < v15;
-      const uint v3769 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3775 = v3733 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3776 = v3775 < v15;
-      const uint v3779 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3785 = v3733 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3786 = v3785 < v15;
-      const uint v3789 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3795 = v3733 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3796 = v3795 < v15;
-      const uint v3799 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3805 = v3733 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3806 = v3805 < v15;
-      const uint v3809 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3815 = v3733 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3816 = v3815 < v15;
-      const uint v3819 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3831 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const uint v3836 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const bool v2913 = !v117;  // kernels/convolution/im2col_a.hpp:90
+      const uint v3240 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+      const uint v3241 = v3240 << 3u;
+      const uint v3242 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+      const uint v3245 = v3242 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+      const uint v3246 = v85 + v3245;
+      const uint v3250 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+      const bool v3255 = v3242 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+      const uint v3264 = v3242 + 16u;
+      const bool v3265 = v3264 < v15;
+      const uint v3268 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3274 = v3242 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3275 = v3274 < v15;
+      const uint v3278 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3284 = v3242 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3285 = v3284 < v15;
+      const uint v3288 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3294 = v3242 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3295 = v3294 < v15;
+      const uint v3298 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3304 = v3242 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3305 = v3304 < v15;
+      const uint v3308 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3314 = v3242 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3315 = v3314 < v15;
+      const uint v3318 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3324 = v3242 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3325 = v3324 < v15;
+      const uint v3328 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3340 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const uint v3345 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (uint v3397 = 0u; v3397 < v34; v3397 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const uint v3399 = v3397 >> 6u;
-        const uint v3401 = v3399 % 1u;
+      for (uint v2906 = 0u; v2906 < v34; v2906 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const uint v2908 = v2906 >> 6u;
+        const uint v2910 = v2908 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3403 = v3401 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        if (v3404) {  // kernels/convolution/im2col_a.hpp:90
-          const uint v3410 = v3397 + v3732;  // kernels/convolution/im2col_a.hpp:110
-          const uint v3412 = v3410 / v19;  // kernels/convolution/im2col_a.hpp:112
-          const uint v3414 = v3412 * v19;  // kernels/convolution/im2col_a.hpp:113
-          const uint v3415 = v3410 - v3414;
-          const uint v3416 = v3412 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const uint v3417 = v3416 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const uint v3418 = v3416 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const uint v3419 = v3412 - v3418;
-          const uint v3420 = v3419 * v12;
-          const uint v3421 = v97 + v3415;  // kernels/convolution/im2col_a.hpp:117
-          const bool v3422 = v3410 < v34;  // kernels/convolution/im2col_a.hpp:118
-          const uint v3424 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const uint v3430 = v3741 + v3732;  // kernels/convolution/im2col_a.hpp:121
-          const uint v3431 = v156 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3432 = v161 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3433 = v3431 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3434 = v3422 && v3433;
-          const bool v3435 = v3431 < v154;
-          const bool v3436 = v3434 && v3435;
-          const bool v3437 = v3432 >= v10;
-          const bool v3438 = v3436 && v3437;
-          const bool v3439 = v3432 < v3424;
-          const bool v3440 = v3438 && v3439;
-          const uint v3441 = max(v3431, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3442 = v3441 - v9;
-          const uint v3443 = max(v3432, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3444 = v3443 - v10;
-          const uint v3445 = v164 + v3442;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3446 = v3445 * v2;
-          const uint v3447 = v3446 + v3444;
-          const uint v3448 = v3447 * v3;
-          const uint v3449 = v3448 + v3421;
-          const uint v3451 = v3440 ? v3449 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3453 = v3403 + v3430;  // kernels/convolution/im2col_a.hpp:130
+        const uint v2912 = v2910 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        if (v2913) {  // kernels/convolution/im2col_a.hpp:90
+          const uint v2919 = v2906 + v3241;  // kernels/convolution/im2col_a.hpp:110
+          const uint v2921 = v2919 / v19;  // kernels/convolution/im2col_a.hpp:112
+          const uint v2923 = v2921 * v19;  // kernels/convolution/im2col_a.hpp:113
+          const uint v2924 = v2919 - v2923;
+          const uint v2925 = v2921 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const uint v2926 = v2925 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const uint v2927 = v2925 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const uint v2928 = v2921 - v2927;
+          const uint v2929 = v2928 * v12;
+          const uint v2930 = v97 + v2924;  // kernels/convolution/im2col_a.hpp:117
+          const bool v2931 = v2919 < v34;  // kernels/convolution/im2col_a.hpp:118
+          const uint v2933 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const uint v2939 = v3250 + v3241;  // kernels/convolution/im2col_a.hpp:121
+          const uint v2940 = v156 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2941 = v161 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2942 = v2940 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2943 = v2931 && v2942;
+          const bool v2944 = v2940 < v154;
+          const bool v2945 = v2943 && v2944;
+          const bool v2946 = v2941 >= v10;
+          const bool v2947 = v2945 && v2946;
+          const bool v2948 = v2941 < v2933;
+          const bool v2949 = v2947 && v2948;
+          const uint v2950 = max(v2940, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2951 = v2950 - v9;
+          const uint v2952 = max(v2941, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v2953 = v2952 - v10;
+          const uint v2954 = v164 + v2951;  // kernels/convolution/im2col_a.hpp:129
+          const uint v2955 = v2954 * v2;
+          const uint v2956 = v2955 + v2953;
+          const uint v2957 = v2956 * v3;
+          const uint v2958 = v2957 + v2930;
+          const uint v2960 = v2949 ? v2958 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v2962 = v2912 + v2939;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3453 + e] = v3440 ? x[v3451 + e] : bfloat(0);
+            shm0[v2962 + e] = v2949 ? x[v2960 + e] : bfloat(0);
           }
-          const uint v3455 = v174 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3456 = v179 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3457 = v3455 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3458 = v3422 && v3457;
-          const bool v3459 = v3455 < v154;
-          const bool v3460 = v3458 && v3459;
-          const bool v3461 = v3456 >= v10;
-          const bool v3462 = v3460 && v3461;
-          const bool v3463 = v3456 < v3424;
-          const bool v3464 = v3462 && v3463;
-          const uint v3465 = max(v3455, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3466 = v3465 - v9;
-          const uint v3467 = max(v3456, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3468 = v3467 - v10;
-          const uint v3469 = v182 + v3466;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3470 = v3469 * v2;
-          const uint v3471 = v3470 + v3468;
-          const uint v3472 = v3471 * v3;
-          const uint v3473 = v3472 + v3421;
-          const uint v3475 = v3464 ? v3473 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3478 = v3453 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v2964 = v174 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2965 = v179 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2966 = v2964 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2967 = v2931 && v2966;
+          const bool v2968 = v2964 < v154;
+          const bool v2969 = v2967 && v2968;
+          const bool v2970 = v2965 >= v10;
+          const bool v2971 = v2969 && v2970;
+          const bool v2972 = v2965 < v2933;
+          const bool v2973 = v2971 && v2972;
+          const uint v2974 = max(v2964, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2975 = v2974 - v9;
+          const uint v2976 = max(v2965, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v2977 = v2976 - v10;
+          const uint v2978 = v182 + v2975;  // kernels/convolution/im2col_a.hpp:129
+          const uint v2979 = v2978 * v2;
+          const uint v2980 = v2979 + v2977;
+          const uint v2981 = v2980 * v3;
+          const uint v2982 = v2981 + v2930;
+          const uint v2984 = v2973 ? v2982 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v2987 = v2962 + 1024u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3478 + e] = v3464 ? x[v3475 + e] : bfloat(0);
+            shm0[v2987 + e] = v2973 ? x[v2984 + e] : bfloat(0);
           }
-          const uint v3479 = v192 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3480 = v197 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3481 = v3479 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3482 = v3422 && v3481;
-          const bool v3483 = v3479 < v154;
-          const bool v3484 = v3482 && v3483;
-          const bool v3485 = v3480 >= v10;
-          const bool v3486 = v3484 && v3485;
-          const bool v3487 = v3480 < v3424;
-          const bool v3488 = v3486 && v3487;
-          const uint v3489 = max(v3479, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3490 = v3489 - v9;
-          const uint v3491 = max(v3480, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3492 = v3491 - v10;
-          const uint v3493 = v200 + v3490;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3494 = v3493 * v2;
-          const uint v3495 = v3494 + v3492;
-          const uint v3496 = v3495 * v3;
-          const uint v3497 = v3496 + v3421;
-          const uint v3499 = v3488 ? v3497 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3502 = v3453 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v2988 = v192 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v2989 = v197 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v2990 = v2988 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v2991 = v2931 && v2990;
+          const bool v2992 = v2988 < v154;
+          const bool v2993 = v2991 && v2992;
+          const bool v2994 = v2989 >= v10;
+          const bool v2995 = v2993 && v2994;
+          const bool v2996 = v2989 < v2933;
+          const bool v2997 = v2995 && v2996;
+          const uint v2998 = max(v2988, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v2999 = v2998 - v9;
+          const uint v3000 = max(v2989, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3001 = v3000 - v10;
+          const uint v3002 = v200 + v2999;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3003 = v3002 * v2;
+          const uint v3004 = v3003 + v3001;
+          const uint v3005 = v3004 * v3;
+          const uint v3006 = v3005 + v2930;
+          const uint v3008 = v2997 ? v3006 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3011 = v2962 + 2048u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3502 + e] = v3488 ? x[v3499 + e] : bfloat(0);
+            shm0[v3011 + e] = v2997 ? x[v3008 + e] : bfloat(0);
           }
-          const uint v3503 = v210 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3504 = v215 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3505 = v3503 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3506 = v3422 && v3505;
-          const bool v3507 = v3503 < v154;
-          const bool v3508 = v3506 && v3507;
-          const bool v3509 = v3504 >= v10;
-          const bool v3510 = v3508 && v3509;
-          const bool v3511 = v3504 < v3424;
-          const bool v3512 = v3510 && v3511;
-          const uint v3513 = max(v3503, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3514 = v3513 - v9;
-          const uint v3515 = max(v3504, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3516 = v3515 - v10;
-          const uint v3517 = v218 + v3514;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3518 = v3517 * v2;
-          const uint v3519 = v3518 + v3516;
-          const uint v3520 = v3519 * v3;
-          const uint v3521 = v3520 + v3421;
-          const uint v3523 = v3512 ? v3521 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3526 = v3453 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3012 = v210 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3013 = v215 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3014 = v3012 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3015 = v2931 && v3014;
+          const bool v3016 = v3012 < v154;
+          const bool v3017 = v3015 && v3016;
+          const bool v3018 = v3013 >= v10;
+          const bool v3019 = v3017 && v3018;
+          const bool v3020 = v3013 < v2933;
+          const bool v3021 = v3019 && v3020;
+          const uint v3022 = max(v3012, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3023 = v3022 - v9;
+          const uint v3024 = max(v3013, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3025 = v3024 - v10;
+          const uint v3026 = v218 + v3023;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3027 = v3026 * v2;
+          const uint v3028 = v3027 + v3025;
+          const uint v3029 = v3028 * v3;
+          const uint v3030 = v3029 + v2930;
+          const uint v3032 = v3021 ? v3030 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3035 = v2962 + 3072u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3526 + e] = v3512 ? x[v3523 + e] : bfloat(0);
+            shm0[v3035 + e] = v3021 ? x[v3032 + e] : bfloat(0);
           }
-          const uint v3527 = v228 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3528 = v233 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3529 = v3527 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3530 = v3422 && v3529;
-          const bool v3531 = v3527 < v154;
-          const bool v3532 = v3530 && v3531;
-          const bool v3533 = v3528 >= v10;
-          const bool v3534 = v3532 && v3533;
-          const bool v3535 = v3528 < v3424;
-          const bool v3536 = v3534 && v3535;
-          const uint v3537 = max(v3527, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3538 = v3537 - v9;
-          const uint v3539 = max(v3528, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3540 = v3539 - v10;
-          const uint v3541 = v236 + v3538;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3542 = v3541 * v2;
-          const uint v3543 = v3542 + v3540;
-          const uint v3544 = v3543 * v3;
-          const uint v3545 = v3544 + v3421;
-          const uint v3547 = v3536 ? v3545 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3550 = v3453 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3036 = v228 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3037 = v233 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3038 = v3036 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3039 = v2931 && v3038;
+          const bool v3040 = v3036 < v154;
+          const bool v3041 = v3039 && v3040;
+          const bool v3042 = v3037 >= v10;
+          const bool v3043 = v3041 && v3042;
+          const bool v3044 = v3037 < v2933;
+          const bool v3045 = v3043 && v3044;
+          const uint v3046 = max(v3036, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3047 = v3046 - v9;
+          const uint v3048 = max(v3037, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3049 = v3048 - v10;
+          const uint v3050 = v236 + v3047;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3051 = v3050 * v2;
+          const uint v3052 = v3051 + v3049;
+          const uint v3053 = v3052 * v3;
+          const uint v3054 = v3053 + v2930;
+          const uint v3056 = v3045 ? v3054 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3059 = v2962 + 4096u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3550 + e] = v3536 ? x[v3547 + e] : bfloat(0);
+            shm0[v3059 + e] = v3045 ? x[v3056 + e] : bfloat(0);
           }
-          const uint v3551 = v246 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3552 = v251 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3553 = v3551 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3554 = v3422 && v3553;
-          const bool v3555 = v3551 < v154;
-          const bool v3556 = v3554 && v3555;
-          const bool v3557 = v3552 >= v10;
-          const bool v3558 = v3556 && v3557;
-          const bool v3559 = v3552 < v3424;
-          const bool v3560 = v3558 && v3559;
-          const uint v3561 = max(v3551, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3562 = v3561 - v9;
-          const uint v3563 = max(v3552, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3564 = v3563 - v10;
-          const uint v3565 = v254 + v3562;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3566 = v3565 * v2;
-          const uint v3567 = v3566 + v3564;
-          const uint v3568 = v3567 * v3;
-          const uint v3569 = v3568 + v3421;
-          const uint v3571 = v3560 ? v3569 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3574 = v3453 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3060 = v246 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3061 = v251 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3062 = v3060 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3063 = v2931 && v3062;
+          const bool v3064 = v3060 < v154;
+          const bool v3065 = v3063 && v3064;
+          const bool v3066 = v3061 >= v10;
+          const bool v3067 = v3065 && v3066;
+          const bool v3068 = v3061 < v2933;
+          const bool v3069 = v3067 && v3068;
+          const uint v3070 = max(v3060, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3071 = v3070 - v9;
+          const uint v3072 = max(v3061, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3073 = v3072 - v10;
+          const uint v3074 = v254 + v3071;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3075 = v3074 * v2;
+          const uint v3076 = v3075 + v3073;
+          const uint v3077 = v3076 * v3;
+          const uint v3078 = v3077 + v2930;
+          const uint v3080 = v3069 ? v3078 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3083 = v2962 + 5120u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3574 + e] = v3560 ? x[v3571 + e] : bfloat(0);
+            shm0[v3083 + e] = v3069 ? x[v3080 + e] : bfloat(0);
           }
-          const uint v3575 = v264 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3576 = v269 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3577 = v3575 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3578 = v3422 && v3577;
-          const bool v3579 = v3575 < v154;
-          const bool v3580 = v3578 && v3579;
-          const bool v3581 = v3576 >= v10;
-          const bool v3582 = v3580 && v3581;
-          const bool v3583 = v3576 < v3424;
-          const bool v3584 = v3582 && v3583;
-          const uint v3585 = max(v3575, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3586 = v3585 - v9;
-          const uint v3587 = max(v3576, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3588 = v3587 - v10;
-          const uint v3589 = v272 + v3586;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3590 = v3589 * v2;
-          const uint v3591 = v3590 + v3588;
-          const uint v3592 = v3591 * v3;
-          const uint v3593 = v3592 + v3421;
-          const uint v3595 = v3584 ? v3593 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3598 = v3453 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3084 = v264 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3085 = v269 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3086 = v3084 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3087 = v2931 && v3086;
+          const bool v3088 = v3084 < v154;
+          const bool v3089 = v3087 && v3088;
+          const bool v3090 = v3085 >= v10;
+          const bool v3091 = v3089 && v3090;
+          const bool v3092 = v3085 < v2933;
+          const bool v3093 = v3091 && v3092;
+          const uint v3094 = max(v3084, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3095 = v3094 - v9;
+          const uint v3096 = max(v3085, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3097 = v3096 - v10;
+          const uint v3098 = v272 + v3095;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3099 = v3098 * v2;
+          const uint v3100 = v3099 + v3097;
+          const uint v3101 = v3100 * v3;
+          const uint v3102 = v3101 + v2930;
+          const uint v3104 = v3093 ? v3102 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3107 = v2962 + 6144u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3598 + e] = v3584 ? x[v3595 + e] : bfloat(0);
+            shm0[v3107 + e] = v3093 ? x[v3104 + e] : bfloat(0);
           }
-          const uint v3599 = v282 + v3417;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3600 = v287 + v3420;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3601 = v3599 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3602 = v3422 && v3601;
-          const bool v3603 = v3599 < v154;
-          const bool v3604 = v3602 && v3603;
-          const bool v3605 = v3600 >= v10;
-          const bool v3606 = v3604 && v3605;
-          const bool v3607 = v3600 < v3424;
-          const bool v3608 = v3606 && v3607;
-          const uint v3609 = max(v3599, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3610 = v3609 - v9;
-          const uint v3611 = max(v3600, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3612 = v3611 - v10;
-          const uint v3613 = v290 + v3610;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3614 = v3613 * v2;
-          const uint v3615 = v3614 + v3612;
-          const uint v3616 = v3615 * v3;
-          const uint v3617 = v3616 + v3421;
-          const uint v3619 = v3608 ? v3617 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3622 = v3453 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3108 = v282 + v2926;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3109 = v287 + v2929;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3110 = v3108 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3111 = v2931 && v3110;
+          const bool v3112 = v3108 < v154;
+          const bool v3113 = v3111 && v3112;
+          const bool v3114 = v3109 >= v10;
+          const bool v3115 = v3113 && v3114;
+          const bool v3116 = v3109 < v2933;
+          const bool v3117 = v3115 && v3116;
+          const uint v3118 = max(v3108, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3119 = v3118 - v9;
+          const uint v3120 = max(v3109, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3121 = v3120 - v10;
+          const uint v3122 = v290 + v3119;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3123 = v3122 * v2;
+          const uint v3124 = v3123 + v3121;
+          const uint v3125 = v3124 * v3;
+          const uint v3126 = v3125 + v2930;
+          const uint v3128 = v3117 ? v3126 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3131 = v2962 + 7168u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3622 + e] = v3608 ? x[v3619 + e] : bfloat(0);
+            shm0[v3131 + e] = v3117 ? x[v3128 + e] : bfloat(0);
           }
         } else {
-          const uint v3633 = v3397 + v3732;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3634 = v3633 < v34;
-          const uint v3635 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const uint v3637 = v3635 + v3397;
-          const uint v3638 = v3637 + v3732;
-          const uint v3641 = v3403 + v3741;  // kernels/gemm/gemm_tiles.hpp:88
-          const uint v3642 = v3641 + v3732;
-          const bool v3646 = v3634 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3650 = v3646 ? v3638 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3142 = v2906 + v3241;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3143 = v3142 < v34;
+          const uint v3144 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const uint v3146 = v3144 + v2906;
+          const uint v3147 = v3146 + v3241;
+          const uint v3150 = v2912 + v3250;  // kernels/gemm/gemm_tiles.hpp:88
+          const uint v3151 = v3150 + v3241;
+          const bool v3155 = v3143 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3159 = v3155 ? v3147 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
           for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-            shm0[v3642 + e] = v3646 ? x[v3650 + e] : bfloat(0);
+            shm0[v3151 + e] = v3155 ? x[v3159 + e] : bfloat(0);
           }
-          const bool v3656 = v3634 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3659 = v3638 + v3759;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3660 = v3656 ? v3659 : 0u;
-          const uint v3662 = v3642 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3165 = v3143 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3168 = v3147 + v3268;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3169 = v3165 ? v3168 : 0u;
+          const uint v3171 = v3151 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3662 + e] = v3656 ? x[v3660 + e] : bfloat(0);
+            shm0[v3171 + e] = v3165 ? x[v3169 + e] : bfloat(0);
           }
-          const bool v3666 = v3634 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3669 = v3638 + v3769;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3670 = v3666 ? v3669 : 0u;
-          const uint v3672 = v3642 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3175 = v3143 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3178 = v3147 + v3278;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3179 = v3175 ? v3178 : 0u;
+          const uint v3181 = v3151 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3672 + e] = v3666 ? x[v3670 + e] : bfloat(0);
+            shm0[v3181 + e] = v3175 ? x[v3179 + e] : bfloat(0);
           }
-          const bool v3676 = v3634 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3679 = v3638 + v3779;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3680 = v3676 ? v3679 : 0u;
-          const uint v3682 = v3642 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3185 = v3143 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3188 = v3147 + v3288;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3189 = v3185 ? v3188 : 0u;
+          const uint v3191 = v3151 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3682 + e] = v3676 ? x[v3680 + e] : bfloat(0);
+            shm0[v3191 + e] = v3185 ? x[v3189 + e] : bfloat(0);
           }
-          const bool v3686 = v3634 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3689 = v3638 + v3789;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3690 = v3686 ? v3689 : 0u;
-          const uint v3692 = v3642 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3195 = v3143 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3198 = v3147 + v3298;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3199 = v3195 ? v3198 : 0u;
+          const uint v3201 = v3151 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3692 + e] = v3686 ? x[v3690 + e] : bfloat(0);
+            shm0[v3201 + e] = v3195 ? x[v3199 + e] : bfloat(0);
           }
-          const bool v3696 = v3634 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3699 = v3638 + v3799;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3700 = v3696 ? v3699 : 0u;
-          const uint v3702 = v3642 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3205 = v3143 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3208 = v3147 + v3308;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3209 = v3205 ? v3208 : 0u;
+          const uint v3211 = v3151 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3702 + e] = v3696 ? x[v3700 + e] : bfloat(0);
+            shm0[v3211 + e] = v3205 ? x[v3209 + e] : bfloat(0);
           }
-          const bool v3706 = v3634 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3709 = v3638 + v3809;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3710 = v3706 ? v3709 : 0u;
-          const uint v3712 = v3642 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3215 = v3143 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3218 = v3147 + v3318;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3219 = v3215 ? v3218 : 0u;
+          const uint v3221 = v3151 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3712 + e] = v3706 ? x[v3710 + e] : bfloat(0);
+            shm0[v3221 + e] = v3215 ? x[v3219 + e] : bfloat(0);
           }
-          const bool v3716 = v3634 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3719 = v3638 + v3819;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3720 = v3716 ? v3719 : 0u;
-          const uint v3722 = v3642 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3225 = v3143 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3228 = v3147 + v3328;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3229 = v3225 ? v3228 : 0u;
+          const uint v3231 = v3151 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3722 + e] = v3716 ? x[v3720 + e] : bfloat(0);
+            shm0[v3231 + e] = v3225 ? x[v3229 + e] : bfloat(0);
           }
         }
-        const uint v3734 = v3397 + v3732;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v3735 = v3734 < v34;
-        const uint v3738 = v3737 + v3397;  // kernels/gemm/gemm_tiles.hpp:87
-        const uint v3739 = v3738 + v3732;
-        const uint v3742 = v3403 + v3741;  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v3743 = v3742 + v3732;
-        const bool v3747 = v3735 && v3746;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3751 = v3747 ? v3739 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3243 = v2906 + v3241;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v3244 = v3243 < v34;
+        const uint v3247 = v3246 + v2906;  // kernels/gemm/gemm_tiles.hpp:87
+        const uint v3248 = v3247 + v3241;
+        const uint v3251 = v2912 + v3250;  // kernels/gemm/gemm_tiles.hpp:88
+        const uint v3252 = v3251 + v3241;
+        const bool v3256 = v3244 && v3255;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3260 = v3256 ? v3248 : v85;  // kernels/gemm/gemm_tiles.hpp:91
         for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-          shm1[v3743 + e] = v3747 ? weight[v3751 + e] : bfloat(0);
+          shm1[v3252 + e] = v3256 ? weight[v3260 + e] : bfloat(0);
         }
-        const bool v3757 = v3735 && v3756;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3760 = v3739 + v3759;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3761 = v3757 ? v3760 : v85;
-        const uint v3763 = v3743 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3266 = v3244 && v3265;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3269 = v3248 + v3268;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3270 = v3266 ? v3269 : v85;
+        const uint v3272 = v3252 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3763 + e] = v3757 ? weight[v3761 + e] : bfloat(0);
+          shm1[v3272 + e] = v3266 ? weight[v3270 + e] : bfloat(0);
         }
-        const bool v3767 = v3735 && v3766;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3770 = v3739 + v3769;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3771 = v3767 ? v3770 : v85;
-        const uint v3773 = v3743 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3276 = v3244 && v3275;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3279 = v3248 + v3278;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3280 = v3276 ? v3279 : v85;
+        const uint v3282 = v3252 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3773 + e] = v3767 ? weight[v3771 + e] : bfloat(0);
+          shm1[v3282 + e] = v3276 ? weight[v3280 + e] : bfloat(0);
         }
-        const bool v3777 = v3735 && v3776;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3780 = v3739 + v3779;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3781 = v3777 ? v3780 : v85;
-        const uint v3783 = v3743 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3286 = v3244 && v3285;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3289 = v3248 + v3288;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3290 = v3286 ? v3289 : v85;
+        const uint v3292 = v3252 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3783 + e] = v3777 ? weight[v3781 + e] : bfloat(0);
+          shm1[v3292 + e] = v3286 ? weight[v3290 + e] : bfloat(0);
         }
-        const bool v3787 = v3735 && v3786;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3790 = v3739 + v3789;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3791 = v3787 ? v3790 : v85;
-        const uint v3793 = v3743 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3296 = v3244 && v3295;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3299 = v3248 + v3298;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3300 = v3296 ? v3299 : v85;
+        const uint v3302 = v3252 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3793 + e] = v3787 ? weight[v3791 + e] : bfloat(0);
+          shm1[v3302 + e] = v3296 ? weight[v3300 + e] : bfloat(0);
         }
-        const bool v3797 = v3735 && v3796;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3800 = v3739 + v3799;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3801 = v3797 ? v3800 : v85;
-        const uint v3803 = v3743 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3306 = v3244 && v3305;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3309 = v3248 + v3308;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3310 = v3306 ? v3309 : v85;
+        const uint v3312 = v3252 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3803 + e] = v3797 ? weight[v3801 + e] : bfloat(0);
+          shm1[v3312 + e] = v3306 ? weight[v3310 + e] : bfloat(0);
         }
-        const bool v3807 = v3735 && v3806;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3810 = v3739 + v3809;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3811 = v3807 ? v3810 : v85;
-        const uint v3813 = v3743 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3316 = v3244 && v3315;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3319 = v3248 + v3318;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3320 = v3316 ? v3319 : v85;
+        const uint v3322 = v3252 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3813 + e] = v3807 ? weight[v3811 + e] : bfloat(0);
+          shm1[v3322 + e] = v3316 ? weight[v3320 + e] : bfloat(0);
         }
-        const bool v3817 = v3735 && v3816;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3820 = v3739 + v3819;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3821 = v3817 ? v3820 : v85;
-        const uint v3823 = v3743 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3326 = v3244 && v3325;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3329 = v3248 + v3328;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3330 = v3326 ? v3329 : v85;
+        const uint v3332 = v3252 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3823 + e] = v3817 ? weight[v3821 + e] : bfloat(0);
+          shm1[v3332 + e] = v3326 ? weight[v3330 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:301
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3832 = v3403 + v3831;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3832), long(64u));
-        const uint v3837 = v3403 + v3836;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3837), long(64u));
+        const uint v3341 = v2912 + v3340;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3341), long(64u));
+        const uint v3346 = v2912 + v3345;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3346), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3844 = v3832 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3844), long(64u));
-        const uint v3849 = v3837 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3849), long(64u));
+        const uint v3353 = v3341 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3353), long(64u));
+        const uint v3358 = v3346 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3358), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3855 = v3832 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3855), long(64u));
-        const uint v3860 = v3837 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3860), long(64u));
+        const uint v3364 = v3341 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3364), long(64u));
+        const uint v3369 = v3346 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3369), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3866 = v3832 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3866), long(64u));
-        const uint v3871 = v3837 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3871), long(64u));
+        const uint v3375 = v3341 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3375), long(64u));
+        const uint v3380 = v3346 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3380), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:301
@@ -1888,8 +1886,8 @@ kernel void iron_conv2d_bf16(
           const uint v2386 = v2314 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2387 = shm3[v2386];
           const bfloat v2391 = bfloat(v2387);  // kernels/convolution/conv_tiles.hpp:124
-          const uint v4008 = v2307 + v2323;
-          *(device iron_bf16x8*)(out + v4008) = iron_bf16x8{{bfloat4(v2321, v2331, v2341, v2351), bfloat4(v2361, v2371, v2381, v2391)}};
+          const uint v3491 = v2307 + v2323;
+          *(device iron_bf16x8*)(out + v3491) = iron_bf16x8{{bfloat4(v2321, v2331, v2341, v2351), bfloat4(v2361, v2371, v2381, v2391)}};
         }
       } else {
         for (uint v2398 = v144; v2398 < 2048u; v2398 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
@@ -1915,935 +1913,467 @@ kernel void iron_conv2d_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:447
     }
   } else {
-    const uint v2424 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2425 = v2424 == 0u;
-    if (v2425) {
-      const uint v2429 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2430 = v2429 & 7u;
-      const uint v2431 = v2430 << 3u;
-      const uint v2434 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v2435 = v2434 * v19;
-      const uint v2439 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2440 = v12 * v2439;
-      const uint v2442 = v10 << 1u;
-      const uint v2443 = v2 + v2442;
-      const uint v2444 = v2443 - v2440;
-      const uint v2445 = v2444 - 1u;
-      const uint v2446 = v2445 / v8;
-      const uint v2447 = v2446 + 1u;
-      const uint v2451 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v2452 = v11 * v2451;
-      const uint v2454 = v9 << 1u;
-      const uint v2455 = v1 + v2454;
-      const uint v2456 = v2455 - v2452;
-      const uint v2457 = v2456 - 1u;
-      const uint v2458 = v2457 / v7;
-      const uint v2459 = v2458 + 1u;
-      const uint v2460 = v2459 * v2447;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v2461 = v0 * v2460;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2466 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2467 = v2466 == 0u;
-      const uint v2470 = v19 << 1u;
-      const bool v2471 = v2470 <= 64u;
-      const bool v2472 = v2467 && v2471;
-      const uint v2473 = v2472 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2477 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2478 = v2477 == 0u;
-      const uint v2481 = v19 << 2u;
-      const bool v2482 = v2481 <= 64u;
-      const bool v2483 = v2478 && v2482;
-      const uint v2484 = v2483 ? 4u : v2473;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2488 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2489 = v2488 == 0u;
-      const uint v2492 = v19 << 3u;
-      const bool v2493 = v2492 <= 64u;
-      const bool v2494 = v2489 && v2493;
-      const uint v2495 = v2494 ? 8u : v2484;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2497 = 128u / v2495;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2498 = v13 / v2495;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2499 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2502 = v2461 + 127u;
-      const uint v2503 = v2502 >> 7u;
-      const uint v2504 = iron_gid.z;
-      const uint v2505 = v2504 * v2503;
-      const uint v2506 = v2505 + v2499;
-      const uint v2507 = v2506 % v2498;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2508 = v2506 / v2498;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2509 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2511 = v2461 + v2497;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2512 = v2511 - 1u;
-      const uint v2513 = v2512 / v2497;
-      const bool v2514 = v2508 < v2513;
-      if (v2514) {
-        const uint v2516 = v2495 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2517 = v2516 >> 3u;
-        const bool v2521 = v2517 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v2522 = v2521 ? 8u : 16u;
-        const bool v2525 = v2517 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v2526 = v2525 ? 4u : v2522;
-        const bool v2529 = v2517 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v2530 = v2529 ? 2u : v2526;
-        const bool v2533 = v2517 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v2534 = v2533 ? 1u : v2530;
-        const uint v2536 = v2429 % v2534;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2537 = v2536 < v2517;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v2539 = v2536 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v2540 = v2539 / v19;
-        const uint v2541 = v2540 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v2544 = v2539 - v2541;
-        const uint v2547 = v2509 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v2548 = v2547 + v2539;
-        const uint v2550 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v2551 = v2550 << 5u;
-        const uint v2552 = v2551 / v2497;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v2554 = v2551 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v2555 = v2554 / v2497;
-        iron_frag<float, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2557, float(0.0f));
-        iron_frag<float, 16, 16> v2559;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2559, float(0.0f));
-        iron_frag<bfloat, 16, 16> v2561;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2561, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v2563;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2563, bfloat(bfloat(0.0f)));
-        const uint v2566 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2669 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v2690 = v2551 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v2694 = v2552 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v2700 = v2554 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v2704 = v2555 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const uint v2423 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2424 = v2423 & 15u;
+    const uint v2425 = v2424 << 2u;
+    const uint v2428 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2429 = v2428 * v19;
+    const uint v2433 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2434 = v12 * v2433;
+    const uint v2436 = v10 << 1u;
+    const uint v2437 = v2 + v2436;
+    const uint v2438 = v2437 - v2434;
+    const uint v2439 = v2438 - 1u;
+    const uint v2440 = v2439 / v8;
+    const uint v2441 = v2440 + 1u;
+    const uint v2445 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2446 = v11 * v2445;
+    const uint v2448 = v9 << 1u;
+    const uint v2449 = v1 + v2448;
+    const uint v2450 = v2449 - v2446;
+    const uint v2451 = v2450 - 1u;
+    const uint v2452 = v2451 / v7;
+    const uint v2453 = v2452 + 1u;
+    const uint v2454 = v2453 * v2441;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2455 = v0 * v2454;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2460 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2461 = v2460 == 0u;
+    const uint v2464 = v19 << 1u;
+    const bool v2465 = v2464 <= 64u;
+    const bool v2466 = v2461 && v2465;
+    const uint v2467 = v2466 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2471 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2472 = v2471 == 0u;
+    const uint v2475 = v19 << 2u;
+    const bool v2476 = v2475 <= 64u;
+    const bool v2477 = v2472 && v2476;
+    const uint v2478 = v2477 ? 4u : v2467;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2482 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2483 = v2482 == 0u;
+    const uint v2486 = v19 << 3u;
+    const bool v2487 = v2486 <= 64u;
+    const bool v2488 = v2483 && v2487;
+    const uint v2489 = v2488 ? 8u : v2478;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2491 = 128u / v2489;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2492 = v13 / v2489;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2493 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2496 = v2455 + 127u;
+    const uint v2497 = v2496 >> 7u;
+    const uint v2498 = iron_gid.z;
+    const uint v2499 = v2498 * v2497;
+    const uint v2500 = v2499 + v2493;
+    const uint v2501 = v2500 % v2492;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2502 = v2500 / v2492;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2503 = v2501 * v2489;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2505 = v2455 + v2491;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2506 = v2505 - 1u;
+    const uint v2507 = v2506 / v2491;
+    const bool v2508 = v2502 < v2507;
+    if (v2508) {
+      const uint v2510 = v2489 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2511 = v2510 >> 2u;
+      const bool v2515 = v2511 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2516 = v2515 ? 8u : 16u;
+      const bool v2519 = v2511 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2520 = v2519 ? 4u : v2516;
+      const bool v2523 = v2511 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2524 = v2523 ? 2u : v2520;
+      const bool v2527 = v2511 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2528 = v2527 ? 1u : v2524;
+      const uint v2530 = v2423 % v2528;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2531 = v2530 < v2511;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2533 = v2530 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2534 = v2533 / v19;
+      const uint v2535 = v2534 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2538 = v2533 - v2535;
+      const uint v2541 = v2503 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2542 = v2541 + v2533;
+      const uint v2544 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2545 = v2544 << 5u;
+      const uint v2546 = v2545 / v2491;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2548 = v2545 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2549 = v2548 / v2491;
+      iron_frag<float, 16, 16> v2551;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2551, float(0.0f));
+      iron_frag<float, 16, 16> v2553;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2553, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2555;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2555, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2557, bfloat(bfloat(0.0f)));
+      const uint v2560 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2663 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2684 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2688 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2694 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2698 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (uint v2568 = 0u; v2568 < v5; v2568 += v2566) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v2569 = v2568 + v2566;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v2570 = min(v2569, v5);
-          const uint v2571 = v2570 - v2568;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v2572 = v2571 * v6;
-          const uint v2573 = v2572 * v19;
-          const uint v2577 = v2573 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2578 = v2577 >> 4u;
-          const uint v2579 = v2578 << 4u;
-          const bool v2580 = v2431 < v2579;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2580) {
-            const uint v2582 = v2495 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v2585 = v2429 >> 3u;
-            const bool v2591 = v2431 < v2573;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v2593 = v2568 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v2594 = v2593 * v19;
+      for (uint v2562 = 0u; v2562 < v5; v2562 += v2560) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2563 = v2562 + v2560;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2564 = min(v2563, v5);
+        const uint v2565 = v2564 - v2562;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2566 = v2565 * v6;
+        const uint v2567 = v2566 * v19;
+        const uint v2571 = v2567 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2572 = v2571 >> 4u;
+        const uint v2573 = v2572 << 4u;
+        const bool v2574 = v2425 < v2573;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2574) {
+          const uint v2576 = v2489 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2579 = v2423 >> 4u;
+          const bool v2585 = v2425 < v2567;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2587 = v2562 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2588 = v2587 * v19;
 
-            for (uint v2587 = v2585; v2587 < v2582; v2587 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v2589 = v2587 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2590 = v2589 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2592 = v2590 && v2591;
-              const uint v2596 = v2587 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v2597 = v2509 + v2596;
-              const uint v2598 = v2597 * v15;
-              const uint v2599 = v2598 + v2589;
-              const uint v2600 = v2599 * v2435;
-              const uint v2601 = v2600 + v2594;
-              const uint v2602 = v2601 + v2431;
-              const uint v2604 = v2592 ? v2602 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v2606 = v2587 * 56u;
-              const uint v2607 = v2606 + v2431;
-              for (uint e = 0; e < 8u; ++e) {
-                shm5[v2607 + e] = v2592 ? weight[v2604 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v2537) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2609 = 128u / v2534;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v2611 = v2429 / v2534;
-            const uint v2613 = v2508 * v2497;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2625 = v2540 * v2497;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v2635 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v2652 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v2612 = v2611; v2612 < v2497; v2612 += v2609) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v2614 = v2613 + v2612;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v2615 = v2614 / v2460;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v2616 = v2615 * v2460;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2617 = v2614 - v2616;
-              const uint v2618 = v2617 / v2447;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v2619 = v2618 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v2620 = v2618 * v2447;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v2621 = v2617 - v2620;
-              const uint v2622 = v2621 * v8;
-              const bool v2623 = v2614 < v2461;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v2626 = v2625 + v2612;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v2627 = v2626 * 56u;
-              const uint v2628 = v2627 + v2544;
-              const uint v2639 = v2615 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v2630 = v2568; v2630 < v2570; v2630 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v2631 = v2630 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v2632 = v2619 + v2631;
-                const bool v2633 = v2632 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2634 = v2623 && v2633;
-                const bool v2636 = v2632 < v2635;
-                const bool v2637 = v2634 && v2636;
-                const uint v2638 = max(v2632, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v2640 = v2639 + v2638;
-                const uint v2641 = v2640 - v9;
-                const uint v2642 = v2630 - v2568;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v2643 = v2642 * v6;
-                const uint v2644 = v2643 * v19;
-                const uint v2656 = v2641 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v2664 = v2628 + v2644;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v2647 = 0u; v2647 < v6; v2647 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v2648 = v2647 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v2649 = v2622 + v2648;
-                  const bool v2650 = v2649 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2651 = v2637 && v2650;
-                  const bool v2653 = v2649 < v2652;
-                  const bool v2654 = v2651 && v2653;
-                  const uint v2655 = max(v2649, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v2657 = v2656 + v2655;
-                  const uint v2658 = v2657 - v10;
-                  const uint v2659 = v2658 * v3;
-                  const uint v2660 = v2659 + v2548;
-                  const uint v2662 = v2654 ? v2660 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v2663 = v2647 * v19;
-                  const uint v2665 = v2664 + v2663;
-                  for (uint e = 0; e < 8u; ++e) {
-                    shm4[v2665 + e] = v2654 ? x[v2662 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v2667 = v2579 - v2573;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v2668 = v2667 >> 3u;
-          const uint v2671 = v2668 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v2673 = v2429; v2673 < v2671; v2673 += v2669) {
-            const uint v2674 = v2673 / v2668;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v2678 = v2674 * v2668;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v2679 = v2673 - v2678;
-            const uint v2680 = v2679 << 3u;
-            const uint v2682 = v2674 * 56u;
-            const uint v2683 = v2682 + v2573;
-            const uint v2684 = v2683 + v2680;
-            for (uint e = 0; e < 8u; ++e) {
-              shm4[v2684 + e] = false ? x[0u + e] : bfloat(0);
-            }
-          }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
-
-          for (uint v2687 = 0u; v2687 < v2579; v2687 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v2691 = v2690 + v2687;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v2561, shm4, long(v2691), long(56u));
-            const uint v2695 = v2694 + v2687;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v2563, shm5, long(v2695), long(56u));
-            iron_frag_mma(v2557, v2561, v2563);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v2701 = v2700 + v2687;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v2561, shm4, long(v2701), long(56u));
-            const uint v2705 = v2704 + v2687;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v2563, shm5, long(v2705), long(56u));
-            iron_frag_mma(v2559, v2561, v2563);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const uint v2706 = v2552 * v2497;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2707 = v2508 * v2497;
-        const uint v2708 = v2707 + v2551;
-        const uint v2709 = v2708 - v2706;
-        const uint v2710 = v2509 + v2552;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2711 = v2710 * v15;
-        const uint v2712 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2713 = v2709 + v2712;
-        const uint v2714 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2715 = v2713 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2716 = v2714 < v15;
-        const bool v2717 = v2715 && v2716;
-        if (v2717) {
-          const float v2718 = v2557.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2720 = bfloat(v2718);
-          const uint v2721 = v2713 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2722 = v2721 + v2711;
-          const uint v2723 = v2722 + v2714;
-          out[v2723] = v2720;
-        }
-        const uint v2724 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2725 = v2709 + v2724;
-        const uint v2726 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2727 = v2725 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2728 = v2726 < v15;
-        const bool v2729 = v2727 && v2728;
-        if (v2729) {
-          const float v2730 = v2557.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2732 = bfloat(v2730);
-          const uint v2733 = v2725 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2734 = v2733 + v2711;
-          const uint v2735 = v2734 + v2726;
-          out[v2735] = v2732;
-        }
-        const uint v2736 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2737 = v2709 + v2736;
-        const uint v2738 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2739 = v2737 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2740 = v2738 < v15;
-        const bool v2741 = v2739 && v2740;
-        if (v2741) {
-          const float v2742 = v2557.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2744 = bfloat(v2742);
-          const uint v2745 = v2737 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2746 = v2745 + v2711;
-          const uint v2747 = v2746 + v2738;
-          out[v2747] = v2744;
-        }
-        const uint v2748 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2749 = v2709 + v2748;
-        const uint v2750 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2751 = v2749 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2752 = v2750 < v15;
-        const bool v2753 = v2751 && v2752;
-        if (v2753) {
-          const float v2754 = v2557.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2756 = bfloat(v2754);
-          const uint v2757 = v2749 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2758 = v2757 + v2711;
-          const uint v2759 = v2758 + v2750;
-          out[v2759] = v2756;
-        }
-        const uint v2760 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2761 = v2709 + v2760;
-        const uint v2762 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2763 = v2761 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2764 = v2762 < v15;
-        const bool v2765 = v2763 && v2764;
-        if (v2765) {
-          const float v2766 = v2557.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2768 = bfloat(v2766);
-          const uint v2769 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2770 = v2769 + v2711;
-          const uint v2771 = v2770 + v2762;
-          out[v2771] = v2768;
-        }
-        const uint v2772 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2773 = v2709 + v2772;
-        const uint v2774 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2775 = v2773 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2776 = v2774 < v15;
-        const bool v2777 = v2775 && v2776;
-        if (v2777) {
-          const float v2778 = v2557.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2780 = bfloat(v2778);
-          const uint v2781 = v2773 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2782 = v2781 + v2711;
-          const uint v2783 = v2782 + v2774;
-          out[v2783] = v2780;
-        }
-        const uint v2784 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2785 = v2709 + v2784;
-        const uint v2786 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2787 = v2785 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2788 = v2786 < v15;
-        const bool v2789 = v2787 && v2788;
-        if (v2789) {
-          const float v2790 = v2557.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2792 = bfloat(v2790);
-          const uint v2793 = v2785 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2794 = v2793 + v2711;
-          const uint v2795 = v2794 + v2786;
-          out[v2795] = v2792;
-        }
-        const uint v2796 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2797 = v2709 + v2796;
-        const uint v2798 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2799 = v2797 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2800 = v2798 < v15;
-        const bool v2801 = v2799 && v2800;
-        if (v2801) {
-          const float v2802 = v2557.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2804 = bfloat(v2802);
-          const uint v2805 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2806 = v2805 + v2711;
-          const uint v2807 = v2806 + v2798;
-          out[v2807] = v2804;
-        }
-        const uint v2810 = v2555 * v2497;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2812 = v2707 + v2554;
-        const uint v2813 = v2812 - v2810;
-        const uint v2814 = v2509 + v2555;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2815 = v2814 * v15;
-        const uint v2816 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2817 = v2813 + v2816;
-        const uint v2818 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2819 = v2817 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2820 = v2818 < v15;
-        const bool v2821 = v2819 && v2820;
-        if (v2821) {
-          const float v2822 = v2559.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2824 = bfloat(v2822);
-          const uint v2825 = v2817 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2826 = v2825 + v2815;
-          const uint v2827 = v2826 + v2818;
-          out[v2827] = v2824;
-        }
-        const uint v2828 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2829 = v2813 + v2828;
-        const uint v2830 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2831 = v2829 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2832 = v2830 < v15;
-        const bool v2833 = v2831 && v2832;
-        if (v2833) {
-          const float v2834 = v2559.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2836 = bfloat(v2834);
-          const uint v2837 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2838 = v2837 + v2815;
-          const uint v2839 = v2838 + v2830;
-          out[v2839] = v2836;
-        }
-        const uint v2840 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2841 = v2813 + v2840;
-        const uint v2842 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2843 = v2841 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2844 = v2842 < v15;
-        const bool v2845 = v2843 && v2844;
-        if (v2845) {
-          const float v2846 = v2559.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2848 = bfloat(v2846);
-          const uint v2849 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2850 = v2849 + v2815;
-          const uint v2851 = v2850 + v2842;
-          out[v2851] = v2848;
-        }
-        const uint v2852 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2853 = v2813 + v2852;
-        const uint v2854 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2855 = v2853 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2856 = v2854 < v15;
-        const bool v2857 = v2855 && v2856;
-        if (v2857) {
-          const float v2858 = v2559.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2860 = bfloat(v2858);
-          const uint v2861 = v2853 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2862 = v2861 + v2815;
-          const uint v2863 = v2862 + v2854;
-          out[v2863] = v2860;
-        }
-        const uint v2864 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2865 = v2813 + v2864;
-        const uint v2866 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2867 = v2865 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2868 = v2866 < v15;
-        const bool v2869 = v2867 && v2868;
-        if (v2869) {
-          const float v2870 = v2559.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2872 = bfloat(v2870);
-          const uint v2873 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2874 = v2873 + v2815;
-          const uint v2875 = v2874 + v2866;
-          out[v2875] = v2872;
-        }
-        const uint v2876 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2877 = v2813 + v2876;
-        const uint v2878 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2879 = v2877 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2880 = v2878 < v15;
-        const bool v2881 = v2879 && v2880;
-        if (v2881) {
-          const float v2882 = v2559.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2884 = bfloat(v2882);
-          const uint v2885 = v2877 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2886 = v2885 + v2815;
-          const uint v2887 = v2886 + v2878;
-          out[v2887] = v2884;
-        }
-        const uint v2888 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2889 = v2813 + v2888;
-        const uint v2890 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2891 = v2889 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2892 = v2890 < v15;
-        const bool v2893 = v2891 && v2892;
-        if (v2893) {
-          const float v2894 = v2559.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2896 = bfloat(v2894);
-          const uint v2897 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2898 = v2897 + v2815;
-          const uint v2899 = v2898 + v2890;
-          out[v2899] = v2896;
-        }
-        const uint v2900 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2901 = v2813 + v2900;
-        const uint v2902 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2903 = v2901 < v2461;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2904 = v2902 < v15;
-        const bool v2905 = v2903 && v2904;
-        if (v2905) {
-          const float v2906 = v2559.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v2908 = bfloat(v2906);
-          const uint v2909 = v2901 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2910 = v2909 + v2815;
-          const uint v2911 = v2910 + v2902;
-          out[v2911] = v2908;
-        }
-      }
-    } else {
-      const uint v2914 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2915 = v2914 & 15u;
-      const uint v2916 = v2915 << 2u;
-      const uint v2919 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v2920 = v2919 * v19;
-      const uint v2924 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2925 = v12 * v2924;
-      const uint v2927 = v10 << 1u;
-      const uint v2928 = v2 + v2927;
-      const uint v2929 = v2928 - v2925;
-      const uint v2930 = v2929 - 1u;
-      const uint v2931 = v2930 / v8;
-      const uint v2932 = v2931 + 1u;
-      const uint v2936 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v2937 = v11 * v2936;
-      const uint v2939 = v9 << 1u;
-      const uint v2940 = v1 + v2939;
-      const uint v2941 = v2940 - v2937;
-      const uint v2942 = v2941 - 1u;
-      const uint v2943 = v2942 / v7;
-      const uint v2944 = v2943 + 1u;
-      const uint v2945 = v2944 * v2932;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v2946 = v0 * v2945;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2951 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2952 = v2951 == 0u;
-      const uint v2955 = v19 << 1u;
-      const bool v2956 = v2955 <= 64u;
-      const bool v2957 = v2952 && v2956;
-      const uint v2958 = v2957 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2962 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2963 = v2962 == 0u;
-      const uint v2966 = v19 << 2u;
-      const bool v2967 = v2966 <= 64u;
-      const bool v2968 = v2963 && v2967;
-      const uint v2969 = v2968 ? 4u : v2958;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2973 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2974 = v2973 == 0u;
-      const uint v2977 = v19 << 3u;
-      const bool v2978 = v2977 <= 64u;
-      const bool v2979 = v2974 && v2978;
-      const uint v2980 = v2979 ? 8u : v2969;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2982 = 128u / v2980;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2983 = v13 / v2980;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2984 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2987 = v2946 + 127u;
-      const uint v2988 = v2987 >> 7u;
-      const uint v2989 = iron_gid.z;
-      const uint v2990 = v2989 * v2988;
-      const uint v2991 = v2990 + v2984;
-      const uint v2992 = v2991 % v2983;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2993 = v2991 / v2983;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2994 = v2992 * v2980;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2996 = v2946 + v2982;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2997 = v2996 - 1u;
-      const uint v2998 = v2997 / v2982;
-      const bool v2999 = v2993 < v2998;
-      if (v2999) {
-        const uint v3001 = v2980 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v3002 = v3001 >> 2u;
-        const bool v3006 = v3002 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v3007 = v3006 ? 8u : 16u;
-        const bool v3010 = v3002 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v3011 = v3010 ? 4u : v3007;
-        const bool v3014 = v3002 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v3015 = v3014 ? 2u : v3011;
-        const bool v3018 = v3002 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v3019 = v3018 ? 1u : v3015;
-        const uint v3021 = v2914 % v3019;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3022 = v3021 < v3002;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v3024 = v3021 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v3025 = v3024 / v19;
-        const uint v3026 = v3025 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v3029 = v3024 - v3026;
-        const uint v3032 = v2994 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v3033 = v3032 + v3024;
-        const uint v3035 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v3036 = v3035 << 5u;
-        const uint v3037 = v3036 / v2982;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v3039 = v3036 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v3040 = v3039 / v2982;
-        iron_frag<float, 16, 16> v3042;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3042, float(0.0f));
-        iron_frag<float, 16, 16> v3044;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3044, float(0.0f));
-        iron_frag<bfloat, 16, 16> v3046;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3046, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v3048;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3048, bfloat(bfloat(0.0f)));
-        const uint v3051 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v3154 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v3175 = v3036 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v3179 = v3037 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v3185 = v3039 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v3189 = v3040 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (uint v3053 = 0u; v3053 < v5; v3053 += v3051) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v3054 = v3053 + v3051;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v3055 = min(v3054, v5);
-          const uint v3056 = v3055 - v3053;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v3057 = v3056 * v6;
-          const uint v3058 = v3057 * v19;
-          const uint v3062 = v3058 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v3063 = v3062 >> 4u;
-          const uint v3064 = v3063 << 4u;
-          const bool v3065 = v2916 < v3064;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3065) {
-            const uint v3067 = v2980 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v3070 = v2914 >> 4u;
-            const bool v3076 = v2916 < v3058;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v3078 = v3053 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v3079 = v3078 * v19;
-
-            for (uint v3072 = v3070; v3072 < v3067; v3072 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v3074 = v3072 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3075 = v3074 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3077 = v3075 && v3076;
-              const uint v3081 = v3072 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v3082 = v2994 + v3081;
-              const uint v3083 = v3082 * v15;
-              const uint v3084 = v3083 + v3074;
-              const uint v3085 = v3084 * v2920;
-              const uint v3086 = v3085 + v3079;
-              const uint v3087 = v3086 + v2916;
-              const uint v3089 = v3077 ? v3087 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v3091 = v3072 * 56u;
-              const uint v3092 = v3091 + v2916;
-              for (uint e = 0; e < 4u; ++e) {
-                shm7[v3092 + e] = v3077 ? weight[v3089 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v3022) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v3094 = 128u / v3019;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v3096 = v2914 / v3019;
-            const uint v3098 = v2993 * v2982;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v3110 = v3025 * v2982;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v3120 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v3137 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v3097 = v3096; v3097 < v2982; v3097 += v3094) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v3099 = v3098 + v3097;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v3100 = v3099 / v2945;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v3101 = v3100 * v2945;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v3102 = v3099 - v3101;
-              const uint v3103 = v3102 / v2932;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v3104 = v3103 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v3105 = v3103 * v2932;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v3106 = v3102 - v3105;
-              const uint v3107 = v3106 * v8;
-              const bool v3108 = v3099 < v2946;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v3111 = v3110 + v3097;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v3112 = v3111 * 56u;
-              const uint v3113 = v3112 + v3029;
-              const uint v3124 = v3100 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v3115 = v3053; v3115 < v3055; v3115 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v3116 = v3115 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v3117 = v3104 + v3116;
-                const bool v3118 = v3117 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3119 = v3108 && v3118;
-                const bool v3121 = v3117 < v3120;
-                const bool v3122 = v3119 && v3121;
-                const uint v3123 = max(v3117, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v3125 = v3124 + v3123;
-                const uint v3126 = v3125 - v9;
-                const uint v3127 = v3115 - v3053;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v3128 = v3127 * v6;
-                const uint v3129 = v3128 * v19;
-                const uint v3141 = v3126 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v3149 = v3113 + v3129;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v3132 = 0u; v3132 < v6; v3132 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v3133 = v3132 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v3134 = v3107 + v3133;
-                  const bool v3135 = v3134 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3136 = v3122 && v3135;
-                  const bool v3138 = v3134 < v3137;
-                  const bool v3139 = v3136 && v3138;
-                  const uint v3140 = max(v3134, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v3142 = v3141 + v3140;
-                  const uint v3143 = v3142 - v10;
-                  const uint v3144 = v3143 * v3;
-                  const uint v3145 = v3144 + v3033;
-                  const uint v3147 = v3139 ? v3145 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v3148 = v3132 * v19;
-                  const uint v3150 = v3149 + v3148;
-                  for (uint e = 0; e < 4u; ++e) {
-                    shm6[v3150 + e] = v3139 ? x[v3147 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v3152 = v3064 - v3058;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v3153 = v3152 >> 2u;
-          const uint v3156 = v3153 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v3158 = v2914; v3158 < v3156; v3158 += v3154) {
-            const uint v3159 = v3158 / v3153;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v3163 = v3159 * v3153;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v3164 = v3158 - v3163;
-            const uint v3165 = v3164 << 2u;
-            const uint v3167 = v3159 * 56u;
-            const uint v3168 = v3167 + v3058;
-            const uint v3169 = v3168 + v3165;
+          for (uint v2581 = v2579; v2581 < v2576; v2581 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2583 = v2581 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2584 = v2583 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2586 = v2584 && v2585;
+            const uint v2590 = v2581 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2591 = v2503 + v2590;
+            const uint v2592 = v2591 * v15;
+            const uint v2593 = v2592 + v2583;
+            const uint v2594 = v2593 * v2429;
+            const uint v2595 = v2594 + v2588;
+            const uint v2596 = v2595 + v2425;
+            const uint v2598 = v2586 ? v2596 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2600 = v2581 * 56u;
+            const uint v2601 = v2600 + v2425;
             for (uint e = 0; e < 4u; ++e) {
-              shm6[v3169 + e] = false ? x[0u + e] : bfloat(0);
+              shm5[v2601 + e] = v2586 ? weight[v2598 + e] : bfloat(0);
             }
           }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+        }
+        if (v2531) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2603 = 128u / v2528;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2605 = v2423 / v2528;
+          const uint v2607 = v2502 * v2491;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2619 = v2534 * v2491;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2629 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2646 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v3172 = 0u; v3172 < v3064; v3172 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v3176 = v3175 + v3172;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v3046, shm6, long(v3176), long(56u));
-            const uint v3180 = v3179 + v3172;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v3048, shm7, long(v3180), long(56u));
-            iron_frag_mma(v3042, v3046, v3048);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v3186 = v3185 + v3172;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v3046, shm6, long(v3186), long(56u));
-            const uint v3190 = v3189 + v3172;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v3048, shm7, long(v3190), long(56u));
-            iron_frag_mma(v3044, v3046, v3048);  // kernels/convolution/narrow_groups.hpp:175
+          for (uint v2606 = v2605; v2606 < v2491; v2606 += v2603) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2608 = v2607 + v2606;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2609 = v2608 / v2454;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2610 = v2609 * v2454;  // kernels/convolution/narrow_groups.hpp:137
+            const uint v2611 = v2608 - v2610;
+            const uint v2612 = v2611 / v2441;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2613 = v2612 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2614 = v2612 * v2441;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2615 = v2611 - v2614;
+            const uint v2616 = v2615 * v8;
+            const bool v2617 = v2608 < v2455;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2620 = v2619 + v2606;  // kernels/convolution/narrow_groups.hpp:142
+            const uint v2621 = v2620 * 56u;
+            const uint v2622 = v2621 + v2538;
+            const uint v2633 = v2609 * v1;  // kernels/convolution/narrow_groups.hpp:146
+
+            for (uint v2624 = v2562; v2624 < v2564; v2624 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2625 = v2624 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const uint v2626 = v2613 + v2625;
+              const bool v2627 = v2626 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2628 = v2617 && v2627;
+              const bool v2630 = v2626 < v2629;
+              const bool v2631 = v2628 && v2630;
+              const uint v2632 = max(v2626, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2634 = v2633 + v2632;
+              const uint v2635 = v2634 - v9;
+              const uint v2636 = v2624 - v2562;  // kernels/convolution/narrow_groups.hpp:147
+              const uint v2637 = v2636 * v6;
+              const uint v2638 = v2637 * v19;
+              const uint v2650 = v2635 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2658 = v2622 + v2638;  // kernels/convolution/narrow_groups.hpp:152
+
+              for (uint v2641 = 0u; v2641 < v6; v2641 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2642 = v2641 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const uint v2643 = v2616 + v2642;
+                const bool v2644 = v2643 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2645 = v2631 && v2644;
+                const bool v2647 = v2643 < v2646;
+                const bool v2648 = v2645 && v2647;
+                const uint v2649 = max(v2643, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const uint v2651 = v2650 + v2649;
+                const uint v2652 = v2651 - v10;
+                const uint v2653 = v2652 * v3;
+                const uint v2654 = v2653 + v2542;
+                const uint v2656 = v2648 ? v2654 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const uint v2657 = v2641 * v19;
+                const uint v2659 = v2658 + v2657;
+                for (uint e = 0; e < 4u; ++e) {
+                  shm4[v2659 + e] = v2648 ? x[v2656 + e] : bfloat(0);
+                }
+              }
+            }
           }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
         }
-        const uint v3191 = v3037 * v2982;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3192 = v2993 * v2982;
-        const uint v3193 = v3192 + v3036;
-        const uint v3194 = v3193 - v3191;
-        const uint v3195 = v2994 + v3037;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3196 = v3195 * v15;
-        const uint v3197 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3198 = v3194 + v3197;
-        const uint v3199 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3200 = v3198 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3201 = v3199 < v15;
-        const bool v3202 = v3200 && v3201;
-        if (v3202) {
-          const float v3203 = v3042.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3205 = bfloat(v3203);
-          const uint v3206 = v3198 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3207 = v3206 + v3196;
-          const uint v3208 = v3207 + v3199;
-          out[v3208] = v3205;
+        const uint v2661 = v2573 - v2567;  // kernels/convolution/narrow_groups.hpp:158
+        const uint v2662 = v2661 >> 2u;
+        const uint v2665 = v2662 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+
+        for (uint v2667 = v2423; v2667 < v2665; v2667 += v2663) {
+          const uint v2668 = v2667 / v2662;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2672 = v2668 * v2662;  // kernels/convolution/narrow_groups.hpp:161
+          const uint v2673 = v2667 - v2672;
+          const uint v2674 = v2673 << 2u;
+          const uint v2676 = v2668 * 56u;
+          const uint v2677 = v2676 + v2567;
+          const uint v2678 = v2677 + v2674;
+          for (uint e = 0; e < 4u; ++e) {
+            shm4[v2678 + e] = false ? x[0u + e] : bfloat(0);
+          }
         }
-        const uint v3209 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3210 = v3194 + v3209;
-        const uint v3211 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3212 = v3210 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3213 = v3211 < v15;
-        const bool v3214 = v3212 && v3213;
-        if (v3214) {
-          const float v3215 = v3042.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3217 = bfloat(v3215);
-          const uint v3218 = v3210 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3219 = v3218 + v3196;
-          const uint v3220 = v3219 + v3211;
-          out[v3220] = v3217;
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+
+        for (uint v2681 = 0u; v2681 < v2573; v2681 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2685 = v2684 + v2681;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2555, shm4, long(v2685), long(56u));
+          const uint v2689 = v2688 + v2681;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2557, shm5, long(v2689), long(56u));
+          iron_frag_mma(v2551, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2695 = v2694 + v2681;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2555, shm4, long(v2695), long(56u));
+          const uint v2699 = v2698 + v2681;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2557, shm5, long(v2699), long(56u));
+          iron_frag_mma(v2553, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const uint v3221 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3222 = v3194 + v3221;
-        const uint v3223 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3224 = v3222 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3225 = v3223 < v15;
-        const bool v3226 = v3224 && v3225;
-        if (v3226) {
-          const float v3227 = v3042.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3229 = bfloat(v3227);
-          const uint v3230 = v3222 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3231 = v3230 + v3196;
-          const uint v3232 = v3231 + v3223;
-          out[v3232] = v3229;
-        }
-        const uint v3233 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3234 = v3194 + v3233;
-        const uint v3235 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3236 = v3234 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3237 = v3235 < v15;
-        const bool v3238 = v3236 && v3237;
-        if (v3238) {
-          const float v3239 = v3042.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3241 = bfloat(v3239);
-          const uint v3242 = v3234 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3243 = v3242 + v3196;
-          const uint v3244 = v3243 + v3235;
-          out[v3244] = v3241;
-        }
-        const uint v3245 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3246 = v3194 + v3245;
-        const uint v3247 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3248 = v3246 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3249 = v3247 < v15;
-        const bool v3250 = v3248 && v3249;
-        if (v3250) {
-          const float v3251 = v3042.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3253 = bfloat(v3251);
-          const uint v3254 = v3246 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3255 = v3254 + v3196;
-          const uint v3256 = v3255 + v3247;
-          out[v3256] = v3253;
-        }
-        const uint v3257 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3258 = v3194 + v3257;
-        const uint v3259 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3260 = v3258 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3261 = v3259 < v15;
-        const bool v3262 = v3260 && v3261;
-        if (v3262) {
-          const float v3263 = v3042.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3265 = bfloat(v3263);
-          const uint v3266 = v3258 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3267 = v3266 + v3196;
-          const uint v3268 = v3267 + v3259;
-          out[v3268] = v3265;
-        }
-        const uint v3269 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3270 = v3194 + v3269;
-        const uint v3271 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3272 = v3270 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3273 = v3271 < v15;
-        const bool v3274 = v3272 && v3273;
-        if (v3274) {
-          const float v3275 = v3042.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3277 = bfloat(v3275);
-          const uint v3278 = v3270 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3279 = v3278 + v3196;
-          const uint v3280 = v3279 + v3271;
-          out[v3280] = v3277;
-        }
-        const uint v3281 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3282 = v3194 + v3281;
-        const uint v3283 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3284 = v3282 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3285 = v3283 < v15;
-        const bool v3286 = v3284 && v3285;
-        if (v3286) {
-          const float v3287 = v3042.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3289 = bfloat(v3287);
-          const uint v3290 = v3282 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3291 = v3290 + v3196;
-          const uint v3292 = v3291 + v3283;
-          out[v3292] = v3289;
-        }
-        const uint v3295 = v3040 * v2982;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3297 = v3192 + v3039;
-        const uint v3298 = v3297 - v3295;
-        const uint v3299 = v2994 + v3040;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3300 = v3299 * v15;
-        const uint v3301 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3302 = v3298 + v3301;
-        const uint v3303 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3304 = v3302 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3305 = v3303 < v15;
-        const bool v3306 = v3304 && v3305;
-        if (v3306) {
-          const float v3307 = v3044.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3309 = bfloat(v3307);
-          const uint v3310 = v3302 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3311 = v3310 + v3300;
-          const uint v3312 = v3311 + v3303;
-          out[v3312] = v3309;
-        }
-        const uint v3313 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3314 = v3298 + v3313;
-        const uint v3315 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3316 = v3314 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3317 = v3315 < v15;
-        const bool v3318 = v3316 && v3317;
-        if (v3318) {
-          const float v3319 = v3044.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3321 = bfloat(v3319);
-          const uint v3322 = v3314 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3323 = v3322 + v3300;
-          const uint v3324 = v3323 + v3315;
-          out[v3324] = v3321;
-        }
-        const uint v3325 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3326 = v3298 + v3325;
-        const uint v3327 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3328 = v3326 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3329 = v3327 < v15;
-        const bool v3330 = v3328 && v3329;
-        if (v3330) {
-          const float v3331 = v3044.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3333 = bfloat(v3331);
-          const uint v3334 = v3326 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3335 = v3334 + v3300;
-          const uint v3336 = v3335 + v3327;
-          out[v3336] = v3333;
-        }
-        const uint v3337 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3338 = v3298 + v3337;
-        const uint v3339 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3340 = v3338 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3341 = v3339 < v15;
-        const bool v3342 = v3340 && v3341;
-        if (v3342) {
-          const float v3343 = v3044.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3345 = bfloat(v3343);
-          const uint v3346 = v3338 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3347 = v3346 + v3300;
-          const uint v3348 = v3347 + v3339;
-          out[v3348] = v3345;
-        }
-        const uint v3349 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3350 = v3298 + v3349;
-        const uint v3351 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3352 = v3350 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3353 = v3351 < v15;
-        const bool v3354 = v3352 && v3353;
-        if (v3354) {
-          const float v3355 = v3044.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3357 = bfloat(v3355);
-          const uint v3358 = v3350 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3359 = v3358 + v3300;
-          const uint v3360 = v3359 + v3351;
-          out[v3360] = v3357;
-        }
-        const uint v3361 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3362 = v3298 + v3361;
-        const uint v3363 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3364 = v3362 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3365 = v3363 < v15;
-        const bool v3366 = v3364 && v3365;
-        if (v3366) {
-          const float v3367 = v3044.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3369 = bfloat(v3367);
-          const uint v3370 = v3362 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3371 = v3370 + v3300;
-          const uint v3372 = v3371 + v3363;
-          out[v3372] = v3369;
-        }
-        const uint v3373 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3374 = v3298 + v3373;
-        const uint v3375 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3376 = v3374 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3377 = v3375 < v15;
-        const bool v3378 = v3376 && v3377;
-        if (v3378) {
-          const float v3379 = v3044.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3381 = bfloat(v3379);
-          const uint v3382 = v3374 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3383 = v3382 + v3300;
-          const uint v3384 = v3383 + v3375;
-          out[v3384] = v3381;
-        }
-        const uint v3385 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3386 = v3298 + v3385;
-        const uint v3387 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3388 = v3386 < v2946;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3389 = v3387 < v15;
-        const bool v3390 = v3388 && v3389;
-        if (v3390) {
-          const float v3391 = v3044.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const bfloat v3393 = bfloat(v3391);
-          const uint v3394 = v3386 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3395 = v3394 + v3300;
-          const uint v3396 = v3395 + v3387;
-          out[v3396] = v3393;
-        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
+      }
+      const uint v2700 = v2546 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2701 = v2502 * v2491;
+      const uint v2702 = v2701 + v2545;
+      const uint v2703 = v2702 - v2700;
+      const uint v2704 = v2503 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2705 = v2704 * v15;
+      const uint v2706 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2707 = v2703 + v2706;
+      const uint v2708 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2709 = v2707 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2710 = v2708 < v15;
+      const bool v2711 = v2709 && v2710;
+      if (v2711) {
+        const float v2712 = v2551.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2714 = bfloat(v2712);
+        const uint v2715 = v2707 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2716 = v2715 + v2705;
+        const uint v2717 = v2716 + v2708;
+        out[v2717] = v2714;
+      }
+      const uint v2718 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2719 = v2703 + v2718;
+      const uint v2720 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2721 = v2719 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2722 = v2720 < v15;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const float v2724 = v2551.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2726 = bfloat(v2724);
+        const uint v2727 = v2719 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2728 = v2727 + v2705;
+        const uint v2729 = v2728 + v2720;
+        out[v2729] = v2726;
+      }
+      const uint v2730 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2731 = v2703 + v2730;
+      const uint v2732 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2733 = v2731 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2734 = v2732 < v15;
+      const bool v2735 = v2733 && v2734;
+      if (v2735) {
+        const float v2736 = v2551.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2738 = bfloat(v2736);
+        const uint v2739 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2740 = v2739 + v2705;
+        const uint v2741 = v2740 + v2732;
+        out[v2741] = v2738;
+      }
+      const uint v2742 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2743 = v2703 + v2742;
+      const uint v2744 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2745 = v2743 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2746 = v2744 < v15;
+      const bool v2747 = v2745 && v2746;
+      if (v2747) {
+        const float v2748 = v2551.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2750 = bfloat(v2748);
+        const uint v2751 = v2743 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2752 = v2751 + v2705;
+        const uint v2753 = v2752 + v2744;
+        out[v2753] = v2750;
+      }
+      const uint v2754 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2755 = v2703 + v2754;
+      const uint v2756 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2757 = v2755 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2758 = v2756 < v15;
+      const bool v2759 = v2757 && v2758;
+      if (v2759) {
+        const float v2760 = v2551.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2762 = bfloat(v2760);
+        const uint v2763 = v2755 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2764 = v2763 + v2705;
+        const uint v2765 = v2764 + v2756;
+        out[v2765] = v2762;
+      }
+      const uint v2766 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2767 = v2703 + v2766;
+      const uint v2768 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2769 = v2767 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2770 = v2768 < v15;
+      const bool v2771 = v2769 && v2770;
+      if (v2771) {
+        const float v2772 = v2551.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2774 = bfloat(v2772);
+        const uint v2775 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2776 = v2775 + v2705;
+        const uint v2777 = v2776 + v2768;
+        out[v2777] = v2774;
+      }
+      const uint v2778 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2779 = v2703 + v2778;
+      const uint v2780 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2781 = v2779 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2782 = v2780 < v15;
+      const bool v2783 = v2781 && v2782;
+      if (v2783) {
+        const float v2784 = v2551.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2786 = bfloat(v2784);
+        const uint v2787 = v2779 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2788 = v2787 + v2705;
+        const uint v2789 = v2788 + v2780;
+        out[v2789] = v2786;
+      }
+      const uint v2790 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2791 = v2703 + v2790;
+      const uint v2792 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2551.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2798 = bfloat(v2796);
+        const uint v2799 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2800 = v2799 + v2705;
+        const uint v2801 = v2800 + v2792;
+        out[v2801] = v2798;
+      }
+      const uint v2804 = v2549 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2806 = v2701 + v2548;
+      const uint v2807 = v2806 - v2804;
+      const uint v2808 = v2503 + v2549;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2809 = v2808 * v15;
+      const uint v2810 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2811 = v2807 + v2810;
+      const uint v2812 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2813 = v2811 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2814 = v2812 < v15;
+      const bool v2815 = v2813 && v2814;
+      if (v2815) {
+        const float v2816 = v2553.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2818 = bfloat(v2816);
+        const uint v2819 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2820 = v2819 + v2809;
+        const uint v2821 = v2820 + v2812;
+        out[v2821] = v2818;
+      }
+      const uint v2822 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2823 = v2807 + v2822;
+      const uint v2824 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2825 = v2823 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2826 = v2824 < v15;
+      const bool v2827 = v2825 && v2826;
+      if (v2827) {
+        const float v2828 = v2553.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2830 = bfloat(v2828);
+        const uint v2831 = v2823 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2832 = v2831 + v2809;
+        const uint v2833 = v2832 + v2824;
+        out[v2833] = v2830;
+      }
+      const uint v2834 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2835 = v2807 + v2834;
+      const uint v2836 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2837 = v2835 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2838 = v2836 < v15;
+      const bool v2839 = v2837 && v2838;
+      if (v2839) {
+        const float v2840 = v2553.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2842 = bfloat(v2840);
+        const uint v2843 = v2835 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2844 = v2843 + v2809;
+        const uint v2845 = v2844 + v2836;
+        out[v2845] = v2842;
+      }
+      const uint v2846 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2847 = v2807 + v2846;
+      const uint v2848 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2849 = v2847 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2850 = v2848 < v15;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v2553.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2854 = bfloat(v2852);
+        const uint v2855 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2856 = v2855 + v2809;
+        const uint v2857 = v2856 + v2848;
+        out[v2857] = v2854;
+      }
+      const uint v2858 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2859 = v2807 + v2858;
+      const uint v2860 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2861 = v2859 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2862 = v2860 < v15;
+      const bool v2863 = v2861 && v2862;
+      if (v2863) {
+        const float v2864 = v2553.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2866 = bfloat(v2864);
+        const uint v2867 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2868 = v2867 + v2809;
+        const uint v2869 = v2868 + v2860;
+        out[v2869] = v2866;
+      }
+      const uint v2870 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2871 = v2807 + v2870;
+      const uint v2872 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2873 = v2871 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2874 = v2872 < v15;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v2553.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2878 = bfloat(v2876);
+        const uint v2879 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2880 = v2879 + v2809;
+        const uint v2881 = v2880 + v2872;
+        out[v2881] = v2878;
+      }
+      const uint v2882 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2883 = v2807 + v2882;
+      const uint v2884 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2885 = v2883 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2886 = v2884 < v15;
+      const bool v2887 = v2885 && v2886;
+      if (v2887) {
+        const float v2888 = v2553.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2890 = bfloat(v2888);
+        const uint v2891 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2892 = v2891 + v2809;
+        const uint v2893 = v2892 + v2884;
+        out[v2893] = v2890;
+      }
+      const uint v2894 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2895 = v2807 + v2894;
+      const uint v2896 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2897 = v2895 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2898 = v2896 < v15;
+      const bool v2899 = v2897 && v2898;
+      if (v2899) {
+        const float v2900 = v2553.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const bfloat v2902 = bfloat(v2900);
+        const uint v2903 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2904 = v2903 + v2809;
+        const uint v2905 = v2904 + v2896;
+        out[v2905] = v2902;
       }
     }
   }

@@ -110,8 +110,6 @@ kernel void iron_conv2d_fused_bias_bf16(
   threadgroup float* shm3 = reinterpret_cast<threadgroup float*>(iron_shared + 0);
   threadgroup bfloat* shm4 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
   threadgroup bfloat* shm5 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
-  threadgroup bfloat* shm6 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
-  threadgroup bfloat* shm7 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
 
   const uint v0 = batch;  // kernels/convolution/conv2d_bias.cpp:68
   const uint v1 = h;
@@ -128,14 +126,14 @@ kernel void iron_conv2d_fused_bias_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -337,394 +335,394 @@ kernel void iron_conv2d_fused_bias_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      const bool v3554 = !v117;  // kernels/convolution/im2col_a.hpp:90
-      const uint v3881 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-      const uint v3882 = v3881 << 3u;
-      const uint v3883 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-      const uint v3886 = v3883 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-      const uint v3887 = v85 + v3886;
-      const uint v3891 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-      const bool v3896 = v3883 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-      const uint v3905 = v3883 + 16u;
-      const bool v3906 = v3905 < v15;
-      const uint v3909 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3915 = v3883 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3916 = v3915 < v15;
-      const uint v3919 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3925 = v3883 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3926 = v3925 < v15;
-      const uint v3929 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3935 = v3883 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3936 = v3935 < v15;
-      const uint v3939 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3945 = v3883 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3946 = v3945 < v15;
-      const uint v3949 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3955 = v3883 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3956 = v3955 < v15;
-      const uint v3959 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3965 = v3883 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v3966 = v3965 < v15;
-      const uint v3969 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v3981 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const uint v3986 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const bool v3015 = !v117;  // kernels/convolution/im2col_a.hpp:90
+      const uint v3342 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+      const uint v3343 = v3342 << 3u;
+      const uint v3344 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+      const uint v3347 = v3344 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+      const uint v3348 = v85 + v3347;
+      const uint v3352 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+      const bool v3357 = v3344 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+      const uint v3366 = v3344 + 16u;
+      const bool v3367 = v3366 < v15;
+      const uint v3370 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3376 = v3344 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3377 = v3376 < v15;
+      const uint v3380 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3386 = v3344 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3387 = v3386 < v15;
+      const uint v3390 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3396 = v3344 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3397 = v3396 < v15;
+      const uint v3400 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3406 = v3344 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3407 = v3406 < v15;
+      const uint v3410 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3416 = v3344 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3417 = v3416 < v15;
+      const uint v3420 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3426 = v3344 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3427 = v3426 < v15;
+      const uint v3430 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3442 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const uint v3447 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (uint v3547 = 0u; v3547 < v34; v3547 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const uint v3549 = v3547 >> 6u;
-        const uint v3551 = v3549 % 1u;
+      for (uint v3008 = 0u; v3008 < v34; v3008 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const uint v3010 = v3008 >> 6u;
+        const uint v3012 = v3010 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3553 = v3551 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        if (v3554) {  // kernels/convolution/im2col_a.hpp:90
-          const uint v3560 = v3547 + v3882;  // kernels/convolution/im2col_a.hpp:110
-          const uint v3562 = v3560 / v19;  // kernels/convolution/im2col_a.hpp:112
-          const uint v3564 = v3562 * v19;  // kernels/convolution/im2col_a.hpp:113
-          const uint v3565 = v3560 - v3564;
-          const uint v3566 = v3562 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const uint v3567 = v3566 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const uint v3568 = v3566 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const uint v3569 = v3562 - v3568;
-          const uint v3570 = v3569 * v12;
-          const uint v3571 = v97 + v3565;  // kernels/convolution/im2col_a.hpp:117
-          const bool v3572 = v3560 < v34;  // kernels/convolution/im2col_a.hpp:118
-          const uint v3574 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const uint v3580 = v3891 + v3882;  // kernels/convolution/im2col_a.hpp:121
-          const uint v3581 = v156 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3582 = v161 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3583 = v3581 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3584 = v3572 && v3583;
-          const bool v3585 = v3581 < v154;
-          const bool v3586 = v3584 && v3585;
-          const bool v3587 = v3582 >= v10;
-          const bool v3588 = v3586 && v3587;
-          const bool v3589 = v3582 < v3574;
-          const bool v3590 = v3588 && v3589;
-          const uint v3591 = max(v3581, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3592 = v3591 - v9;
-          const uint v3593 = max(v3582, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3594 = v3593 - v10;
-          const uint v3595 = v164 + v3592;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3596 = v3595 * v2;
-          const uint v3597 = v3596 + v3594;
-          const uint v3598 = v3597 * v3;
-          const uint v3599 = v3598 + v3571;
-          const uint v3601 = v3590 ? v3599 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3603 = v3553 + v3580;  // kernels/convolution/im2col_a.hpp:130
+        const uint v3014 = v3012 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        if (v3015) {  // kernels/convolution/im2col_a.hpp:90
+          const uint v3021 = v3008 + v3343;  // kernels/convolution/im2col_a.hpp:110
+          const uint v3023 = v3021 / v19;  // kernels/convolution/im2col_a.hpp:112
+          const uint v3025 = v3023 * v19;  // kernels/convolution/im2col_a.hpp:113
+          const uint v3026 = v3021 - v3025;
+          const uint v3027 = v3023 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const uint v3028 = v3027 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const uint v3029 = v3027 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const uint v3030 = v3023 - v3029;
+          const uint v3031 = v3030 * v12;
+          const uint v3032 = v97 + v3026;  // kernels/convolution/im2col_a.hpp:117
+          const bool v3033 = v3021 < v34;  // kernels/convolution/im2col_a.hpp:118
+          const uint v3035 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const uint v3041 = v3352 + v3343;  // kernels/convolution/im2col_a.hpp:121
+          const uint v3042 = v156 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3043 = v161 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3044 = v3042 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3045 = v3033 && v3044;
+          const bool v3046 = v3042 < v154;
+          const bool v3047 = v3045 && v3046;
+          const bool v3048 = v3043 >= v10;
+          const bool v3049 = v3047 && v3048;
+          const bool v3050 = v3043 < v3035;
+          const bool v3051 = v3049 && v3050;
+          const uint v3052 = max(v3042, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3053 = v3052 - v9;
+          const uint v3054 = max(v3043, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3055 = v3054 - v10;
+          const uint v3056 = v164 + v3053;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3057 = v3056 * v2;
+          const uint v3058 = v3057 + v3055;
+          const uint v3059 = v3058 * v3;
+          const uint v3060 = v3059 + v3032;
+          const uint v3062 = v3051 ? v3060 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3064 = v3014 + v3041;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3603 + e] = v3590 ? x[v3601 + e] : bfloat(0);
+            shm0[v3064 + e] = v3051 ? x[v3062 + e] : bfloat(0);
           }
-          const uint v3605 = v174 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3606 = v179 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3607 = v3605 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3608 = v3572 && v3607;
-          const bool v3609 = v3605 < v154;
-          const bool v3610 = v3608 && v3609;
-          const bool v3611 = v3606 >= v10;
-          const bool v3612 = v3610 && v3611;
-          const bool v3613 = v3606 < v3574;
-          const bool v3614 = v3612 && v3613;
-          const uint v3615 = max(v3605, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3616 = v3615 - v9;
-          const uint v3617 = max(v3606, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3618 = v3617 - v10;
-          const uint v3619 = v182 + v3616;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3620 = v3619 * v2;
-          const uint v3621 = v3620 + v3618;
-          const uint v3622 = v3621 * v3;
-          const uint v3623 = v3622 + v3571;
-          const uint v3625 = v3614 ? v3623 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3628 = v3603 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3066 = v174 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3067 = v179 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3068 = v3066 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3069 = v3033 && v3068;
+          const bool v3070 = v3066 < v154;
+          const bool v3071 = v3069 && v3070;
+          const bool v3072 = v3067 >= v10;
+          const bool v3073 = v3071 && v3072;
+          const bool v3074 = v3067 < v3035;
+          const bool v3075 = v3073 && v3074;
+          const uint v3076 = max(v3066, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3077 = v3076 - v9;
+          const uint v3078 = max(v3067, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3079 = v3078 - v10;
+          const uint v3080 = v182 + v3077;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3081 = v3080 * v2;
+          const uint v3082 = v3081 + v3079;
+          const uint v3083 = v3082 * v3;
+          const uint v3084 = v3083 + v3032;
+          const uint v3086 = v3075 ? v3084 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3089 = v3064 + 1024u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3628 + e] = v3614 ? x[v3625 + e] : bfloat(0);
+            shm0[v3089 + e] = v3075 ? x[v3086 + e] : bfloat(0);
           }
-          const uint v3629 = v192 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3630 = v197 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3631 = v3629 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3632 = v3572 && v3631;
-          const bool v3633 = v3629 < v154;
-          const bool v3634 = v3632 && v3633;
-          const bool v3635 = v3630 >= v10;
-          const bool v3636 = v3634 && v3635;
-          const bool v3637 = v3630 < v3574;
-          const bool v3638 = v3636 && v3637;
-          const uint v3639 = max(v3629, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3640 = v3639 - v9;
-          const uint v3641 = max(v3630, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3642 = v3641 - v10;
-          const uint v3643 = v200 + v3640;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3644 = v3643 * v2;
-          const uint v3645 = v3644 + v3642;
-          const uint v3646 = v3645 * v3;
-          const uint v3647 = v3646 + v3571;
-          const uint v3649 = v3638 ? v3647 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3652 = v3603 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3090 = v192 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3091 = v197 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3092 = v3090 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3093 = v3033 && v3092;
+          const bool v3094 = v3090 < v154;
+          const bool v3095 = v3093 && v3094;
+          const bool v3096 = v3091 >= v10;
+          const bool v3097 = v3095 && v3096;
+          const bool v3098 = v3091 < v3035;
+          const bool v3099 = v3097 && v3098;
+          const uint v3100 = max(v3090, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3101 = v3100 - v9;
+          const uint v3102 = max(v3091, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3103 = v3102 - v10;
+          const uint v3104 = v200 + v3101;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3105 = v3104 * v2;
+          const uint v3106 = v3105 + v3103;
+          const uint v3107 = v3106 * v3;
+          const uint v3108 = v3107 + v3032;
+          const uint v3110 = v3099 ? v3108 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3113 = v3064 + 2048u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3652 + e] = v3638 ? x[v3649 + e] : bfloat(0);
+            shm0[v3113 + e] = v3099 ? x[v3110 + e] : bfloat(0);
           }
-          const uint v3653 = v210 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3654 = v215 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3655 = v3653 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3656 = v3572 && v3655;
-          const bool v3657 = v3653 < v154;
-          const bool v3658 = v3656 && v3657;
-          const bool v3659 = v3654 >= v10;
-          const bool v3660 = v3658 && v3659;
-          const bool v3661 = v3654 < v3574;
-          const bool v3662 = v3660 && v3661;
-          const uint v3663 = max(v3653, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3664 = v3663 - v9;
-          const uint v3665 = max(v3654, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3666 = v3665 - v10;
-          const uint v3667 = v218 + v3664;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3668 = v3667 * v2;
-          const uint v3669 = v3668 + v3666;
-          const uint v3670 = v3669 * v3;
-          const uint v3671 = v3670 + v3571;
-          const uint v3673 = v3662 ? v3671 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3676 = v3603 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3114 = v210 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3115 = v215 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3116 = v3114 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3117 = v3033 && v3116;
+          const bool v3118 = v3114 < v154;
+          const bool v3119 = v3117 && v3118;
+          const bool v3120 = v3115 >= v10;
+          const bool v3121 = v3119 && v3120;
+          const bool v3122 = v3115 < v3035;
+          const bool v3123 = v3121 && v3122;
+          const uint v3124 = max(v3114, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3125 = v3124 - v9;
+          const uint v3126 = max(v3115, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3127 = v3126 - v10;
+          const uint v3128 = v218 + v3125;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3129 = v3128 * v2;
+          const uint v3130 = v3129 + v3127;
+          const uint v3131 = v3130 * v3;
+          const uint v3132 = v3131 + v3032;
+          const uint v3134 = v3123 ? v3132 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3137 = v3064 + 3072u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3676 + e] = v3662 ? x[v3673 + e] : bfloat(0);
+            shm0[v3137 + e] = v3123 ? x[v3134 + e] : bfloat(0);
           }
-          const uint v3677 = v228 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3678 = v233 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3679 = v3677 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3680 = v3572 && v3679;
-          const bool v3681 = v3677 < v154;
-          const bool v3682 = v3680 && v3681;
-          const bool v3683 = v3678 >= v10;
-          const bool v3684 = v3682 && v3683;
-          const bool v3685 = v3678 < v3574;
-          const bool v3686 = v3684 && v3685;
-          const uint v3687 = max(v3677, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3688 = v3687 - v9;
-          const uint v3689 = max(v3678, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3690 = v3689 - v10;
-          const uint v3691 = v236 + v3688;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3692 = v3691 * v2;
-          const uint v3693 = v3692 + v3690;
-          const uint v3694 = v3693 * v3;
-          const uint v3695 = v3694 + v3571;
-          const uint v3697 = v3686 ? v3695 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3700 = v3603 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3138 = v228 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3139 = v233 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3140 = v3138 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3141 = v3033 && v3140;
+          const bool v3142 = v3138 < v154;
+          const bool v3143 = v3141 && v3142;
+          const bool v3144 = v3139 >= v10;
+          const bool v3145 = v3143 && v3144;
+          const bool v3146 = v3139 < v3035;
+          const bool v3147 = v3145 && v3146;
+          const uint v3148 = max(v3138, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3149 = v3148 - v9;
+          const uint v3150 = max(v3139, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3151 = v3150 - v10;
+          const uint v3152 = v236 + v3149;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3153 = v3152 * v2;
+          const uint v3154 = v3153 + v3151;
+          const uint v3155 = v3154 * v3;
+          const uint v3156 = v3155 + v3032;
+          const uint v3158 = v3147 ? v3156 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3161 = v3064 + 4096u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3700 + e] = v3686 ? x[v3697 + e] : bfloat(0);
+            shm0[v3161 + e] = v3147 ? x[v3158 + e] : bfloat(0);
           }
-          const uint v3701 = v246 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3702 = v251 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3703 = v3701 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3704 = v3572 && v3703;
-          const bool v3705 = v3701 < v154;
-          const bool v3706 = v3704 && v3705;
-          const bool v3707 = v3702 >= v10;
-          const bool v3708 = v3706 && v3707;
-          const bool v3709 = v3702 < v3574;
-          const bool v3710 = v3708 && v3709;
-          const uint v3711 = max(v3701, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3712 = v3711 - v9;
-          const uint v3713 = max(v3702, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3714 = v3713 - v10;
-          const uint v3715 = v254 + v3712;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3716 = v3715 * v2;
-          const uint v3717 = v3716 + v3714;
-          const uint v3718 = v3717 * v3;
-          const uint v3719 = v3718 + v3571;
-          const uint v3721 = v3710 ? v3719 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3724 = v3603 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3162 = v246 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3163 = v251 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3164 = v3162 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3165 = v3033 && v3164;
+          const bool v3166 = v3162 < v154;
+          const bool v3167 = v3165 && v3166;
+          const bool v3168 = v3163 >= v10;
+          const bool v3169 = v3167 && v3168;
+          const bool v3170 = v3163 < v3035;
+          const bool v3171 = v3169 && v3170;
+          const uint v3172 = max(v3162, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3173 = v3172 - v9;
+          const uint v3174 = max(v3163, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3175 = v3174 - v10;
+          const uint v3176 = v254 + v3173;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3177 = v3176 * v2;
+          const uint v3178 = v3177 + v3175;
+          const uint v3179 = v3178 * v3;
+          const uint v3180 = v3179 + v3032;
+          const uint v3182 = v3171 ? v3180 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3185 = v3064 + 5120u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3724 + e] = v3710 ? x[v3721 + e] : bfloat(0);
+            shm0[v3185 + e] = v3171 ? x[v3182 + e] : bfloat(0);
           }
-          const uint v3725 = v264 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3726 = v269 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3727 = v3725 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3728 = v3572 && v3727;
-          const bool v3729 = v3725 < v154;
-          const bool v3730 = v3728 && v3729;
-          const bool v3731 = v3726 >= v10;
-          const bool v3732 = v3730 && v3731;
-          const bool v3733 = v3726 < v3574;
-          const bool v3734 = v3732 && v3733;
-          const uint v3735 = max(v3725, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3736 = v3735 - v9;
-          const uint v3737 = max(v3726, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3738 = v3737 - v10;
-          const uint v3739 = v272 + v3736;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3740 = v3739 * v2;
-          const uint v3741 = v3740 + v3738;
-          const uint v3742 = v3741 * v3;
-          const uint v3743 = v3742 + v3571;
-          const uint v3745 = v3734 ? v3743 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3748 = v3603 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3186 = v264 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3187 = v269 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3188 = v3186 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3189 = v3033 && v3188;
+          const bool v3190 = v3186 < v154;
+          const bool v3191 = v3189 && v3190;
+          const bool v3192 = v3187 >= v10;
+          const bool v3193 = v3191 && v3192;
+          const bool v3194 = v3187 < v3035;
+          const bool v3195 = v3193 && v3194;
+          const uint v3196 = max(v3186, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3197 = v3196 - v9;
+          const uint v3198 = max(v3187, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3199 = v3198 - v10;
+          const uint v3200 = v272 + v3197;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3201 = v3200 * v2;
+          const uint v3202 = v3201 + v3199;
+          const uint v3203 = v3202 * v3;
+          const uint v3204 = v3203 + v3032;
+          const uint v3206 = v3195 ? v3204 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3209 = v3064 + 6144u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3748 + e] = v3734 ? x[v3745 + e] : bfloat(0);
+            shm0[v3209 + e] = v3195 ? x[v3206 + e] : bfloat(0);
           }
-          const uint v3749 = v282 + v3567;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3750 = v287 + v3570;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3751 = v3749 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3752 = v3572 && v3751;
-          const bool v3753 = v3749 < v154;
-          const bool v3754 = v3752 && v3753;
-          const bool v3755 = v3750 >= v10;
-          const bool v3756 = v3754 && v3755;
-          const bool v3757 = v3750 < v3574;
-          const bool v3758 = v3756 && v3757;
-          const uint v3759 = max(v3749, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3760 = v3759 - v9;
-          const uint v3761 = max(v3750, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3762 = v3761 - v10;
-          const uint v3763 = v290 + v3760;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3764 = v3763 * v2;
-          const uint v3765 = v3764 + v3762;
-          const uint v3766 = v3765 * v3;
-          const uint v3767 = v3766 + v3571;
-          const uint v3769 = v3758 ? v3767 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3772 = v3603 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3210 = v282 + v3028;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3211 = v287 + v3031;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3212 = v3210 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3213 = v3033 && v3212;
+          const bool v3214 = v3210 < v154;
+          const bool v3215 = v3213 && v3214;
+          const bool v3216 = v3211 >= v10;
+          const bool v3217 = v3215 && v3216;
+          const bool v3218 = v3211 < v3035;
+          const bool v3219 = v3217 && v3218;
+          const uint v3220 = max(v3210, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3221 = v3220 - v9;
+          const uint v3222 = max(v3211, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3223 = v3222 - v10;
+          const uint v3224 = v290 + v3221;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3225 = v3224 * v2;
+          const uint v3226 = v3225 + v3223;
+          const uint v3227 = v3226 * v3;
+          const uint v3228 = v3227 + v3032;
+          const uint v3230 = v3219 ? v3228 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3233 = v3064 + 7168u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3772 + e] = v3758 ? x[v3769 + e] : bfloat(0);
+            shm0[v3233 + e] = v3219 ? x[v3230 + e] : bfloat(0);
           }
         } else {
-          const uint v3783 = v3547 + v3882;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3784 = v3783 < v34;
-          const uint v3785 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const uint v3787 = v3785 + v3547;
-          const uint v3788 = v3787 + v3882;
-          const uint v3791 = v3553 + v3891;  // kernels/gemm/gemm_tiles.hpp:88
-          const uint v3792 = v3791 + v3882;
-          const bool v3796 = v3784 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3800 = v3796 ? v3788 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3244 = v3008 + v3343;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3245 = v3244 < v34;
+          const uint v3246 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const uint v3248 = v3246 + v3008;
+          const uint v3249 = v3248 + v3343;
+          const uint v3252 = v3014 + v3352;  // kernels/gemm/gemm_tiles.hpp:88
+          const uint v3253 = v3252 + v3343;
+          const bool v3257 = v3245 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3261 = v3257 ? v3249 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
           for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-            shm0[v3792 + e] = v3796 ? x[v3800 + e] : bfloat(0);
+            shm0[v3253 + e] = v3257 ? x[v3261 + e] : bfloat(0);
           }
-          const bool v3806 = v3784 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3809 = v3788 + v3909;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3810 = v3806 ? v3809 : 0u;
-          const uint v3812 = v3792 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3267 = v3245 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3270 = v3249 + v3370;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3271 = v3267 ? v3270 : 0u;
+          const uint v3273 = v3253 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3812 + e] = v3806 ? x[v3810 + e] : bfloat(0);
+            shm0[v3273 + e] = v3267 ? x[v3271 + e] : bfloat(0);
           }
-          const bool v3816 = v3784 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3819 = v3788 + v3919;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3820 = v3816 ? v3819 : 0u;
-          const uint v3822 = v3792 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3277 = v3245 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3280 = v3249 + v3380;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3281 = v3277 ? v3280 : 0u;
+          const uint v3283 = v3253 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3822 + e] = v3816 ? x[v3820 + e] : bfloat(0);
+            shm0[v3283 + e] = v3277 ? x[v3281 + e] : bfloat(0);
           }
-          const bool v3826 = v3784 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3829 = v3788 + v3929;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3830 = v3826 ? v3829 : 0u;
-          const uint v3832 = v3792 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3287 = v3245 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3290 = v3249 + v3390;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3291 = v3287 ? v3290 : 0u;
+          const uint v3293 = v3253 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3832 + e] = v3826 ? x[v3830 + e] : bfloat(0);
+            shm0[v3293 + e] = v3287 ? x[v3291 + e] : bfloat(0);
           }
-          const bool v3836 = v3784 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3839 = v3788 + v3939;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3840 = v3836 ? v3839 : 0u;
-          const uint v3842 = v3792 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3297 = v3245 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3300 = v3249 + v3400;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3301 = v3297 ? v3300 : 0u;
+          const uint v3303 = v3253 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3842 + e] = v3836 ? x[v3840 + e] : bfloat(0);
+            shm0[v3303 + e] = v3297 ? x[v3301 + e] : bfloat(0);
           }
-          const bool v3846 = v3784 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3849 = v3788 + v3949;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3850 = v3846 ? v3849 : 0u;
-          const uint v3852 = v3792 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3307 = v3245 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3310 = v3249 + v3410;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3311 = v3307 ? v3310 : 0u;
+          const uint v3313 = v3253 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3852 + e] = v3846 ? x[v3850 + e] : bfloat(0);
+            shm0[v3313 + e] = v3307 ? x[v3311 + e] : bfloat(0);
           }
-          const bool v3856 = v3784 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3859 = v3788 + v3959;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3860 = v3856 ? v3859 : 0u;
-          const uint v3862 = v3792 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3317 = v3245 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3320 = v3249 + v3420;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3321 = v3317 ? v3320 : 0u;
+          const uint v3323 = v3253 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3862 + e] = v3856 ? x[v3860 + e] : bfloat(0);
+            shm0[v3323 + e] = v3317 ? x[v3321 + e] : bfloat(0);
           }
-          const bool v3866 = v3784 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3869 = v3788 + v3969;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3870 = v3866 ? v3869 : 0u;
-          const uint v3872 = v3792 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3327 = v3245 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3330 = v3249 + v3430;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3331 = v3327 ? v3330 : 0u;
+          const uint v3333 = v3253 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3872 + e] = v3866 ? x[v3870 + e] : bfloat(0);
+            shm0[v3333 + e] = v3327 ? x[v3331 + e] : bfloat(0);
           }
         }
-        const uint v3884 = v3547 + v3882;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v3885 = v3884 < v34;
-        const uint v3888 = v3887 + v3547;  // kernels/gemm/gemm_tiles.hpp:87
-        const uint v3889 = v3888 + v3882;
-        const uint v3892 = v3553 + v3891;  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v3893 = v3892 + v3882;
-        const bool v3897 = v3885 && v3896;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3901 = v3897 ? v3889 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3345 = v3008 + v3343;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v3346 = v3345 < v34;
+        const uint v3349 = v3348 + v3008;  // kernels/gemm/gemm_tiles.hpp:87
+        const uint v3350 = v3349 + v3343;
+        const uint v3353 = v3014 + v3352;  // kernels/gemm/gemm_tiles.hpp:88
+        const uint v3354 = v3353 + v3343;
+        const bool v3358 = v3346 && v3357;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3362 = v3358 ? v3350 : v85;  // kernels/gemm/gemm_tiles.hpp:91
         for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-          shm1[v3893 + e] = v3897 ? weight[v3901 + e] : bfloat(0);
+          shm1[v3354 + e] = v3358 ? weight[v3362 + e] : bfloat(0);
         }
-        const bool v3907 = v3885 && v3906;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3910 = v3889 + v3909;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3911 = v3907 ? v3910 : v85;
-        const uint v3913 = v3893 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3368 = v3346 && v3367;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3371 = v3350 + v3370;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3372 = v3368 ? v3371 : v85;
+        const uint v3374 = v3354 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3913 + e] = v3907 ? weight[v3911 + e] : bfloat(0);
+          shm1[v3374 + e] = v3368 ? weight[v3372 + e] : bfloat(0);
         }
-        const bool v3917 = v3885 && v3916;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3920 = v3889 + v3919;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3921 = v3917 ? v3920 : v85;
-        const uint v3923 = v3893 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3378 = v3346 && v3377;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3381 = v3350 + v3380;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3382 = v3378 ? v3381 : v85;
+        const uint v3384 = v3354 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3923 + e] = v3917 ? weight[v3921 + e] : bfloat(0);
+          shm1[v3384 + e] = v3378 ? weight[v3382 + e] : bfloat(0);
         }
-        const bool v3927 = v3885 && v3926;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3930 = v3889 + v3929;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3931 = v3927 ? v3930 : v85;
-        const uint v3933 = v3893 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3388 = v3346 && v3387;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3391 = v3350 + v3390;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3392 = v3388 ? v3391 : v85;
+        const uint v3394 = v3354 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3933 + e] = v3927 ? weight[v3931 + e] : bfloat(0);
+          shm1[v3394 + e] = v3388 ? weight[v3392 + e] : bfloat(0);
         }
-        const bool v3937 = v3885 && v3936;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3940 = v3889 + v3939;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3941 = v3937 ? v3940 : v85;
-        const uint v3943 = v3893 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3398 = v3346 && v3397;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3401 = v3350 + v3400;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3402 = v3398 ? v3401 : v85;
+        const uint v3404 = v3354 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3943 + e] = v3937 ? weight[v3941 + e] : bfloat(0);
+          shm1[v3404 + e] = v3398 ? weight[v3402 + e] : bfloat(0);
         }
-        const bool v3947 = v3885 && v3946;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3950 = v3889 + v3949;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3951 = v3947 ? v3950 : v85;
-        const uint v3953 = v3893 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3408 = v3346 && v3407;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3411 = v3350 + v3410;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3412 = v3408 ? v3411 : v85;
+        const uint v3414 = v3354 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3953 + e] = v3947 ? weight[v3951 + e] : bfloat(0);
+          shm1[v3414 + e] = v3408 ? weight[v3412 + e] : bfloat(0);
         }
-        const bool v3957 = v3885 && v3956;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3960 = v3889 + v3959;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3961 = v3957 ? v3960 : v85;
-        const uint v3963 = v3893 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3418 = v3346 && v3417;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3421 = v3350 + v3420;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3422 = v3418 ? v3421 : v85;
+        const uint v3424 = v3354 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3963 + e] = v3957 ? weight[v3961 + e] : bfloat(0);
+          shm1[v3424 + e] = v3418 ? weight[v3422 + e] : bfloat(0);
         }
-        const bool v3967 = v3885 && v3966;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v3970 = v3889 + v3969;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v3971 = v3967 ? v3970 : v85;
-        const uint v3973 = v3893 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3428 = v3346 && v3427;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3431 = v3350 + v3430;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3432 = v3428 ? v3431 : v85;
+        const uint v3434 = v3354 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v3973 + e] = v3967 ? weight[v3971 + e] : bfloat(0);
+          shm1[v3434 + e] = v3428 ? weight[v3432 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:301
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3982 = v3553 + v3981;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3982), long(64u));
-        const uint v3987 = v3553 + v3986;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3987), long(64u));
+        const uint v3443 = v3014 + v3442;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3443), long(64u));
+        const uint v3448 = v3014 + v3447;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3448), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v3994 = v3982 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v3994), long(64u));
-        const uint v3999 = v3987 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v3999), long(64u));
+        const uint v3455 = v3443 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3455), long(64u));
+        const uint v3460 = v3448 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3460), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4005 = v3982 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4005), long(64u));
-        const uint v4010 = v3987 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4010), long(64u));
+        const uint v3466 = v3443 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3466), long(64u));
+        const uint v3471 = v3448 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3471), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4016 = v3982 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4016), long(64u));
-        const uint v4021 = v3987 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4021), long(64u));
+        const uint v3477 = v3443 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3477), long(64u));
+        const uint v3482 = v3448 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3482), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:301
@@ -1867,15 +1865,15 @@ kernel void iron_conv2d_fused_bias_bf16(
           const uint v2341 = v2340 + v2333;
           const float v2344 = shm3[v2341];  // kernels/gemm/gemm_tiles.hpp:348
           const uint v2347 = v84 + v2334;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4159 = *(device const iron_bf16x8*)(bias + v2347);  // kernels/convolution/conv2d_bias.cpp:65
-          const bfloat v2348 = v4159.part[0][0];
-          const bfloat v2361 = v4159.part[0][1];
-          const bfloat v2374 = v4159.part[0][2];
-          const bfloat v2387 = v4159.part[0][3];
-          const bfloat v2400 = v4159.part[1][0];
-          const bfloat v2413 = v4159.part[1][1];
-          const bfloat v2426 = v4159.part[1][2];
-          const bfloat v2439 = v4159.part[1][3];
+          const iron_bf16x8 v3594 = *(device const iron_bf16x8*)(bias + v2347);  // kernels/convolution/conv2d_bias.cpp:65
+          const bfloat v2348 = v3594.part[0][0];
+          const bfloat v2361 = v3594.part[0][1];
+          const bfloat v2374 = v3594.part[0][2];
+          const bfloat v2387 = v3594.part[0][3];
+          const bfloat v2400 = v3594.part[1][0];
+          const bfloat v2413 = v3594.part[1][1];
+          const bfloat v2426 = v3594.part[1][2];
+          const bfloat v2439 = v3594.part[1][3];
           const float v2349 = float(v2348);
           const float v2350 = v2344 + v2349;
           const bfloat v2351 = bfloat(v2350);  // kernels/convolution/conv_tiles.hpp:124
@@ -1916,8 +1914,8 @@ kernel void iron_conv2d_fused_bias_bf16(
           const float v2440 = float(v2439);  // kernels/convolution/conv2d_bias.cpp:65
           const float v2441 = v2435 + v2440;
           const bfloat v2442 = bfloat(v2441);  // kernels/convolution/conv_tiles.hpp:124
-          const uint v4160 = v2334 + v2353;
-          *(device iron_bf16x8*)(out + v4160) = iron_bf16x8{{bfloat4(v2351, v2364, v2377, v2390), bfloat4(v2403, v2416, v2429, v2442)}};
+          const uint v3595 = v2334 + v2353;
+          *(device iron_bf16x8*)(out + v3595) = iron_bf16x8{{bfloat4(v2351, v2364, v2377, v2390), bfloat4(v2403, v2416, v2429, v2442)}};
         }
       } else {
         for (uint v2449 = v144; v2449 < 2048u; v2449 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
@@ -1947,1063 +1945,531 @@ kernel void iron_conv2d_fused_bias_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:447
     }
   } else {
-    const uint v2478 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2479 = v2478 == 0u;
-    if (v2479) {
-      const uint v2483 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2484 = v2483 & 7u;
-      const uint v2485 = v2484 << 3u;
-      const uint v2488 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v2489 = v2488 * v19;
-      const uint v2493 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2494 = v12 * v2493;
-      const uint v2496 = v10 << 1u;
-      const uint v2497 = v2 + v2496;
-      const uint v2498 = v2497 - v2494;
-      const uint v2499 = v2498 - 1u;
-      const uint v2500 = v2499 / v8;
-      const uint v2501 = v2500 + 1u;
-      const uint v2505 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v2506 = v11 * v2505;
-      const uint v2508 = v9 << 1u;
-      const uint v2509 = v1 + v2508;
-      const uint v2510 = v2509 - v2506;
-      const uint v2511 = v2510 - 1u;
-      const uint v2512 = v2511 / v7;
-      const uint v2513 = v2512 + 1u;
-      const uint v2514 = v2513 * v2501;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v2515 = v0 * v2514;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2520 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2521 = v2520 == 0u;
-      const uint v2524 = v19 << 1u;
-      const bool v2525 = v2524 <= 64u;
-      const bool v2526 = v2521 && v2525;
-      const uint v2527 = v2526 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2531 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2532 = v2531 == 0u;
-      const uint v2535 = v19 << 2u;
-      const bool v2536 = v2535 <= 64u;
-      const bool v2537 = v2532 && v2536;
-      const uint v2538 = v2537 ? 4u : v2527;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2542 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2543 = v2542 == 0u;
-      const uint v2546 = v19 << 3u;
-      const bool v2547 = v2546 <= 64u;
-      const bool v2548 = v2543 && v2547;
-      const uint v2549 = v2548 ? 8u : v2538;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2551 = 128u / v2549;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2552 = v13 / v2549;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2553 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2556 = v2515 + 127u;
-      const uint v2557 = v2556 >> 7u;
-      const uint v2558 = iron_gid.z;
-      const uint v2559 = v2558 * v2557;
-      const uint v2560 = v2559 + v2553;
-      const uint v2561 = v2560 % v2552;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2562 = v2560 / v2552;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2563 = v2561 * v2549;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2565 = v2515 + v2551;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2566 = v2565 - 1u;
-      const uint v2567 = v2566 / v2551;
-      const bool v2568 = v2562 < v2567;
-      if (v2568) {
-        const uint v2570 = v2549 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2571 = v2570 >> 3u;
-        const bool v2575 = v2571 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v2576 = v2575 ? 8u : 16u;
-        const bool v2579 = v2571 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v2580 = v2579 ? 4u : v2576;
-        const bool v2583 = v2571 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v2584 = v2583 ? 2u : v2580;
-        const bool v2587 = v2571 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v2588 = v2587 ? 1u : v2584;
-        const uint v2590 = v2483 % v2588;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2591 = v2590 < v2571;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v2593 = v2590 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v2594 = v2593 / v19;
-        const uint v2595 = v2594 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v2598 = v2593 - v2595;
-        const uint v2601 = v2563 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v2602 = v2601 + v2593;
-        const uint v2604 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v2605 = v2604 << 5u;
-        const uint v2606 = v2605 / v2551;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v2608 = v2605 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v2609 = v2608 / v2551;
-        iron_frag<float, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2611, float(0.0f));
-        iron_frag<float, 16, 16> v2613;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2613, float(0.0f));
-        iron_frag<bfloat, 16, 16> v2615;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2615, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v2617;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2617, bfloat(bfloat(0.0f)));
-        const uint v2620 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2723 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v2744 = v2605 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v2748 = v2606 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v2754 = v2608 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v2758 = v2609 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const uint v2477 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2478 = v2477 & 15u;
+    const uint v2479 = v2478 << 2u;
+    const uint v2482 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2483 = v2482 * v19;
+    const uint v2487 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2488 = v12 * v2487;
+    const uint v2490 = v10 << 1u;
+    const uint v2491 = v2 + v2490;
+    const uint v2492 = v2491 - v2488;
+    const uint v2493 = v2492 - 1u;
+    const uint v2494 = v2493 / v8;
+    const uint v2495 = v2494 + 1u;
+    const uint v2499 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2500 = v11 * v2499;
+    const uint v2502 = v9 << 1u;
+    const uint v2503 = v1 + v2502;
+    const uint v2504 = v2503 - v2500;
+    const uint v2505 = v2504 - 1u;
+    const uint v2506 = v2505 / v7;
+    const uint v2507 = v2506 + 1u;
+    const uint v2508 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2509 = v0 * v2508;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2514 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2515 = v2514 == 0u;
+    const uint v2518 = v19 << 1u;
+    const bool v2519 = v2518 <= 64u;
+    const bool v2520 = v2515 && v2519;
+    const uint v2521 = v2520 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2525 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2526 = v2525 == 0u;
+    const uint v2529 = v19 << 2u;
+    const bool v2530 = v2529 <= 64u;
+    const bool v2531 = v2526 && v2530;
+    const uint v2532 = v2531 ? 4u : v2521;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2536 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2537 = v2536 == 0u;
+    const uint v2540 = v19 << 3u;
+    const bool v2541 = v2540 <= 64u;
+    const bool v2542 = v2537 && v2541;
+    const uint v2543 = v2542 ? 8u : v2532;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2545 = 128u / v2543;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2546 = v13 / v2543;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2547 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2550 = v2509 + 127u;
+    const uint v2551 = v2550 >> 7u;
+    const uint v2552 = iron_gid.z;
+    const uint v2553 = v2552 * v2551;
+    const uint v2554 = v2553 + v2547;
+    const uint v2555 = v2554 % v2546;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2556 = v2554 / v2546;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2557 = v2555 * v2543;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2559 = v2509 + v2545;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2560 = v2559 - 1u;
+    const uint v2561 = v2560 / v2545;
+    const bool v2562 = v2556 < v2561;
+    if (v2562) {
+      const uint v2564 = v2543 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2565 = v2564 >> 2u;
+      const bool v2569 = v2565 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2570 = v2569 ? 8u : 16u;
+      const bool v2573 = v2565 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2574 = v2573 ? 4u : v2570;
+      const bool v2577 = v2565 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2578 = v2577 ? 2u : v2574;
+      const bool v2581 = v2565 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2582 = v2581 ? 1u : v2578;
+      const uint v2584 = v2477 % v2582;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2585 = v2584 < v2565;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2587 = v2584 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2588 = v2587 / v19;
+      const uint v2589 = v2588 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2592 = v2587 - v2589;
+      const uint v2595 = v2557 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2596 = v2595 + v2587;
+      const uint v2598 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2599 = v2598 << 5u;
+      const uint v2600 = v2599 / v2545;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2602 = v2599 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2603 = v2602 / v2545;
+      iron_frag<float, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2605, float(0.0f));
+      iron_frag<float, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2607, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2609;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2609, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2611, bfloat(bfloat(0.0f)));
+      const uint v2614 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2717 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2738 = v2599 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2742 = v2600 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2748 = v2602 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2752 = v2603 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (uint v2622 = 0u; v2622 < v5; v2622 += v2620) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v2623 = v2622 + v2620;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v2624 = min(v2623, v5);
-          const uint v2625 = v2624 - v2622;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v2626 = v2625 * v6;
-          const uint v2627 = v2626 * v19;
-          const uint v2631 = v2627 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2632 = v2631 >> 4u;
-          const uint v2633 = v2632 << 4u;
-          const bool v2634 = v2485 < v2633;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2634) {
-            const uint v2636 = v2549 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v2639 = v2483 >> 3u;
-            const bool v2645 = v2485 < v2627;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v2647 = v2622 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v2648 = v2647 * v19;
+      for (uint v2616 = 0u; v2616 < v5; v2616 += v2614) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2617 = v2616 + v2614;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2618 = min(v2617, v5);
+        const uint v2619 = v2618 - v2616;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2620 = v2619 * v6;
+        const uint v2621 = v2620 * v19;
+        const uint v2625 = v2621 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2626 = v2625 >> 4u;
+        const uint v2627 = v2626 << 4u;
+        const bool v2628 = v2479 < v2627;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2628) {
+          const uint v2630 = v2543 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2633 = v2477 >> 4u;
+          const bool v2639 = v2479 < v2621;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2641 = v2616 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2642 = v2641 * v19;
 
-            for (uint v2641 = v2639; v2641 < v2636; v2641 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v2643 = v2641 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2644 = v2643 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2646 = v2644 && v2645;
-              const uint v2650 = v2641 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v2651 = v2563 + v2650;
-              const uint v2652 = v2651 * v15;
-              const uint v2653 = v2652 + v2643;
-              const uint v2654 = v2653 * v2489;
-              const uint v2655 = v2654 + v2648;
-              const uint v2656 = v2655 + v2485;
-              const uint v2658 = v2646 ? v2656 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v2660 = v2641 * 56u;
-              const uint v2661 = v2660 + v2485;
-              for (uint e = 0; e < 8u; ++e) {
-                shm5[v2661 + e] = v2646 ? weight[v2658 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v2591) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2663 = 128u / v2588;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v2665 = v2483 / v2588;
-            const uint v2667 = v2562 * v2551;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2679 = v2594 * v2551;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v2689 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v2706 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v2666 = v2665; v2666 < v2551; v2666 += v2663) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v2668 = v2667 + v2666;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v2669 = v2668 / v2514;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v2670 = v2669 * v2514;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2671 = v2668 - v2670;
-              const uint v2672 = v2671 / v2501;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v2673 = v2672 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v2674 = v2672 * v2501;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v2675 = v2671 - v2674;
-              const uint v2676 = v2675 * v8;
-              const bool v2677 = v2668 < v2515;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v2680 = v2679 + v2666;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v2681 = v2680 * 56u;
-              const uint v2682 = v2681 + v2598;
-              const uint v2693 = v2669 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v2684 = v2622; v2684 < v2624; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v2685 = v2684 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v2686 = v2673 + v2685;
-                const bool v2687 = v2686 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2688 = v2677 && v2687;
-                const bool v2690 = v2686 < v2689;
-                const bool v2691 = v2688 && v2690;
-                const uint v2692 = max(v2686, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v2694 = v2693 + v2692;
-                const uint v2695 = v2694 - v9;
-                const uint v2696 = v2684 - v2622;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v2697 = v2696 * v6;
-                const uint v2698 = v2697 * v19;
-                const uint v2710 = v2695 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v2718 = v2682 + v2698;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v2701 = 0u; v2701 < v6; v2701 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v2702 = v2701 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v2703 = v2676 + v2702;
-                  const bool v2704 = v2703 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2705 = v2691 && v2704;
-                  const bool v2707 = v2703 < v2706;
-                  const bool v2708 = v2705 && v2707;
-                  const uint v2709 = max(v2703, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v2711 = v2710 + v2709;
-                  const uint v2712 = v2711 - v10;
-                  const uint v2713 = v2712 * v3;
-                  const uint v2714 = v2713 + v2602;
-                  const uint v2716 = v2708 ? v2714 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v2717 = v2701 * v19;
-                  const uint v2719 = v2718 + v2717;
-                  for (uint e = 0; e < 8u; ++e) {
-                    shm4[v2719 + e] = v2708 ? x[v2716 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v2721 = v2633 - v2627;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v2722 = v2721 >> 3u;
-          const uint v2725 = v2722 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v2727 = v2483; v2727 < v2725; v2727 += v2723) {
-            const uint v2728 = v2727 / v2722;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v2732 = v2728 * v2722;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v2733 = v2727 - v2732;
-            const uint v2734 = v2733 << 3u;
-            const uint v2736 = v2728 * 56u;
-            const uint v2737 = v2736 + v2627;
-            const uint v2738 = v2737 + v2734;
-            for (uint e = 0; e < 8u; ++e) {
-              shm4[v2738 + e] = false ? x[0u + e] : bfloat(0);
-            }
-          }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
-
-          for (uint v2741 = 0u; v2741 < v2633; v2741 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v2745 = v2744 + v2741;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v2615, shm4, long(v2745), long(56u));
-            const uint v2749 = v2748 + v2741;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v2617, shm5, long(v2749), long(56u));
-            iron_frag_mma(v2611, v2615, v2617);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v2755 = v2754 + v2741;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v2615, shm4, long(v2755), long(56u));
-            const uint v2759 = v2758 + v2741;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v2617, shm5, long(v2759), long(56u));
-            iron_frag_mma(v2613, v2615, v2617);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const uint v2760 = v2606 * v2551;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2761 = v2562 * v2551;
-        const uint v2762 = v2761 + v2605;
-        const uint v2763 = v2762 - v2760;
-        const uint v2764 = v2563 + v2606;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2765 = v2764 * v15;
-        const uint v2766 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2767 = v2763 + v2766;
-        const uint v2768 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2769 = v2767 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2770 = v2768 < v15;
-        const bool v2771 = v2769 && v2770;
-        if (v2771) {
-          const float v2772 = v2611.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2773 = v2765 + v2768;
-          const bfloat v2774 = bias[v2773];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2775 = float(v2774);
-          const float v2776 = v2772 + v2775;
-          const bfloat v2777 = bfloat(v2776);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2778 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2779 = v2778 + v2765;
-          const uint v2780 = v2779 + v2768;
-          out[v2780] = v2777;
-        }
-        const uint v2781 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2782 = v2763 + v2781;
-        const uint v2783 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2784 = v2782 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2785 = v2783 < v15;
-        const bool v2786 = v2784 && v2785;
-        if (v2786) {
-          const float v2787 = v2611.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2788 = v2765 + v2783;
-          const bfloat v2789 = bias[v2788];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2790 = float(v2789);
-          const float v2791 = v2787 + v2790;
-          const bfloat v2792 = bfloat(v2791);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2793 = v2782 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2794 = v2793 + v2765;
-          const uint v2795 = v2794 + v2783;
-          out[v2795] = v2792;
-        }
-        const uint v2796 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2797 = v2763 + v2796;
-        const uint v2798 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2799 = v2797 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2800 = v2798 < v15;
-        const bool v2801 = v2799 && v2800;
-        if (v2801) {
-          const float v2802 = v2611.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2803 = v2765 + v2798;
-          const bfloat v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2805 = float(v2804);
-          const float v2806 = v2802 + v2805;
-          const bfloat v2807 = bfloat(v2806);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2808 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2809 = v2808 + v2765;
-          const uint v2810 = v2809 + v2798;
-          out[v2810] = v2807;
-        }
-        const uint v2811 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2812 = v2763 + v2811;
-        const uint v2813 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2814 = v2812 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2815 = v2813 < v15;
-        const bool v2816 = v2814 && v2815;
-        if (v2816) {
-          const float v2817 = v2611.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2818 = v2765 + v2813;
-          const bfloat v2819 = bias[v2818];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2820 = float(v2819);
-          const float v2821 = v2817 + v2820;
-          const bfloat v2822 = bfloat(v2821);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2823 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2824 = v2823 + v2765;
-          const uint v2825 = v2824 + v2813;
-          out[v2825] = v2822;
-        }
-        const uint v2826 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2827 = v2763 + v2826;
-        const uint v2828 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2829 = v2827 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2830 = v2828 < v15;
-        const bool v2831 = v2829 && v2830;
-        if (v2831) {
-          const float v2832 = v2611.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2833 = v2765 + v2828;
-          const bfloat v2834 = bias[v2833];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2835 = float(v2834);
-          const float v2836 = v2832 + v2835;
-          const bfloat v2837 = bfloat(v2836);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2838 = v2827 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2839 = v2838 + v2765;
-          const uint v2840 = v2839 + v2828;
-          out[v2840] = v2837;
-        }
-        const uint v2841 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2842 = v2763 + v2841;
-        const uint v2843 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2844 = v2842 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2845 = v2843 < v15;
-        const bool v2846 = v2844 && v2845;
-        if (v2846) {
-          const float v2847 = v2611.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2848 = v2765 + v2843;
-          const bfloat v2849 = bias[v2848];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2850 = float(v2849);
-          const float v2851 = v2847 + v2850;
-          const bfloat v2852 = bfloat(v2851);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2853 = v2842 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2854 = v2853 + v2765;
-          const uint v2855 = v2854 + v2843;
-          out[v2855] = v2852;
-        }
-        const uint v2856 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2857 = v2763 + v2856;
-        const uint v2858 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2859 = v2857 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2860 = v2858 < v15;
-        const bool v2861 = v2859 && v2860;
-        if (v2861) {
-          const float v2862 = v2611.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2863 = v2765 + v2858;
-          const bfloat v2864 = bias[v2863];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2865 = float(v2864);
-          const float v2866 = v2862 + v2865;
-          const bfloat v2867 = bfloat(v2866);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2868 = v2857 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2869 = v2868 + v2765;
-          const uint v2870 = v2869 + v2858;
-          out[v2870] = v2867;
-        }
-        const uint v2871 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2872 = v2763 + v2871;
-        const uint v2873 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2874 = v2872 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2875 = v2873 < v15;
-        const bool v2876 = v2874 && v2875;
-        if (v2876) {
-          const float v2877 = v2611.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2878 = v2765 + v2873;
-          const bfloat v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2880 = float(v2879);
-          const float v2881 = v2877 + v2880;
-          const bfloat v2882 = bfloat(v2881);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2883 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2884 = v2883 + v2765;
-          const uint v2885 = v2884 + v2873;
-          out[v2885] = v2882;
-        }
-        const uint v2888 = v2609 * v2551;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2890 = v2761 + v2608;
-        const uint v2891 = v2890 - v2888;
-        const uint v2892 = v2563 + v2609;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2893 = v2892 * v15;
-        const uint v2894 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2895 = v2891 + v2894;
-        const uint v2896 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2897 = v2895 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2898 = v2896 < v15;
-        const bool v2899 = v2897 && v2898;
-        if (v2899) {
-          const float v2900 = v2613.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2901 = v2893 + v2896;
-          const bfloat v2902 = bias[v2901];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2903 = float(v2902);
-          const float v2904 = v2900 + v2903;
-          const bfloat v2905 = bfloat(v2904);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2906 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2907 = v2906 + v2893;
-          const uint v2908 = v2907 + v2896;
-          out[v2908] = v2905;
-        }
-        const uint v2909 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2910 = v2891 + v2909;
-        const uint v2911 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2912 = v2910 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2913 = v2911 < v15;
-        const bool v2914 = v2912 && v2913;
-        if (v2914) {
-          const float v2915 = v2613.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2916 = v2893 + v2911;
-          const bfloat v2917 = bias[v2916];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2918 = float(v2917);
-          const float v2919 = v2915 + v2918;
-          const bfloat v2920 = bfloat(v2919);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2921 = v2910 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2922 = v2921 + v2893;
-          const uint v2923 = v2922 + v2911;
-          out[v2923] = v2920;
-        }
-        const uint v2924 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2925 = v2891 + v2924;
-        const uint v2926 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2927 = v2925 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2928 = v2926 < v15;
-        const bool v2929 = v2927 && v2928;
-        if (v2929) {
-          const float v2930 = v2613.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2931 = v2893 + v2926;
-          const bfloat v2932 = bias[v2931];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2933 = float(v2932);
-          const float v2934 = v2930 + v2933;
-          const bfloat v2935 = bfloat(v2934);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2936 = v2925 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2937 = v2936 + v2893;
-          const uint v2938 = v2937 + v2926;
-          out[v2938] = v2935;
-        }
-        const uint v2939 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2940 = v2891 + v2939;
-        const uint v2941 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2942 = v2940 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2943 = v2941 < v15;
-        const bool v2944 = v2942 && v2943;
-        if (v2944) {
-          const float v2945 = v2613.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2946 = v2893 + v2941;
-          const bfloat v2947 = bias[v2946];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2948 = float(v2947);
-          const float v2949 = v2945 + v2948;
-          const bfloat v2950 = bfloat(v2949);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2951 = v2940 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2952 = v2951 + v2893;
-          const uint v2953 = v2952 + v2941;
-          out[v2953] = v2950;
-        }
-        const uint v2954 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2955 = v2891 + v2954;
-        const uint v2956 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2957 = v2955 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2958 = v2956 < v15;
-        const bool v2959 = v2957 && v2958;
-        if (v2959) {
-          const float v2960 = v2613.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2961 = v2893 + v2956;
-          const bfloat v2962 = bias[v2961];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2963 = float(v2962);
-          const float v2964 = v2960 + v2963;
-          const bfloat v2965 = bfloat(v2964);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2966 = v2955 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2967 = v2966 + v2893;
-          const uint v2968 = v2967 + v2956;
-          out[v2968] = v2965;
-        }
-        const uint v2969 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2970 = v2891 + v2969;
-        const uint v2971 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2972 = v2970 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2973 = v2971 < v15;
-        const bool v2974 = v2972 && v2973;
-        if (v2974) {
-          const float v2975 = v2613.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2976 = v2893 + v2971;
-          const bfloat v2977 = bias[v2976];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2978 = float(v2977);
-          const float v2979 = v2975 + v2978;
-          const bfloat v2980 = bfloat(v2979);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2981 = v2970 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2982 = v2981 + v2893;
-          const uint v2983 = v2982 + v2971;
-          out[v2983] = v2980;
-        }
-        const uint v2984 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2985 = v2891 + v2984;
-        const uint v2986 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2987 = v2985 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2988 = v2986 < v15;
-        const bool v2989 = v2987 && v2988;
-        if (v2989) {
-          const float v2990 = v2613.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2991 = v2893 + v2986;
-          const bfloat v2992 = bias[v2991];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2993 = float(v2992);
-          const float v2994 = v2990 + v2993;
-          const bfloat v2995 = bfloat(v2994);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2996 = v2985 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2997 = v2996 + v2893;
-          const uint v2998 = v2997 + v2986;
-          out[v2998] = v2995;
-        }
-        const uint v2999 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3000 = v2891 + v2999;
-        const uint v3001 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3002 = v3000 < v2515;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3003 = v3001 < v15;
-        const bool v3004 = v3002 && v3003;
-        if (v3004) {
-          const float v3005 = v2613.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3006 = v2893 + v3001;
-          const bfloat v3007 = bias[v3006];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3008 = float(v3007);
-          const float v3009 = v3005 + v3008;
-          const bfloat v3010 = bfloat(v3009);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3011 = v3000 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3012 = v3011 + v2893;
-          const uint v3013 = v3012 + v3001;
-          out[v3013] = v3010;
-        }
-      }
-    } else {
-      const uint v3016 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v3017 = v3016 & 15u;
-      const uint v3018 = v3017 << 2u;
-      const uint v3021 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v3022 = v3021 * v19;
-      const uint v3026 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v3027 = v12 * v3026;
-      const uint v3029 = v10 << 1u;
-      const uint v3030 = v2 + v3029;
-      const uint v3031 = v3030 - v3027;
-      const uint v3032 = v3031 - 1u;
-      const uint v3033 = v3032 / v8;
-      const uint v3034 = v3033 + 1u;
-      const uint v3038 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v3039 = v11 * v3038;
-      const uint v3041 = v9 << 1u;
-      const uint v3042 = v1 + v3041;
-      const uint v3043 = v3042 - v3039;
-      const uint v3044 = v3043 - 1u;
-      const uint v3045 = v3044 / v7;
-      const uint v3046 = v3045 + 1u;
-      const uint v3047 = v3046 * v3034;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v3048 = v0 * v3047;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v3053 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3054 = v3053 == 0u;
-      const uint v3057 = v19 << 1u;
-      const bool v3058 = v3057 <= 64u;
-      const bool v3059 = v3054 && v3058;
-      const uint v3060 = v3059 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3064 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3065 = v3064 == 0u;
-      const uint v3068 = v19 << 2u;
-      const bool v3069 = v3068 <= 64u;
-      const bool v3070 = v3065 && v3069;
-      const uint v3071 = v3070 ? 4u : v3060;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3075 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3076 = v3075 == 0u;
-      const uint v3079 = v19 << 3u;
-      const bool v3080 = v3079 <= 64u;
-      const bool v3081 = v3076 && v3080;
-      const uint v3082 = v3081 ? 8u : v3071;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v3084 = 128u / v3082;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v3085 = v13 / v3082;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v3086 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v3089 = v3048 + 127u;
-      const uint v3090 = v3089 >> 7u;
-      const uint v3091 = iron_gid.z;
-      const uint v3092 = v3091 * v3090;
-      const uint v3093 = v3092 + v3086;
-      const uint v3094 = v3093 % v3085;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v3095 = v3093 / v3085;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v3096 = v3094 * v3082;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v3098 = v3048 + v3084;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v3099 = v3098 - 1u;
-      const uint v3100 = v3099 / v3084;
-      const bool v3101 = v3095 < v3100;
-      if (v3101) {
-        const uint v3103 = v3082 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v3104 = v3103 >> 2u;
-        const bool v3108 = v3104 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v3109 = v3108 ? 8u : 16u;
-        const bool v3112 = v3104 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v3113 = v3112 ? 4u : v3109;
-        const bool v3116 = v3104 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v3117 = v3116 ? 2u : v3113;
-        const bool v3120 = v3104 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v3121 = v3120 ? 1u : v3117;
-        const uint v3123 = v3016 % v3121;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3124 = v3123 < v3104;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v3126 = v3123 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v3127 = v3126 / v19;
-        const uint v3128 = v3127 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v3131 = v3126 - v3128;
-        const uint v3134 = v3096 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v3135 = v3134 + v3126;
-        const uint v3137 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v3138 = v3137 << 5u;
-        const uint v3139 = v3138 / v3084;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v3141 = v3138 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v3142 = v3141 / v3084;
-        iron_frag<float, 16, 16> v3144;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3144, float(0.0f));
-        iron_frag<float, 16, 16> v3146;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3146, float(0.0f));
-        iron_frag<bfloat, 16, 16> v3148;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3148, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v3150;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3150, bfloat(bfloat(0.0f)));
-        const uint v3153 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v3256 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v3277 = v3138 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v3281 = v3139 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v3287 = v3141 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v3291 = v3142 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (uint v3155 = 0u; v3155 < v5; v3155 += v3153) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v3156 = v3155 + v3153;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v3157 = min(v3156, v5);
-          const uint v3158 = v3157 - v3155;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v3159 = v3158 * v6;
-          const uint v3160 = v3159 * v19;
-          const uint v3164 = v3160 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v3165 = v3164 >> 4u;
-          const uint v3166 = v3165 << 4u;
-          const bool v3167 = v3018 < v3166;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3167) {
-            const uint v3169 = v3082 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v3172 = v3016 >> 4u;
-            const bool v3178 = v3018 < v3160;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v3180 = v3155 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v3181 = v3180 * v19;
-
-            for (uint v3174 = v3172; v3174 < v3169; v3174 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v3176 = v3174 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3177 = v3176 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3179 = v3177 && v3178;
-              const uint v3183 = v3174 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v3184 = v3096 + v3183;
-              const uint v3185 = v3184 * v15;
-              const uint v3186 = v3185 + v3176;
-              const uint v3187 = v3186 * v3022;
-              const uint v3188 = v3187 + v3181;
-              const uint v3189 = v3188 + v3018;
-              const uint v3191 = v3179 ? v3189 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v3193 = v3174 * 56u;
-              const uint v3194 = v3193 + v3018;
-              for (uint e = 0; e < 4u; ++e) {
-                shm7[v3194 + e] = v3179 ? weight[v3191 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v3124) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v3196 = 128u / v3121;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v3198 = v3016 / v3121;
-            const uint v3200 = v3095 * v3084;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v3212 = v3127 * v3084;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v3222 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v3239 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v3199 = v3198; v3199 < v3084; v3199 += v3196) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v3201 = v3200 + v3199;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v3202 = v3201 / v3047;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v3203 = v3202 * v3047;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v3204 = v3201 - v3203;
-              const uint v3205 = v3204 / v3034;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v3206 = v3205 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v3207 = v3205 * v3034;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v3208 = v3204 - v3207;
-              const uint v3209 = v3208 * v8;
-              const bool v3210 = v3201 < v3048;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v3213 = v3212 + v3199;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v3214 = v3213 * 56u;
-              const uint v3215 = v3214 + v3131;
-              const uint v3226 = v3202 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v3217 = v3155; v3217 < v3157; v3217 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v3218 = v3217 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v3219 = v3206 + v3218;
-                const bool v3220 = v3219 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3221 = v3210 && v3220;
-                const bool v3223 = v3219 < v3222;
-                const bool v3224 = v3221 && v3223;
-                const uint v3225 = max(v3219, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v3227 = v3226 + v3225;
-                const uint v3228 = v3227 - v9;
-                const uint v3229 = v3217 - v3155;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v3230 = v3229 * v6;
-                const uint v3231 = v3230 * v19;
-                const uint v3243 = v3228 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v3251 = v3215 + v3231;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v3234 = 0u; v3234 < v6; v3234 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v3235 = v3234 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v3236 = v3209 + v3235;
-                  const bool v3237 = v3236 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3238 = v3224 && v3237;
-                  const bool v3240 = v3236 < v3239;
-                  const bool v3241 = v3238 && v3240;
-                  const uint v3242 = max(v3236, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v3244 = v3243 + v3242;
-                  const uint v3245 = v3244 - v10;
-                  const uint v3246 = v3245 * v3;
-                  const uint v3247 = v3246 + v3135;
-                  const uint v3249 = v3241 ? v3247 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v3250 = v3234 * v19;
-                  const uint v3252 = v3251 + v3250;
-                  for (uint e = 0; e < 4u; ++e) {
-                    shm6[v3252 + e] = v3241 ? x[v3249 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v3254 = v3166 - v3160;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v3255 = v3254 >> 2u;
-          const uint v3258 = v3255 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v3260 = v3016; v3260 < v3258; v3260 += v3256) {
-            const uint v3261 = v3260 / v3255;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v3265 = v3261 * v3255;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v3266 = v3260 - v3265;
-            const uint v3267 = v3266 << 2u;
-            const uint v3269 = v3261 * 56u;
-            const uint v3270 = v3269 + v3160;
-            const uint v3271 = v3270 + v3267;
+          for (uint v2635 = v2633; v2635 < v2630; v2635 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2637 = v2635 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2638 = v2637 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2640 = v2638 && v2639;
+            const uint v2644 = v2635 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2645 = v2557 + v2644;
+            const uint v2646 = v2645 * v15;
+            const uint v2647 = v2646 + v2637;
+            const uint v2648 = v2647 * v2483;
+            const uint v2649 = v2648 + v2642;
+            const uint v2650 = v2649 + v2479;
+            const uint v2652 = v2640 ? v2650 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2654 = v2635 * 56u;
+            const uint v2655 = v2654 + v2479;
             for (uint e = 0; e < 4u; ++e) {
-              shm6[v3271 + e] = false ? x[0u + e] : bfloat(0);
+              shm5[v2655 + e] = v2640 ? weight[v2652 + e] : bfloat(0);
             }
           }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+        }
+        if (v2585) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2657 = 128u / v2582;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2659 = v2477 / v2582;
+          const uint v2661 = v2556 * v2545;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2673 = v2588 * v2545;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2683 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2700 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v3274 = 0u; v3274 < v3166; v3274 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v3278 = v3277 + v3274;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v3148, shm6, long(v3278), long(56u));
-            const uint v3282 = v3281 + v3274;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v3150, shm7, long(v3282), long(56u));
-            iron_frag_mma(v3144, v3148, v3150);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v3288 = v3287 + v3274;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v3148, shm6, long(v3288), long(56u));
-            const uint v3292 = v3291 + v3274;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v3150, shm7, long(v3292), long(56u));
-            iron_frag_mma(v3146, v3148, v3150);  // kernels/convolution/narrow_groups.hpp:175
+          for (uint v2660 = v2659; v2660 < v2545; v2660 += v2657) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2662 = v2661 + v2660;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2663 = v2662 / v2508;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2664 = v2663 * v2508;  // kernels/convolution/narrow_groups.hpp:137
+            const uint v2665 = v2662 - v2664;
+            const uint v2666 = v2665 / v2495;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2667 = v2666 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2668 = v2666 * v2495;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2669 = v2665 - v2668;
+            const uint v2670 = v2669 * v8;
+            const bool v2671 = v2662 < v2509;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2674 = v2673 + v2660;  // kernels/convolution/narrow_groups.hpp:142
+            const uint v2675 = v2674 * 56u;
+            const uint v2676 = v2675 + v2592;
+            const uint v2687 = v2663 * v1;  // kernels/convolution/narrow_groups.hpp:146
+
+            for (uint v2678 = v2616; v2678 < v2618; v2678 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2679 = v2678 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const uint v2680 = v2667 + v2679;
+              const bool v2681 = v2680 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2682 = v2671 && v2681;
+              const bool v2684 = v2680 < v2683;
+              const bool v2685 = v2682 && v2684;
+              const uint v2686 = max(v2680, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2688 = v2687 + v2686;
+              const uint v2689 = v2688 - v9;
+              const uint v2690 = v2678 - v2616;  // kernels/convolution/narrow_groups.hpp:147
+              const uint v2691 = v2690 * v6;
+              const uint v2692 = v2691 * v19;
+              const uint v2704 = v2689 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2712 = v2676 + v2692;  // kernels/convolution/narrow_groups.hpp:152
+
+              for (uint v2695 = 0u; v2695 < v6; v2695 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2696 = v2695 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const uint v2697 = v2670 + v2696;
+                const bool v2698 = v2697 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2699 = v2685 && v2698;
+                const bool v2701 = v2697 < v2700;
+                const bool v2702 = v2699 && v2701;
+                const uint v2703 = max(v2697, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const uint v2705 = v2704 + v2703;
+                const uint v2706 = v2705 - v10;
+                const uint v2707 = v2706 * v3;
+                const uint v2708 = v2707 + v2596;
+                const uint v2710 = v2702 ? v2708 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const uint v2711 = v2695 * v19;
+                const uint v2713 = v2712 + v2711;
+                for (uint e = 0; e < 4u; ++e) {
+                  shm4[v2713 + e] = v2702 ? x[v2710 + e] : bfloat(0);
+                }
+              }
+            }
           }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
         }
-        const uint v3293 = v3139 * v3084;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3294 = v3095 * v3084;
-        const uint v3295 = v3294 + v3138;
-        const uint v3296 = v3295 - v3293;
-        const uint v3297 = v3096 + v3139;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3298 = v3297 * v15;
-        const uint v3299 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3300 = v3296 + v3299;
-        const uint v3301 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3302 = v3300 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3303 = v3301 < v15;
-        const bool v3304 = v3302 && v3303;
-        if (v3304) {
-          const float v3305 = v3144.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3306 = v3298 + v3301;
-          const bfloat v3307 = bias[v3306];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3308 = float(v3307);
-          const float v3309 = v3305 + v3308;
-          const bfloat v3310 = bfloat(v3309);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3311 = v3300 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3312 = v3311 + v3298;
-          const uint v3313 = v3312 + v3301;
-          out[v3313] = v3310;
+        const uint v2715 = v2627 - v2621;  // kernels/convolution/narrow_groups.hpp:158
+        const uint v2716 = v2715 >> 2u;
+        const uint v2719 = v2716 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+
+        for (uint v2721 = v2477; v2721 < v2719; v2721 += v2717) {
+          const uint v2722 = v2721 / v2716;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2726 = v2722 * v2716;  // kernels/convolution/narrow_groups.hpp:161
+          const uint v2727 = v2721 - v2726;
+          const uint v2728 = v2727 << 2u;
+          const uint v2730 = v2722 * 56u;
+          const uint v2731 = v2730 + v2621;
+          const uint v2732 = v2731 + v2728;
+          for (uint e = 0; e < 4u; ++e) {
+            shm4[v2732 + e] = false ? x[0u + e] : bfloat(0);
+          }
         }
-        const uint v3314 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3315 = v3296 + v3314;
-        const uint v3316 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3317 = v3315 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3318 = v3316 < v15;
-        const bool v3319 = v3317 && v3318;
-        if (v3319) {
-          const float v3320 = v3144.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3321 = v3298 + v3316;
-          const bfloat v3322 = bias[v3321];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3323 = float(v3322);
-          const float v3324 = v3320 + v3323;
-          const bfloat v3325 = bfloat(v3324);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3326 = v3315 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3327 = v3326 + v3298;
-          const uint v3328 = v3327 + v3316;
-          out[v3328] = v3325;
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+
+        for (uint v2735 = 0u; v2735 < v2627; v2735 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2739 = v2738 + v2735;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2609, shm4, long(v2739), long(56u));
+          const uint v2743 = v2742 + v2735;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2611, shm5, long(v2743), long(56u));
+          iron_frag_mma(v2605, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2749 = v2748 + v2735;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2609, shm4, long(v2749), long(56u));
+          const uint v2753 = v2752 + v2735;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2611, shm5, long(v2753), long(56u));
+          iron_frag_mma(v2607, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const uint v3329 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3330 = v3296 + v3329;
-        const uint v3331 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3332 = v3330 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3333 = v3331 < v15;
-        const bool v3334 = v3332 && v3333;
-        if (v3334) {
-          const float v3335 = v3144.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3336 = v3298 + v3331;
-          const bfloat v3337 = bias[v3336];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3338 = float(v3337);
-          const float v3339 = v3335 + v3338;
-          const bfloat v3340 = bfloat(v3339);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3341 = v3330 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3342 = v3341 + v3298;
-          const uint v3343 = v3342 + v3331;
-          out[v3343] = v3340;
-        }
-        const uint v3344 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3345 = v3296 + v3344;
-        const uint v3346 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3347 = v3345 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3348 = v3346 < v15;
-        const bool v3349 = v3347 && v3348;
-        if (v3349) {
-          const float v3350 = v3144.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3351 = v3298 + v3346;
-          const bfloat v3352 = bias[v3351];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3353 = float(v3352);
-          const float v3354 = v3350 + v3353;
-          const bfloat v3355 = bfloat(v3354);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3356 = v3345 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3357 = v3356 + v3298;
-          const uint v3358 = v3357 + v3346;
-          out[v3358] = v3355;
-        }
-        const uint v3359 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3360 = v3296 + v3359;
-        const uint v3361 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3362 = v3360 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3363 = v3361 < v15;
-        const bool v3364 = v3362 && v3363;
-        if (v3364) {
-          const float v3365 = v3144.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3366 = v3298 + v3361;
-          const bfloat v3367 = bias[v3366];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3368 = float(v3367);
-          const float v3369 = v3365 + v3368;
-          const bfloat v3370 = bfloat(v3369);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3371 = v3360 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3372 = v3371 + v3298;
-          const uint v3373 = v3372 + v3361;
-          out[v3373] = v3370;
-        }
-        const uint v3374 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3375 = v3296 + v3374;
-        const uint v3376 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3377 = v3375 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3378 = v3376 < v15;
-        const bool v3379 = v3377 && v3378;
-        if (v3379) {
-          const float v3380 = v3144.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3381 = v3298 + v3376;
-          const bfloat v3382 = bias[v3381];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3383 = float(v3382);
-          const float v3384 = v3380 + v3383;
-          const bfloat v3385 = bfloat(v3384);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3386 = v3375 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3387 = v3386 + v3298;
-          const uint v3388 = v3387 + v3376;
-          out[v3388] = v3385;
-        }
-        const uint v3389 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3390 = v3296 + v3389;
-        const uint v3391 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3392 = v3390 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3393 = v3391 < v15;
-        const bool v3394 = v3392 && v3393;
-        if (v3394) {
-          const float v3395 = v3144.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3396 = v3298 + v3391;
-          const bfloat v3397 = bias[v3396];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3398 = float(v3397);
-          const float v3399 = v3395 + v3398;
-          const bfloat v3400 = bfloat(v3399);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3401 = v3390 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3402 = v3401 + v3298;
-          const uint v3403 = v3402 + v3391;
-          out[v3403] = v3400;
-        }
-        const uint v3404 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3405 = v3296 + v3404;
-        const uint v3406 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3407 = v3405 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3408 = v3406 < v15;
-        const bool v3409 = v3407 && v3408;
-        if (v3409) {
-          const float v3410 = v3144.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3411 = v3298 + v3406;
-          const bfloat v3412 = bias[v3411];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3413 = float(v3412);
-          const float v3414 = v3410 + v3413;
-          const bfloat v3415 = bfloat(v3414);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3416 = v3405 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3417 = v3416 + v3298;
-          const uint v3418 = v3417 + v3406;
-          out[v3418] = v3415;
-        }
-        const uint v3421 = v3142 * v3084;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3423 = v3294 + v3141;
-        const uint v3424 = v3423 - v3421;
-        const uint v3425 = v3096 + v3142;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3426 = v3425 * v15;
-        const uint v3427 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3428 = v3424 + v3427;
-        const uint v3429 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3430 = v3428 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3431 = v3429 < v15;
-        const bool v3432 = v3430 && v3431;
-        if (v3432) {
-          const float v3433 = v3146.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3434 = v3426 + v3429;
-          const bfloat v3435 = bias[v3434];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3436 = float(v3435);
-          const float v3437 = v3433 + v3436;
-          const bfloat v3438 = bfloat(v3437);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3439 = v3428 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3440 = v3439 + v3426;
-          const uint v3441 = v3440 + v3429;
-          out[v3441] = v3438;
-        }
-        const uint v3442 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3443 = v3424 + v3442;
-        const uint v3444 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3445 = v3443 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3446 = v3444 < v15;
-        const bool v3447 = v3445 && v3446;
-        if (v3447) {
-          const float v3448 = v3146.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3449 = v3426 + v3444;
-          const bfloat v3450 = bias[v3449];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3451 = float(v3450);
-          const float v3452 = v3448 + v3451;
-          const bfloat v3453 = bfloat(v3452);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3454 = v3443 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3455 = v3454 + v3426;
-          const uint v3456 = v3455 + v3444;
-          out[v3456] = v3453;
-        }
-        const uint v3457 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3458 = v3424 + v3457;
-        const uint v3459 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3460 = v3458 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3461 = v3459 < v15;
-        const bool v3462 = v3460 && v3461;
-        if (v3462) {
-          const float v3463 = v3146.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3464 = v3426 + v3459;
-          const bfloat v3465 = bias[v3464];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3466 = float(v3465);
-          const float v3467 = v3463 + v3466;
-          const bfloat v3468 = bfloat(v3467);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3469 = v3458 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3470 = v3469 + v3426;
-          const uint v3471 = v3470 + v3459;
-          out[v3471] = v3468;
-        }
-        const uint v3472 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3473 = v3424 + v3472;
-        const uint v3474 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3475 = v3473 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3476 = v3474 < v15;
-        const bool v3477 = v3475 && v3476;
-        if (v3477) {
-          const float v3478 = v3146.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3479 = v3426 + v3474;
-          const bfloat v3480 = bias[v3479];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3481 = float(v3480);
-          const float v3482 = v3478 + v3481;
-          const bfloat v3483 = bfloat(v3482);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3484 = v3473 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3485 = v3484 + v3426;
-          const uint v3486 = v3485 + v3474;
-          out[v3486] = v3483;
-        }
-        const uint v3487 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3488 = v3424 + v3487;
-        const uint v3489 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3490 = v3488 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3491 = v3489 < v15;
-        const bool v3492 = v3490 && v3491;
-        if (v3492) {
-          const float v3493 = v3146.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3494 = v3426 + v3489;
-          const bfloat v3495 = bias[v3494];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3496 = float(v3495);
-          const float v3497 = v3493 + v3496;
-          const bfloat v3498 = bfloat(v3497);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3499 = v3488 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3500 = v3499 + v3426;
-          const uint v3501 = v3500 + v3489;
-          out[v3501] = v3498;
-        }
-        const uint v3502 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3503 = v3424 + v3502;
-        const uint v3504 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3505 = v3503 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3506 = v3504 < v15;
-        const bool v3507 = v3505 && v3506;
-        if (v3507) {
-          const float v3508 = v3146.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3509 = v3426 + v3504;
-          const bfloat v3510 = bias[v3509];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3511 = float(v3510);
-          const float v3512 = v3508 + v3511;
-          const bfloat v3513 = bfloat(v3512);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3514 = v3503 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3515 = v3514 + v3426;
-          const uint v3516 = v3515 + v3504;
-          out[v3516] = v3513;
-        }
-        const uint v3517 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3518 = v3424 + v3517;
-        const uint v3519 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3520 = v3518 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3521 = v3519 < v15;
-        const bool v3522 = v3520 && v3521;
-        if (v3522) {
-          const float v3523 = v3146.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3524 = v3426 + v3519;
-          const bfloat v3525 = bias[v3524];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3526 = float(v3525);
-          const float v3527 = v3523 + v3526;
-          const bfloat v3528 = bfloat(v3527);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3529 = v3518 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3530 = v3529 + v3426;
-          const uint v3531 = v3530 + v3519;
-          out[v3531] = v3528;
-        }
-        const uint v3532 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3533 = v3424 + v3532;
-        const uint v3534 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3535 = v3533 < v3048;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3536 = v3534 < v15;
-        const bool v3537 = v3535 && v3536;
-        if (v3537) {
-          const float v3538 = v3146.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3539 = v3426 + v3534;
-          const bfloat v3540 = bias[v3539];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3541 = float(v3540);
-          const float v3542 = v3538 + v3541;
-          const bfloat v3543 = bfloat(v3542);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3544 = v3533 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3545 = v3544 + v3426;
-          const uint v3546 = v3545 + v3534;
-          out[v3546] = v3543;
-        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
+      }
+      const uint v2754 = v2600 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2755 = v2556 * v2545;
+      const uint v2756 = v2755 + v2599;
+      const uint v2757 = v2756 - v2754;
+      const uint v2758 = v2557 + v2600;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2759 = v2758 * v15;
+      const uint v2760 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2761 = v2757 + v2760;
+      const uint v2762 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2763 = v2761 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2764 = v2762 < v15;
+      const bool v2765 = v2763 && v2764;
+      if (v2765) {
+        const float v2766 = v2605.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2767 = v2759 + v2762;
+        const bfloat v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2769 = float(v2768);
+        const float v2770 = v2766 + v2769;
+        const bfloat v2771 = bfloat(v2770);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2772 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2773 = v2772 + v2759;
+        const uint v2774 = v2773 + v2762;
+        out[v2774] = v2771;
+      }
+      const uint v2775 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2776 = v2757 + v2775;
+      const uint v2777 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v15;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2605.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2782 = v2759 + v2777;
+        const bfloat v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2784 = float(v2783);
+        const float v2785 = v2781 + v2784;
+        const bfloat v2786 = bfloat(v2785);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2787 = v2776 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2788 = v2787 + v2759;
+        const uint v2789 = v2788 + v2777;
+        out[v2789] = v2786;
+      }
+      const uint v2790 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2791 = v2757 + v2790;
+      const uint v2792 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2605.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2797 = v2759 + v2792;
+        const bfloat v2798 = bias[v2797];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2799 = float(v2798);
+        const float v2800 = v2796 + v2799;
+        const bfloat v2801 = bfloat(v2800);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2802 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2803 = v2802 + v2759;
+        const uint v2804 = v2803 + v2792;
+        out[v2804] = v2801;
+      }
+      const uint v2805 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2806 = v2757 + v2805;
+      const uint v2807 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2808 = v2806 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2809 = v2807 < v15;
+      const bool v2810 = v2808 && v2809;
+      if (v2810) {
+        const float v2811 = v2605.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2812 = v2759 + v2807;
+        const bfloat v2813 = bias[v2812];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2814 = float(v2813);
+        const float v2815 = v2811 + v2814;
+        const bfloat v2816 = bfloat(v2815);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2817 = v2806 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2818 = v2817 + v2759;
+        const uint v2819 = v2818 + v2807;
+        out[v2819] = v2816;
+      }
+      const uint v2820 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2821 = v2757 + v2820;
+      const uint v2822 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2823 = v2821 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2824 = v2822 < v15;
+      const bool v2825 = v2823 && v2824;
+      if (v2825) {
+        const float v2826 = v2605.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2827 = v2759 + v2822;
+        const bfloat v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2829 = float(v2828);
+        const float v2830 = v2826 + v2829;
+        const bfloat v2831 = bfloat(v2830);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2832 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2833 = v2832 + v2759;
+        const uint v2834 = v2833 + v2822;
+        out[v2834] = v2831;
+      }
+      const uint v2835 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2836 = v2757 + v2835;
+      const uint v2837 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2838 = v2836 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2839 = v2837 < v15;
+      const bool v2840 = v2838 && v2839;
+      if (v2840) {
+        const float v2841 = v2605.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2842 = v2759 + v2837;
+        const bfloat v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2844 = float(v2843);
+        const float v2845 = v2841 + v2844;
+        const bfloat v2846 = bfloat(v2845);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2847 = v2836 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2848 = v2847 + v2759;
+        const uint v2849 = v2848 + v2837;
+        out[v2849] = v2846;
+      }
+      const uint v2850 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2851 = v2757 + v2850;
+      const uint v2852 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2853 = v2851 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2854 = v2852 < v15;
+      const bool v2855 = v2853 && v2854;
+      if (v2855) {
+        const float v2856 = v2605.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2857 = v2759 + v2852;
+        const bfloat v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2859 = float(v2858);
+        const float v2860 = v2856 + v2859;
+        const bfloat v2861 = bfloat(v2860);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2862 = v2851 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2863 = v2862 + v2759;
+        const uint v2864 = v2863 + v2852;
+        out[v2864] = v2861;
+      }
+      const uint v2865 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2866 = v2757 + v2865;
+      const uint v2867 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2868 = v2866 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2869 = v2867 < v15;
+      const bool v2870 = v2868 && v2869;
+      if (v2870) {
+        const float v2871 = v2605.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2872 = v2759 + v2867;
+        const bfloat v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2874 = float(v2873);
+        const float v2875 = v2871 + v2874;
+        const bfloat v2876 = bfloat(v2875);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2877 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2878 = v2877 + v2759;
+        const uint v2879 = v2878 + v2867;
+        out[v2879] = v2876;
+      }
+      const uint v2882 = v2603 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2884 = v2755 + v2602;
+      const uint v2885 = v2884 - v2882;
+      const uint v2886 = v2557 + v2603;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2887 = v2886 * v15;
+      const uint v2888 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2889 = v2885 + v2888;
+      const uint v2890 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2891 = v2889 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2892 = v2890 < v15;
+      const bool v2893 = v2891 && v2892;
+      if (v2893) {
+        const float v2894 = v2607.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2895 = v2887 + v2890;
+        const bfloat v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2897 = float(v2896);
+        const float v2898 = v2894 + v2897;
+        const bfloat v2899 = bfloat(v2898);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2900 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2901 = v2900 + v2887;
+        const uint v2902 = v2901 + v2890;
+        out[v2902] = v2899;
+      }
+      const uint v2903 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2904 = v2885 + v2903;
+      const uint v2905 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2906 = v2904 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2907 = v2905 < v15;
+      const bool v2908 = v2906 && v2907;
+      if (v2908) {
+        const float v2909 = v2607.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2910 = v2887 + v2905;
+        const bfloat v2911 = bias[v2910];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2912 = float(v2911);
+        const float v2913 = v2909 + v2912;
+        const bfloat v2914 = bfloat(v2913);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2915 = v2904 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2916 = v2915 + v2887;
+        const uint v2917 = v2916 + v2905;
+        out[v2917] = v2914;
+      }
+      const uint v2918 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2919 = v2885 + v2918;
+      const uint v2920 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2921 = v2919 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2922 = v2920 < v15;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v2607.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2925 = v2887 + v2920;
+        const bfloat v2926 = bias[v2925];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2927 = float(v2926);
+        const float v2928 = v2924 + v2927;
+        const bfloat v2929 = bfloat(v2928);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2930 = v2919 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2931 = v2930 + v2887;
+        const uint v2932 = v2931 + v2920;
+        out[v2932] = v2929;
+      }
+      const uint v2933 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2934 = v2885 + v2933;
+      const uint v2935 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2936 = v2934 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2937 = v2935 < v15;
+      const bool v2938 = v2936 && v2937;
+      if (v2938) {
+        const float v2939 = v2607.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2940 = v2887 + v2935;
+        const bfloat v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2942 = float(v2941);
+        const float v2943 = v2939 + v2942;
+        const bfloat v2944 = bfloat(v2943);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2945 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2946 = v2945 + v2887;
+        const uint v2947 = v2946 + v2935;
+        out[v2947] = v2944;
+      }
+      const uint v2948 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2949 = v2885 + v2948;
+      const uint v2950 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2951 = v2949 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2952 = v2950 < v15;
+      const bool v2953 = v2951 && v2952;
+      if (v2953) {
+        const float v2954 = v2607.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2955 = v2887 + v2950;
+        const bfloat v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2957 = float(v2956);
+        const float v2958 = v2954 + v2957;
+        const bfloat v2959 = bfloat(v2958);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2960 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2961 = v2960 + v2887;
+        const uint v2962 = v2961 + v2950;
+        out[v2962] = v2959;
+      }
+      const uint v2963 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2964 = v2885 + v2963;
+      const uint v2965 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2966 = v2964 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2967 = v2965 < v15;
+      const bool v2968 = v2966 && v2967;
+      if (v2968) {
+        const float v2969 = v2607.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2970 = v2887 + v2965;
+        const bfloat v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2972 = float(v2971);
+        const float v2973 = v2969 + v2972;
+        const bfloat v2974 = bfloat(v2973);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2975 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2976 = v2975 + v2887;
+        const uint v2977 = v2976 + v2965;
+        out[v2977] = v2974;
+      }
+      const uint v2978 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2979 = v2885 + v2978;
+      const uint v2980 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2981 = v2979 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2982 = v2980 < v15;
+      const bool v2983 = v2981 && v2982;
+      if (v2983) {
+        const float v2984 = v2607.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2985 = v2887 + v2980;
+        const bfloat v2986 = bias[v2985];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2987 = float(v2986);
+        const float v2988 = v2984 + v2987;
+        const bfloat v2989 = bfloat(v2988);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2990 = v2979 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2991 = v2990 + v2887;
+        const uint v2992 = v2991 + v2980;
+        out[v2992] = v2989;
+      }
+      const uint v2993 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2994 = v2885 + v2993;
+      const uint v2995 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2996 = v2994 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2997 = v2995 < v15;
+      const bool v2998 = v2996 && v2997;
+      if (v2998) {
+        const float v2999 = v2607.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3000 = v2887 + v2995;
+        const bfloat v3001 = bias[v3000];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3002 = float(v3001);
+        const float v3003 = v2999 + v3002;
+        const bfloat v3004 = bfloat(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3005 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3006 = v3005 + v2887;
+        const uint v3007 = v3006 + v2995;
+        out[v3007] = v3004;
       }
     }
   }

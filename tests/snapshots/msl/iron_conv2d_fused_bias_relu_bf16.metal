@@ -110,8 +110,6 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   threadgroup float* shm3 = reinterpret_cast<threadgroup float*>(iron_shared + 0);
   threadgroup bfloat* shm4 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
   threadgroup bfloat* shm5 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
-  threadgroup bfloat* shm6 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
-  threadgroup bfloat* shm7 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
 
   const uint v0 = batch;  // kernels/convolution/conv2d_bias.cpp:69
   const uint v1 = h;
@@ -128,14 +126,14 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -337,394 +335,394 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      const bool v3654 = !v117;  // kernels/convolution/im2col_a.hpp:90
-      const uint v3981 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-      const uint v3982 = v3981 << 3u;
-      const uint v3983 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-      const uint v3986 = v3983 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-      const uint v3987 = v85 + v3986;
-      const uint v3991 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-      const bool v3996 = v3983 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-      const uint v4005 = v3983 + 16u;
-      const bool v4006 = v4005 < v15;
-      const uint v4009 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4015 = v3983 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4016 = v4015 < v15;
-      const uint v4019 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4025 = v3983 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4026 = v4025 < v15;
-      const uint v4029 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4035 = v3983 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4036 = v4035 < v15;
-      const uint v4039 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4045 = v3983 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4046 = v4045 < v15;
-      const uint v4049 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4055 = v3983 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4056 = v4055 < v15;
-      const uint v4059 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4065 = v3983 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4066 = v4065 < v15;
-      const uint v4069 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4081 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const uint v4086 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const bool v3083 = !v117;  // kernels/convolution/im2col_a.hpp:90
+      const uint v3410 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+      const uint v3411 = v3410 << 3u;
+      const uint v3412 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+      const uint v3415 = v3412 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+      const uint v3416 = v85 + v3415;
+      const uint v3420 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+      const bool v3425 = v3412 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+      const uint v3434 = v3412 + 16u;
+      const bool v3435 = v3434 < v15;
+      const uint v3438 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3444 = v3412 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3445 = v3444 < v15;
+      const uint v3448 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3454 = v3412 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3455 = v3454 < v15;
+      const uint v3458 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3464 = v3412 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3465 = v3464 < v15;
+      const uint v3468 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3474 = v3412 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3475 = v3474 < v15;
+      const uint v3478 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3484 = v3412 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3485 = v3484 < v15;
+      const uint v3488 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3494 = v3412 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3495 = v3494 < v15;
+      const uint v3498 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3510 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const uint v3515 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (uint v3647 = 0u; v3647 < v34; v3647 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const uint v3649 = v3647 >> 6u;
-        const uint v3651 = v3649 % 1u;
+      for (uint v3076 = 0u; v3076 < v34; v3076 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const uint v3078 = v3076 >> 6u;
+        const uint v3080 = v3078 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3653 = v3651 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        if (v3654) {  // kernels/convolution/im2col_a.hpp:90
-          const uint v3660 = v3647 + v3982;  // kernels/convolution/im2col_a.hpp:110
-          const uint v3662 = v3660 / v19;  // kernels/convolution/im2col_a.hpp:112
-          const uint v3664 = v3662 * v19;  // kernels/convolution/im2col_a.hpp:113
-          const uint v3665 = v3660 - v3664;
-          const uint v3666 = v3662 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const uint v3667 = v3666 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const uint v3668 = v3666 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const uint v3669 = v3662 - v3668;
-          const uint v3670 = v3669 * v12;
-          const uint v3671 = v97 + v3665;  // kernels/convolution/im2col_a.hpp:117
-          const bool v3672 = v3660 < v34;  // kernels/convolution/im2col_a.hpp:118
-          const uint v3674 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const uint v3680 = v3991 + v3982;  // kernels/convolution/im2col_a.hpp:121
-          const uint v3681 = v156 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3682 = v161 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3683 = v3681 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3684 = v3672 && v3683;
-          const bool v3685 = v3681 < v154;
-          const bool v3686 = v3684 && v3685;
-          const bool v3687 = v3682 >= v10;
-          const bool v3688 = v3686 && v3687;
-          const bool v3689 = v3682 < v3674;
-          const bool v3690 = v3688 && v3689;
-          const uint v3691 = max(v3681, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3692 = v3691 - v9;
-          const uint v3693 = max(v3682, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3694 = v3693 - v10;
-          const uint v3695 = v164 + v3692;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3696 = v3695 * v2;
-          const uint v3697 = v3696 + v3694;
-          const uint v3698 = v3697 * v3;
-          const uint v3699 = v3698 + v3671;
-          const uint v3701 = v3690 ? v3699 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3703 = v3653 + v3680;  // kernels/convolution/im2col_a.hpp:130
+        const uint v3082 = v3080 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        if (v3083) {  // kernels/convolution/im2col_a.hpp:90
+          const uint v3089 = v3076 + v3411;  // kernels/convolution/im2col_a.hpp:110
+          const uint v3091 = v3089 / v19;  // kernels/convolution/im2col_a.hpp:112
+          const uint v3093 = v3091 * v19;  // kernels/convolution/im2col_a.hpp:113
+          const uint v3094 = v3089 - v3093;
+          const uint v3095 = v3091 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const uint v3096 = v3095 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const uint v3097 = v3095 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const uint v3098 = v3091 - v3097;
+          const uint v3099 = v3098 * v12;
+          const uint v3100 = v97 + v3094;  // kernels/convolution/im2col_a.hpp:117
+          const bool v3101 = v3089 < v34;  // kernels/convolution/im2col_a.hpp:118
+          const uint v3103 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const uint v3109 = v3420 + v3411;  // kernels/convolution/im2col_a.hpp:121
+          const uint v3110 = v156 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3111 = v161 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3112 = v3110 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3113 = v3101 && v3112;
+          const bool v3114 = v3110 < v154;
+          const bool v3115 = v3113 && v3114;
+          const bool v3116 = v3111 >= v10;
+          const bool v3117 = v3115 && v3116;
+          const bool v3118 = v3111 < v3103;
+          const bool v3119 = v3117 && v3118;
+          const uint v3120 = max(v3110, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3121 = v3120 - v9;
+          const uint v3122 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3123 = v3122 - v10;
+          const uint v3124 = v164 + v3121;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3125 = v3124 * v2;
+          const uint v3126 = v3125 + v3123;
+          const uint v3127 = v3126 * v3;
+          const uint v3128 = v3127 + v3100;
+          const uint v3130 = v3119 ? v3128 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3132 = v3082 + v3109;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3703 + e] = v3690 ? x[v3701 + e] : bfloat(0);
+            shm0[v3132 + e] = v3119 ? x[v3130 + e] : bfloat(0);
           }
-          const uint v3705 = v174 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3706 = v179 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3707 = v3705 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3708 = v3672 && v3707;
-          const bool v3709 = v3705 < v154;
-          const bool v3710 = v3708 && v3709;
-          const bool v3711 = v3706 >= v10;
-          const bool v3712 = v3710 && v3711;
-          const bool v3713 = v3706 < v3674;
-          const bool v3714 = v3712 && v3713;
-          const uint v3715 = max(v3705, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3716 = v3715 - v9;
-          const uint v3717 = max(v3706, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3718 = v3717 - v10;
-          const uint v3719 = v182 + v3716;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3720 = v3719 * v2;
-          const uint v3721 = v3720 + v3718;
-          const uint v3722 = v3721 * v3;
-          const uint v3723 = v3722 + v3671;
-          const uint v3725 = v3714 ? v3723 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3728 = v3703 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3134 = v174 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3135 = v179 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3136 = v3134 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3137 = v3101 && v3136;
+          const bool v3138 = v3134 < v154;
+          const bool v3139 = v3137 && v3138;
+          const bool v3140 = v3135 >= v10;
+          const bool v3141 = v3139 && v3140;
+          const bool v3142 = v3135 < v3103;
+          const bool v3143 = v3141 && v3142;
+          const uint v3144 = max(v3134, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3145 = v3144 - v9;
+          const uint v3146 = max(v3135, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3147 = v3146 - v10;
+          const uint v3148 = v182 + v3145;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3149 = v3148 * v2;
+          const uint v3150 = v3149 + v3147;
+          const uint v3151 = v3150 * v3;
+          const uint v3152 = v3151 + v3100;
+          const uint v3154 = v3143 ? v3152 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3157 = v3132 + 1024u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3728 + e] = v3714 ? x[v3725 + e] : bfloat(0);
+            shm0[v3157 + e] = v3143 ? x[v3154 + e] : bfloat(0);
           }
-          const uint v3729 = v192 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3730 = v197 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3731 = v3729 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3732 = v3672 && v3731;
-          const bool v3733 = v3729 < v154;
-          const bool v3734 = v3732 && v3733;
-          const bool v3735 = v3730 >= v10;
-          const bool v3736 = v3734 && v3735;
-          const bool v3737 = v3730 < v3674;
-          const bool v3738 = v3736 && v3737;
-          const uint v3739 = max(v3729, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3740 = v3739 - v9;
-          const uint v3741 = max(v3730, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3742 = v3741 - v10;
-          const uint v3743 = v200 + v3740;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3744 = v3743 * v2;
-          const uint v3745 = v3744 + v3742;
-          const uint v3746 = v3745 * v3;
-          const uint v3747 = v3746 + v3671;
-          const uint v3749 = v3738 ? v3747 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3752 = v3703 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3158 = v192 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3159 = v197 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3160 = v3158 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3161 = v3101 && v3160;
+          const bool v3162 = v3158 < v154;
+          const bool v3163 = v3161 && v3162;
+          const bool v3164 = v3159 >= v10;
+          const bool v3165 = v3163 && v3164;
+          const bool v3166 = v3159 < v3103;
+          const bool v3167 = v3165 && v3166;
+          const uint v3168 = max(v3158, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3169 = v3168 - v9;
+          const uint v3170 = max(v3159, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3171 = v3170 - v10;
+          const uint v3172 = v200 + v3169;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3173 = v3172 * v2;
+          const uint v3174 = v3173 + v3171;
+          const uint v3175 = v3174 * v3;
+          const uint v3176 = v3175 + v3100;
+          const uint v3178 = v3167 ? v3176 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3181 = v3132 + 2048u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3752 + e] = v3738 ? x[v3749 + e] : bfloat(0);
+            shm0[v3181 + e] = v3167 ? x[v3178 + e] : bfloat(0);
           }
-          const uint v3753 = v210 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3754 = v215 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3755 = v3753 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3756 = v3672 && v3755;
-          const bool v3757 = v3753 < v154;
-          const bool v3758 = v3756 && v3757;
-          const bool v3759 = v3754 >= v10;
-          const bool v3760 = v3758 && v3759;
-          const bool v3761 = v3754 < v3674;
-          const bool v3762 = v3760 && v3761;
-          const uint v3763 = max(v3753, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3764 = v3763 - v9;
-          const uint v3765 = max(v3754, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3766 = v3765 - v10;
-          const uint v3767 = v218 + v3764;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3768 = v3767 * v2;
-          const uint v3769 = v3768 + v3766;
-          const uint v3770 = v3769 * v3;
-          const uint v3771 = v3770 + v3671;
-          const uint v3773 = v3762 ? v3771 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3776 = v3703 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3182 = v210 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3183 = v215 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3184 = v3182 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3185 = v3101 && v3184;
+          const bool v3186 = v3182 < v154;
+          const bool v3187 = v3185 && v3186;
+          const bool v3188 = v3183 >= v10;
+          const bool v3189 = v3187 && v3188;
+          const bool v3190 = v3183 < v3103;
+          const bool v3191 = v3189 && v3190;
+          const uint v3192 = max(v3182, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3193 = v3192 - v9;
+          const uint v3194 = max(v3183, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3195 = v3194 - v10;
+          const uint v3196 = v218 + v3193;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3197 = v3196 * v2;
+          const uint v3198 = v3197 + v3195;
+          const uint v3199 = v3198 * v3;
+          const uint v3200 = v3199 + v3100;
+          const uint v3202 = v3191 ? v3200 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3205 = v3132 + 3072u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3776 + e] = v3762 ? x[v3773 + e] : bfloat(0);
+            shm0[v3205 + e] = v3191 ? x[v3202 + e] : bfloat(0);
           }
-          const uint v3777 = v228 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3778 = v233 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3779 = v3777 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3780 = v3672 && v3779;
-          const bool v3781 = v3777 < v154;
-          const bool v3782 = v3780 && v3781;
-          const bool v3783 = v3778 >= v10;
-          const bool v3784 = v3782 && v3783;
-          const bool v3785 = v3778 < v3674;
-          const bool v3786 = v3784 && v3785;
-          const uint v3787 = max(v3777, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3788 = v3787 - v9;
-          const uint v3789 = max(v3778, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3790 = v3789 - v10;
-          const uint v3791 = v236 + v3788;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3792 = v3791 * v2;
-          const uint v3793 = v3792 + v3790;
-          const uint v3794 = v3793 * v3;
-          const uint v3795 = v3794 + v3671;
-          const uint v3797 = v3786 ? v3795 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3800 = v3703 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3206 = v228 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3207 = v233 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3208 = v3206 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3209 = v3101 && v3208;
+          const bool v3210 = v3206 < v154;
+          const bool v3211 = v3209 && v3210;
+          const bool v3212 = v3207 >= v10;
+          const bool v3213 = v3211 && v3212;
+          const bool v3214 = v3207 < v3103;
+          const bool v3215 = v3213 && v3214;
+          const uint v3216 = max(v3206, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3217 = v3216 - v9;
+          const uint v3218 = max(v3207, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3219 = v3218 - v10;
+          const uint v3220 = v236 + v3217;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3221 = v3220 * v2;
+          const uint v3222 = v3221 + v3219;
+          const uint v3223 = v3222 * v3;
+          const uint v3224 = v3223 + v3100;
+          const uint v3226 = v3215 ? v3224 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3229 = v3132 + 4096u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3800 + e] = v3786 ? x[v3797 + e] : bfloat(0);
+            shm0[v3229 + e] = v3215 ? x[v3226 + e] : bfloat(0);
           }
-          const uint v3801 = v246 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3802 = v251 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3803 = v3801 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3804 = v3672 && v3803;
-          const bool v3805 = v3801 < v154;
-          const bool v3806 = v3804 && v3805;
-          const bool v3807 = v3802 >= v10;
-          const bool v3808 = v3806 && v3807;
-          const bool v3809 = v3802 < v3674;
-          const bool v3810 = v3808 && v3809;
-          const uint v3811 = max(v3801, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3812 = v3811 - v9;
-          const uint v3813 = max(v3802, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3814 = v3813 - v10;
-          const uint v3815 = v254 + v3812;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3816 = v3815 * v2;
-          const uint v3817 = v3816 + v3814;
-          const uint v3818 = v3817 * v3;
-          const uint v3819 = v3818 + v3671;
-          const uint v3821 = v3810 ? v3819 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3824 = v3703 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3230 = v246 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3231 = v251 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3232 = v3230 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3233 = v3101 && v3232;
+          const bool v3234 = v3230 < v154;
+          const bool v3235 = v3233 && v3234;
+          const bool v3236 = v3231 >= v10;
+          const bool v3237 = v3235 && v3236;
+          const bool v3238 = v3231 < v3103;
+          const bool v3239 = v3237 && v3238;
+          const uint v3240 = max(v3230, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3241 = v3240 - v9;
+          const uint v3242 = max(v3231, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3243 = v3242 - v10;
+          const uint v3244 = v254 + v3241;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3245 = v3244 * v2;
+          const uint v3246 = v3245 + v3243;
+          const uint v3247 = v3246 * v3;
+          const uint v3248 = v3247 + v3100;
+          const uint v3250 = v3239 ? v3248 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3253 = v3132 + 5120u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3824 + e] = v3810 ? x[v3821 + e] : bfloat(0);
+            shm0[v3253 + e] = v3239 ? x[v3250 + e] : bfloat(0);
           }
-          const uint v3825 = v264 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3826 = v269 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3827 = v3825 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3828 = v3672 && v3827;
-          const bool v3829 = v3825 < v154;
-          const bool v3830 = v3828 && v3829;
-          const bool v3831 = v3826 >= v10;
-          const bool v3832 = v3830 && v3831;
-          const bool v3833 = v3826 < v3674;
-          const bool v3834 = v3832 && v3833;
-          const uint v3835 = max(v3825, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3836 = v3835 - v9;
-          const uint v3837 = max(v3826, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3838 = v3837 - v10;
-          const uint v3839 = v272 + v3836;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3840 = v3839 * v2;
-          const uint v3841 = v3840 + v3838;
-          const uint v3842 = v3841 * v3;
-          const uint v3843 = v3842 + v3671;
-          const uint v3845 = v3834 ? v3843 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3848 = v3703 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3254 = v264 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3255 = v269 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3256 = v3254 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3257 = v3101 && v3256;
+          const bool v3258 = v3254 < v154;
+          const bool v3259 = v3257 && v3258;
+          const bool v3260 = v3255 >= v10;
+          const bool v3261 = v3259 && v3260;
+          const bool v3262 = v3255 < v3103;
+          const bool v3263 = v3261 && v3262;
+          const uint v3264 = max(v3254, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3265 = v3264 - v9;
+          const uint v3266 = max(v3255, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3267 = v3266 - v10;
+          const uint v3268 = v272 + v3265;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3269 = v3268 * v2;
+          const uint v3270 = v3269 + v3267;
+          const uint v3271 = v3270 * v3;
+          const uint v3272 = v3271 + v3100;
+          const uint v3274 = v3263 ? v3272 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3277 = v3132 + 6144u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3848 + e] = v3834 ? x[v3845 + e] : bfloat(0);
+            shm0[v3277 + e] = v3263 ? x[v3274 + e] : bfloat(0);
           }
-          const uint v3849 = v282 + v3667;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3850 = v287 + v3670;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3851 = v3849 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3852 = v3672 && v3851;
-          const bool v3853 = v3849 < v154;
-          const bool v3854 = v3852 && v3853;
-          const bool v3855 = v3850 >= v10;
-          const bool v3856 = v3854 && v3855;
-          const bool v3857 = v3850 < v3674;
-          const bool v3858 = v3856 && v3857;
-          const uint v3859 = max(v3849, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3860 = v3859 - v9;
-          const uint v3861 = max(v3850, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3862 = v3861 - v10;
-          const uint v3863 = v290 + v3860;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3864 = v3863 * v2;
-          const uint v3865 = v3864 + v3862;
-          const uint v3866 = v3865 * v3;
-          const uint v3867 = v3866 + v3671;
-          const uint v3869 = v3858 ? v3867 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3872 = v3703 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3278 = v282 + v3096;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3279 = v287 + v3099;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3280 = v3278 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3281 = v3101 && v3280;
+          const bool v3282 = v3278 < v154;
+          const bool v3283 = v3281 && v3282;
+          const bool v3284 = v3279 >= v10;
+          const bool v3285 = v3283 && v3284;
+          const bool v3286 = v3279 < v3103;
+          const bool v3287 = v3285 && v3286;
+          const uint v3288 = max(v3278, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3289 = v3288 - v9;
+          const uint v3290 = max(v3279, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3291 = v3290 - v10;
+          const uint v3292 = v290 + v3289;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3293 = v3292 * v2;
+          const uint v3294 = v3293 + v3291;
+          const uint v3295 = v3294 * v3;
+          const uint v3296 = v3295 + v3100;
+          const uint v3298 = v3287 ? v3296 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3301 = v3132 + 7168u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3872 + e] = v3858 ? x[v3869 + e] : bfloat(0);
+            shm0[v3301 + e] = v3287 ? x[v3298 + e] : bfloat(0);
           }
         } else {
-          const uint v3883 = v3647 + v3982;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3884 = v3883 < v34;
-          const uint v3885 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const uint v3887 = v3885 + v3647;
-          const uint v3888 = v3887 + v3982;
-          const uint v3891 = v3653 + v3991;  // kernels/gemm/gemm_tiles.hpp:88
-          const uint v3892 = v3891 + v3982;
-          const bool v3896 = v3884 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3900 = v3896 ? v3888 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3312 = v3076 + v3411;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3313 = v3312 < v34;
+          const uint v3314 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const uint v3316 = v3314 + v3076;
+          const uint v3317 = v3316 + v3411;
+          const uint v3320 = v3082 + v3420;  // kernels/gemm/gemm_tiles.hpp:88
+          const uint v3321 = v3320 + v3411;
+          const bool v3325 = v3313 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3329 = v3325 ? v3317 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
           for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-            shm0[v3892 + e] = v3896 ? x[v3900 + e] : bfloat(0);
+            shm0[v3321 + e] = v3325 ? x[v3329 + e] : bfloat(0);
           }
-          const bool v3906 = v3884 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3909 = v3888 + v4009;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3910 = v3906 ? v3909 : 0u;
-          const uint v3912 = v3892 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3335 = v3313 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3338 = v3317 + v3438;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3339 = v3335 ? v3338 : 0u;
+          const uint v3341 = v3321 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3912 + e] = v3906 ? x[v3910 + e] : bfloat(0);
+            shm0[v3341 + e] = v3335 ? x[v3339 + e] : bfloat(0);
           }
-          const bool v3916 = v3884 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3919 = v3888 + v4019;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3920 = v3916 ? v3919 : 0u;
-          const uint v3922 = v3892 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3345 = v3313 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3348 = v3317 + v3448;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3349 = v3345 ? v3348 : 0u;
+          const uint v3351 = v3321 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3922 + e] = v3916 ? x[v3920 + e] : bfloat(0);
+            shm0[v3351 + e] = v3345 ? x[v3349 + e] : bfloat(0);
           }
-          const bool v3926 = v3884 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3929 = v3888 + v4029;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3930 = v3926 ? v3929 : 0u;
-          const uint v3932 = v3892 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3355 = v3313 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3358 = v3317 + v3458;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3359 = v3355 ? v3358 : 0u;
+          const uint v3361 = v3321 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3932 + e] = v3926 ? x[v3930 + e] : bfloat(0);
+            shm0[v3361 + e] = v3355 ? x[v3359 + e] : bfloat(0);
           }
-          const bool v3936 = v3884 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3939 = v3888 + v4039;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3940 = v3936 ? v3939 : 0u;
-          const uint v3942 = v3892 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3365 = v3313 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3368 = v3317 + v3468;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3369 = v3365 ? v3368 : 0u;
+          const uint v3371 = v3321 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3942 + e] = v3936 ? x[v3940 + e] : bfloat(0);
+            shm0[v3371 + e] = v3365 ? x[v3369 + e] : bfloat(0);
           }
-          const bool v3946 = v3884 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3949 = v3888 + v4049;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3950 = v3946 ? v3949 : 0u;
-          const uint v3952 = v3892 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3375 = v3313 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3378 = v3317 + v3478;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3379 = v3375 ? v3378 : 0u;
+          const uint v3381 = v3321 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3952 + e] = v3946 ? x[v3950 + e] : bfloat(0);
+            shm0[v3381 + e] = v3375 ? x[v3379 + e] : bfloat(0);
           }
-          const bool v3956 = v3884 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3959 = v3888 + v4059;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3960 = v3956 ? v3959 : 0u;
-          const uint v3962 = v3892 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3385 = v3313 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3388 = v3317 + v3488;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3389 = v3385 ? v3388 : 0u;
+          const uint v3391 = v3321 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3962 + e] = v3956 ? x[v3960 + e] : bfloat(0);
+            shm0[v3391 + e] = v3385 ? x[v3389 + e] : bfloat(0);
           }
-          const bool v3966 = v3884 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v3969 = v3888 + v4069;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v3970 = v3966 ? v3969 : 0u;
-          const uint v3972 = v3892 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3395 = v3313 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3398 = v3317 + v3498;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3399 = v3395 ? v3398 : 0u;
+          const uint v3401 = v3321 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3972 + e] = v3966 ? x[v3970 + e] : bfloat(0);
+            shm0[v3401 + e] = v3395 ? x[v3399 + e] : bfloat(0);
           }
         }
-        const uint v3984 = v3647 + v3982;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v3985 = v3984 < v34;
-        const uint v3988 = v3987 + v3647;  // kernels/gemm/gemm_tiles.hpp:87
-        const uint v3989 = v3988 + v3982;
-        const uint v3992 = v3653 + v3991;  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v3993 = v3992 + v3982;
-        const bool v3997 = v3985 && v3996;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4001 = v3997 ? v3989 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3413 = v3076 + v3411;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v3414 = v3413 < v34;
+        const uint v3417 = v3416 + v3076;  // kernels/gemm/gemm_tiles.hpp:87
+        const uint v3418 = v3417 + v3411;
+        const uint v3421 = v3082 + v3420;  // kernels/gemm/gemm_tiles.hpp:88
+        const uint v3422 = v3421 + v3411;
+        const bool v3426 = v3414 && v3425;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3430 = v3426 ? v3418 : v85;  // kernels/gemm/gemm_tiles.hpp:91
         for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-          shm1[v3993 + e] = v3997 ? weight[v4001 + e] : bfloat(0);
+          shm1[v3422 + e] = v3426 ? weight[v3430 + e] : bfloat(0);
         }
-        const bool v4007 = v3985 && v4006;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4010 = v3989 + v4009;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4011 = v4007 ? v4010 : v85;
-        const uint v4013 = v3993 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3436 = v3414 && v3435;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3439 = v3418 + v3438;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3440 = v3436 ? v3439 : v85;
+        const uint v3442 = v3422 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4013 + e] = v4007 ? weight[v4011 + e] : bfloat(0);
+          shm1[v3442 + e] = v3436 ? weight[v3440 + e] : bfloat(0);
         }
-        const bool v4017 = v3985 && v4016;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4020 = v3989 + v4019;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4021 = v4017 ? v4020 : v85;
-        const uint v4023 = v3993 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3446 = v3414 && v3445;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3449 = v3418 + v3448;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3450 = v3446 ? v3449 : v85;
+        const uint v3452 = v3422 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4023 + e] = v4017 ? weight[v4021 + e] : bfloat(0);
+          shm1[v3452 + e] = v3446 ? weight[v3450 + e] : bfloat(0);
         }
-        const bool v4027 = v3985 && v4026;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4030 = v3989 + v4029;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4031 = v4027 ? v4030 : v85;
-        const uint v4033 = v3993 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3456 = v3414 && v3455;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3459 = v3418 + v3458;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3460 = v3456 ? v3459 : v85;
+        const uint v3462 = v3422 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4033 + e] = v4027 ? weight[v4031 + e] : bfloat(0);
+          shm1[v3462 + e] = v3456 ? weight[v3460 + e] : bfloat(0);
         }
-        const bool v4037 = v3985 && v4036;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4040 = v3989 + v4039;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4041 = v4037 ? v4040 : v85;
-        const uint v4043 = v3993 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3466 = v3414 && v3465;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3469 = v3418 + v3468;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3470 = v3466 ? v3469 : v85;
+        const uint v3472 = v3422 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4043 + e] = v4037 ? weight[v4041 + e] : bfloat(0);
+          shm1[v3472 + e] = v3466 ? weight[v3470 + e] : bfloat(0);
         }
-        const bool v4047 = v3985 && v4046;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4050 = v3989 + v4049;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4051 = v4047 ? v4050 : v85;
-        const uint v4053 = v3993 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3476 = v3414 && v3475;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3479 = v3418 + v3478;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3480 = v3476 ? v3479 : v85;
+        const uint v3482 = v3422 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4053 + e] = v4047 ? weight[v4051 + e] : bfloat(0);
+          shm1[v3482 + e] = v3476 ? weight[v3480 + e] : bfloat(0);
         }
-        const bool v4057 = v3985 && v4056;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4060 = v3989 + v4059;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4061 = v4057 ? v4060 : v85;
-        const uint v4063 = v3993 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3486 = v3414 && v3485;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3489 = v3418 + v3488;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3490 = v3486 ? v3489 : v85;
+        const uint v3492 = v3422 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4063 + e] = v4057 ? weight[v4061 + e] : bfloat(0);
+          shm1[v3492 + e] = v3486 ? weight[v3490 + e] : bfloat(0);
         }
-        const bool v4067 = v3985 && v4066;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4070 = v3989 + v4069;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4071 = v4067 ? v4070 : v85;
-        const uint v4073 = v3993 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3496 = v3414 && v3495;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3499 = v3418 + v3498;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3500 = v3496 ? v3499 : v85;
+        const uint v3502 = v3422 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4073 + e] = v4067 ? weight[v4071 + e] : bfloat(0);
+          shm1[v3502 + e] = v3496 ? weight[v3500 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:301
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4082 = v3653 + v4081;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4082), long(64u));
-        const uint v4087 = v3653 + v4086;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4087), long(64u));
+        const uint v3511 = v3082 + v3510;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3511), long(64u));
+        const uint v3516 = v3082 + v3515;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3516), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4094 = v4082 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4094), long(64u));
-        const uint v4099 = v4087 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4099), long(64u));
+        const uint v3523 = v3511 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3523), long(64u));
+        const uint v3528 = v3516 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3528), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4105 = v4082 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4105), long(64u));
-        const uint v4110 = v4087 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4110), long(64u));
+        const uint v3534 = v3511 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3534), long(64u));
+        const uint v3539 = v3516 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3539), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4116 = v4082 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4116), long(64u));
-        const uint v4121 = v4087 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4121), long(64u));
+        const uint v3545 = v3511 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3545), long(64u));
+        const uint v3550 = v3516 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3550), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:301
@@ -1867,15 +1865,15 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const uint v2359 = v2358 + v2351;
           const float v2362 = shm3[v2359];  // kernels/gemm/gemm_tiles.hpp:348
           const uint v2365 = v84 + v2352;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4259 = *(device const iron_bf16x8*)(bias + v2365);  // kernels/convolution/conv2d_bias.cpp:65
-          const bfloat v2366 = v4259.part[0][0];
-          const bfloat v2381 = v4259.part[0][1];
-          const bfloat v2396 = v4259.part[0][2];
-          const bfloat v2411 = v4259.part[0][3];
-          const bfloat v2426 = v4259.part[1][0];
-          const bfloat v2441 = v4259.part[1][1];
-          const bfloat v2456 = v4259.part[1][2];
-          const bfloat v2471 = v4259.part[1][3];
+          const iron_bf16x8 v3662 = *(device const iron_bf16x8*)(bias + v2365);  // kernels/convolution/conv2d_bias.cpp:65
+          const bfloat v2366 = v3662.part[0][0];
+          const bfloat v2381 = v3662.part[0][1];
+          const bfloat v2396 = v3662.part[0][2];
+          const bfloat v2411 = v3662.part[0][3];
+          const bfloat v2426 = v3662.part[1][0];
+          const bfloat v2441 = v3662.part[1][1];
+          const bfloat v2456 = v3662.part[1][2];
+          const bfloat v2471 = v3662.part[1][3];
           const float v2367 = float(v2366);
           const float v2368 = v2362 + v2367;
           const float v2370 = fmax(v2368, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
@@ -1924,8 +1922,8 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
           const float v2473 = v2467 + v2472;
           const float v2475 = fmax(v2473, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const bfloat v2476 = bfloat(v2475);  // kernels/convolution/conv_tiles.hpp:124
-          const uint v4260 = v2352 + v2373;
-          *(device iron_bf16x8*)(out + v4260) = iron_bf16x8{{bfloat4(v2371, v2386, v2401, v2416), bfloat4(v2431, v2446, v2461, v2476)}};
+          const uint v3663 = v2352 + v2373;
+          *(device iron_bf16x8*)(out + v3663) = iron_bf16x8{{bfloat4(v2371, v2386, v2401, v2416), bfloat4(v2431, v2446, v2461, v2476)}};
         }
       } else {
         for (uint v2483 = v144; v2483 < 2048u; v2483 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
@@ -1956,1095 +1954,547 @@ kernel void iron_conv2d_fused_bias_relu_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:447
     }
   } else {
-    const uint v2514 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2515 = v2514 == 0u;
-    if (v2515) {
-      const uint v2519 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2520 = v2519 & 7u;
-      const uint v2521 = v2520 << 3u;
-      const uint v2524 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v2525 = v2524 * v19;
-      const uint v2529 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2530 = v12 * v2529;
-      const uint v2532 = v10 << 1u;
-      const uint v2533 = v2 + v2532;
-      const uint v2534 = v2533 - v2530;
-      const uint v2535 = v2534 - 1u;
-      const uint v2536 = v2535 / v8;
-      const uint v2537 = v2536 + 1u;
-      const uint v2541 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v2542 = v11 * v2541;
-      const uint v2544 = v9 << 1u;
-      const uint v2545 = v1 + v2544;
-      const uint v2546 = v2545 - v2542;
-      const uint v2547 = v2546 - 1u;
-      const uint v2548 = v2547 / v7;
-      const uint v2549 = v2548 + 1u;
-      const uint v2550 = v2549 * v2537;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v2551 = v0 * v2550;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2556 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2557 = v2556 == 0u;
-      const uint v2560 = v19 << 1u;
-      const bool v2561 = v2560 <= 64u;
-      const bool v2562 = v2557 && v2561;
-      const uint v2563 = v2562 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2567 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2568 = v2567 == 0u;
-      const uint v2571 = v19 << 2u;
-      const bool v2572 = v2571 <= 64u;
-      const bool v2573 = v2568 && v2572;
-      const uint v2574 = v2573 ? 4u : v2563;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2578 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2579 = v2578 == 0u;
-      const uint v2582 = v19 << 3u;
-      const bool v2583 = v2582 <= 64u;
-      const bool v2584 = v2579 && v2583;
-      const uint v2585 = v2584 ? 8u : v2574;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2587 = 128u / v2585;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2588 = v13 / v2585;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2589 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2592 = v2551 + 127u;
-      const uint v2593 = v2592 >> 7u;
-      const uint v2594 = iron_gid.z;
-      const uint v2595 = v2594 * v2593;
-      const uint v2596 = v2595 + v2589;
-      const uint v2597 = v2596 % v2588;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2598 = v2596 / v2588;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2599 = v2597 * v2585;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2601 = v2551 + v2587;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2602 = v2601 - 1u;
-      const uint v2603 = v2602 / v2587;
-      const bool v2604 = v2598 < v2603;
-      if (v2604) {
-        const uint v2606 = v2585 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2607 = v2606 >> 3u;
-        const bool v2611 = v2607 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v2612 = v2611 ? 8u : 16u;
-        const bool v2615 = v2607 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v2616 = v2615 ? 4u : v2612;
-        const bool v2619 = v2607 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v2620 = v2619 ? 2u : v2616;
-        const bool v2623 = v2607 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v2624 = v2623 ? 1u : v2620;
-        const uint v2626 = v2519 % v2624;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2627 = v2626 < v2607;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v2629 = v2626 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v2630 = v2629 / v19;
-        const uint v2631 = v2630 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v2634 = v2629 - v2631;
-        const uint v2637 = v2599 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v2638 = v2637 + v2629;
-        const uint v2640 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v2641 = v2640 << 5u;
-        const uint v2642 = v2641 / v2587;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v2644 = v2641 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v2645 = v2644 / v2587;
-        iron_frag<float, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2647, float(0.0f));
-        iron_frag<float, 16, 16> v2649;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2649, float(0.0f));
-        iron_frag<bfloat, 16, 16> v2651;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2651, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v2653;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2653, bfloat(bfloat(0.0f)));
-        const uint v2656 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2759 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v2780 = v2641 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v2784 = v2642 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v2790 = v2644 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v2794 = v2645 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const uint v2513 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2514 = v2513 & 15u;
+    const uint v2515 = v2514 << 2u;
+    const uint v2518 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2519 = v2518 * v19;
+    const uint v2523 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2524 = v12 * v2523;
+    const uint v2526 = v10 << 1u;
+    const uint v2527 = v2 + v2526;
+    const uint v2528 = v2527 - v2524;
+    const uint v2529 = v2528 - 1u;
+    const uint v2530 = v2529 / v8;
+    const uint v2531 = v2530 + 1u;
+    const uint v2535 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2536 = v11 * v2535;
+    const uint v2538 = v9 << 1u;
+    const uint v2539 = v1 + v2538;
+    const uint v2540 = v2539 - v2536;
+    const uint v2541 = v2540 - 1u;
+    const uint v2542 = v2541 / v7;
+    const uint v2543 = v2542 + 1u;
+    const uint v2544 = v2543 * v2531;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2545 = v0 * v2544;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2550 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2551 = v2550 == 0u;
+    const uint v2554 = v19 << 1u;
+    const bool v2555 = v2554 <= 64u;
+    const bool v2556 = v2551 && v2555;
+    const uint v2557 = v2556 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2561 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2562 = v2561 == 0u;
+    const uint v2565 = v19 << 2u;
+    const bool v2566 = v2565 <= 64u;
+    const bool v2567 = v2562 && v2566;
+    const uint v2568 = v2567 ? 4u : v2557;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2572 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2573 = v2572 == 0u;
+    const uint v2576 = v19 << 3u;
+    const bool v2577 = v2576 <= 64u;
+    const bool v2578 = v2573 && v2577;
+    const uint v2579 = v2578 ? 8u : v2568;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2581 = 128u / v2579;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2582 = v13 / v2579;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2583 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2586 = v2545 + 127u;
+    const uint v2587 = v2586 >> 7u;
+    const uint v2588 = iron_gid.z;
+    const uint v2589 = v2588 * v2587;
+    const uint v2590 = v2589 + v2583;
+    const uint v2591 = v2590 % v2582;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2592 = v2590 / v2582;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2593 = v2591 * v2579;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2595 = v2545 + v2581;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2596 = v2595 - 1u;
+    const uint v2597 = v2596 / v2581;
+    const bool v2598 = v2592 < v2597;
+    if (v2598) {
+      const uint v2600 = v2579 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2601 = v2600 >> 2u;
+      const bool v2605 = v2601 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2606 = v2605 ? 8u : 16u;
+      const bool v2609 = v2601 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2610 = v2609 ? 4u : v2606;
+      const bool v2613 = v2601 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2614 = v2613 ? 2u : v2610;
+      const bool v2617 = v2601 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2618 = v2617 ? 1u : v2614;
+      const uint v2620 = v2513 % v2618;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2621 = v2620 < v2601;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2623 = v2620 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2624 = v2623 / v19;
+      const uint v2625 = v2624 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2628 = v2623 - v2625;
+      const uint v2631 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2632 = v2631 + v2623;
+      const uint v2634 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2635 = v2634 << 5u;
+      const uint v2636 = v2635 / v2581;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2638 = v2635 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2639 = v2638 / v2581;
+      iron_frag<float, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2641, float(0.0f));
+      iron_frag<float, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2643, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2645, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2647, bfloat(bfloat(0.0f)));
+      const uint v2650 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2753 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2774 = v2635 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2778 = v2636 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2784 = v2638 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2788 = v2639 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (uint v2658 = 0u; v2658 < v5; v2658 += v2656) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v2659 = v2658 + v2656;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v2660 = min(v2659, v5);
-          const uint v2661 = v2660 - v2658;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v2662 = v2661 * v6;
-          const uint v2663 = v2662 * v19;
-          const uint v2667 = v2663 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2668 = v2667 >> 4u;
-          const uint v2669 = v2668 << 4u;
-          const bool v2670 = v2521 < v2669;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2670) {
-            const uint v2672 = v2585 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v2675 = v2519 >> 3u;
-            const bool v2681 = v2521 < v2663;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v2683 = v2658 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v2684 = v2683 * v19;
+      for (uint v2652 = 0u; v2652 < v5; v2652 += v2650) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2653 = v2652 + v2650;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2654 = min(v2653, v5);
+        const uint v2655 = v2654 - v2652;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2656 = v2655 * v6;
+        const uint v2657 = v2656 * v19;
+        const uint v2661 = v2657 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2662 = v2661 >> 4u;
+        const uint v2663 = v2662 << 4u;
+        const bool v2664 = v2515 < v2663;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2664) {
+          const uint v2666 = v2579 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2669 = v2513 >> 4u;
+          const bool v2675 = v2515 < v2657;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2677 = v2652 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2678 = v2677 * v19;
 
-            for (uint v2677 = v2675; v2677 < v2672; v2677 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v2679 = v2677 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2680 = v2679 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2682 = v2680 && v2681;
-              const uint v2686 = v2677 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v2687 = v2599 + v2686;
-              const uint v2688 = v2687 * v15;
-              const uint v2689 = v2688 + v2679;
-              const uint v2690 = v2689 * v2525;
-              const uint v2691 = v2690 + v2684;
-              const uint v2692 = v2691 + v2521;
-              const uint v2694 = v2682 ? v2692 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v2696 = v2677 * 56u;
-              const uint v2697 = v2696 + v2521;
-              for (uint e = 0; e < 8u; ++e) {
-                shm5[v2697 + e] = v2682 ? weight[v2694 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v2627) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2699 = 128u / v2624;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v2701 = v2519 / v2624;
-            const uint v2703 = v2598 * v2587;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2715 = v2630 * v2587;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v2725 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v2742 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v2702 = v2701; v2702 < v2587; v2702 += v2699) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v2704 = v2703 + v2702;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v2705 = v2704 / v2550;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v2706 = v2705 * v2550;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2707 = v2704 - v2706;
-              const uint v2708 = v2707 / v2537;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v2709 = v2708 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v2710 = v2708 * v2537;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v2711 = v2707 - v2710;
-              const uint v2712 = v2711 * v8;
-              const bool v2713 = v2704 < v2551;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v2716 = v2715 + v2702;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v2717 = v2716 * 56u;
-              const uint v2718 = v2717 + v2634;
-              const uint v2729 = v2705 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v2720 = v2658; v2720 < v2660; v2720 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v2721 = v2720 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v2722 = v2709 + v2721;
-                const bool v2723 = v2722 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2724 = v2713 && v2723;
-                const bool v2726 = v2722 < v2725;
-                const bool v2727 = v2724 && v2726;
-                const uint v2728 = max(v2722, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v2730 = v2729 + v2728;
-                const uint v2731 = v2730 - v9;
-                const uint v2732 = v2720 - v2658;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v2733 = v2732 * v6;
-                const uint v2734 = v2733 * v19;
-                const uint v2746 = v2731 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v2754 = v2718 + v2734;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v2737 = 0u; v2737 < v6; v2737 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v2738 = v2737 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v2739 = v2712 + v2738;
-                  const bool v2740 = v2739 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2741 = v2727 && v2740;
-                  const bool v2743 = v2739 < v2742;
-                  const bool v2744 = v2741 && v2743;
-                  const uint v2745 = max(v2739, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v2747 = v2746 + v2745;
-                  const uint v2748 = v2747 - v10;
-                  const uint v2749 = v2748 * v3;
-                  const uint v2750 = v2749 + v2638;
-                  const uint v2752 = v2744 ? v2750 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v2753 = v2737 * v19;
-                  const uint v2755 = v2754 + v2753;
-                  for (uint e = 0; e < 8u; ++e) {
-                    shm4[v2755 + e] = v2744 ? x[v2752 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v2757 = v2669 - v2663;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v2758 = v2757 >> 3u;
-          const uint v2761 = v2758 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v2763 = v2519; v2763 < v2761; v2763 += v2759) {
-            const uint v2764 = v2763 / v2758;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v2768 = v2764 * v2758;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v2769 = v2763 - v2768;
-            const uint v2770 = v2769 << 3u;
-            const uint v2772 = v2764 * 56u;
-            const uint v2773 = v2772 + v2663;
-            const uint v2774 = v2773 + v2770;
-            for (uint e = 0; e < 8u; ++e) {
-              shm4[v2774 + e] = false ? x[0u + e] : bfloat(0);
-            }
-          }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
-
-          for (uint v2777 = 0u; v2777 < v2669; v2777 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v2781 = v2780 + v2777;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v2651, shm4, long(v2781), long(56u));
-            const uint v2785 = v2784 + v2777;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v2653, shm5, long(v2785), long(56u));
-            iron_frag_mma(v2647, v2651, v2653);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v2791 = v2790 + v2777;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v2651, shm4, long(v2791), long(56u));
-            const uint v2795 = v2794 + v2777;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v2653, shm5, long(v2795), long(56u));
-            iron_frag_mma(v2649, v2651, v2653);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const uint v2796 = v2642 * v2587;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2797 = v2598 * v2587;
-        const uint v2798 = v2797 + v2641;
-        const uint v2799 = v2798 - v2796;
-        const uint v2800 = v2599 + v2642;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2801 = v2800 * v15;
-        const uint v2802 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2803 = v2799 + v2802;
-        const uint v2804 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2805 = v2803 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2806 = v2804 < v15;
-        const bool v2807 = v2805 && v2806;
-        if (v2807) {
-          const float v2808 = v2647.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2809 = v2801 + v2804;
-          const bfloat v2810 = bias[v2809];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2811 = float(v2810);
-          const float v2812 = v2808 + v2811;
-          const float v2814 = fmax(v2812, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2815 = bfloat(v2814);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2816 = v2803 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2817 = v2816 + v2801;
-          const uint v2818 = v2817 + v2804;
-          out[v2818] = v2815;
-        }
-        const uint v2819 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2820 = v2799 + v2819;
-        const uint v2821 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2822 = v2820 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2823 = v2821 < v15;
-        const bool v2824 = v2822 && v2823;
-        if (v2824) {
-          const float v2825 = v2647.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2826 = v2801 + v2821;
-          const bfloat v2827 = bias[v2826];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2828 = float(v2827);
-          const float v2829 = v2825 + v2828;
-          const float v2831 = fmax(v2829, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2832 = bfloat(v2831);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2833 = v2820 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2834 = v2833 + v2801;
-          const uint v2835 = v2834 + v2821;
-          out[v2835] = v2832;
-        }
-        const uint v2836 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2837 = v2799 + v2836;
-        const uint v2838 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2839 = v2837 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2840 = v2838 < v15;
-        const bool v2841 = v2839 && v2840;
-        if (v2841) {
-          const float v2842 = v2647.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2843 = v2801 + v2838;
-          const bfloat v2844 = bias[v2843];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2845 = float(v2844);
-          const float v2846 = v2842 + v2845;
-          const float v2848 = fmax(v2846, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2849 = bfloat(v2848);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2850 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2851 = v2850 + v2801;
-          const uint v2852 = v2851 + v2838;
-          out[v2852] = v2849;
-        }
-        const uint v2853 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2854 = v2799 + v2853;
-        const uint v2855 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2856 = v2854 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2857 = v2855 < v15;
-        const bool v2858 = v2856 && v2857;
-        if (v2858) {
-          const float v2859 = v2647.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2860 = v2801 + v2855;
-          const bfloat v2861 = bias[v2860];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2862 = float(v2861);
-          const float v2863 = v2859 + v2862;
-          const float v2865 = fmax(v2863, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2866 = bfloat(v2865);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2867 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2868 = v2867 + v2801;
-          const uint v2869 = v2868 + v2855;
-          out[v2869] = v2866;
-        }
-        const uint v2870 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2871 = v2799 + v2870;
-        const uint v2872 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2873 = v2871 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2874 = v2872 < v15;
-        const bool v2875 = v2873 && v2874;
-        if (v2875) {
-          const float v2876 = v2647.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2877 = v2801 + v2872;
-          const bfloat v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2879 = float(v2878);
-          const float v2880 = v2876 + v2879;
-          const float v2882 = fmax(v2880, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2883 = bfloat(v2882);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2884 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2885 = v2884 + v2801;
-          const uint v2886 = v2885 + v2872;
-          out[v2886] = v2883;
-        }
-        const uint v2887 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2888 = v2799 + v2887;
-        const uint v2889 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2890 = v2888 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2891 = v2889 < v15;
-        const bool v2892 = v2890 && v2891;
-        if (v2892) {
-          const float v2893 = v2647.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2894 = v2801 + v2889;
-          const bfloat v2895 = bias[v2894];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2896 = float(v2895);
-          const float v2897 = v2893 + v2896;
-          const float v2899 = fmax(v2897, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2900 = bfloat(v2899);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2901 = v2888 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2902 = v2901 + v2801;
-          const uint v2903 = v2902 + v2889;
-          out[v2903] = v2900;
-        }
-        const uint v2904 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2905 = v2799 + v2904;
-        const uint v2906 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2907 = v2905 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2908 = v2906 < v15;
-        const bool v2909 = v2907 && v2908;
-        if (v2909) {
-          const float v2910 = v2647.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2911 = v2801 + v2906;
-          const bfloat v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2913 = float(v2912);
-          const float v2914 = v2910 + v2913;
-          const float v2916 = fmax(v2914, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2917 = bfloat(v2916);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2918 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2919 = v2918 + v2801;
-          const uint v2920 = v2919 + v2906;
-          out[v2920] = v2917;
-        }
-        const uint v2921 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2922 = v2799 + v2921;
-        const uint v2923 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2924 = v2922 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2925 = v2923 < v15;
-        const bool v2926 = v2924 && v2925;
-        if (v2926) {
-          const float v2927 = v2647.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2928 = v2801 + v2923;
-          const bfloat v2929 = bias[v2928];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2930 = float(v2929);
-          const float v2931 = v2927 + v2930;
-          const float v2933 = fmax(v2931, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2934 = bfloat(v2933);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2935 = v2922 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2936 = v2935 + v2801;
-          const uint v2937 = v2936 + v2923;
-          out[v2937] = v2934;
-        }
-        const uint v2940 = v2645 * v2587;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2942 = v2797 + v2644;
-        const uint v2943 = v2942 - v2940;
-        const uint v2944 = v2599 + v2645;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2945 = v2944 * v15;
-        const uint v2946 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2947 = v2943 + v2946;
-        const uint v2948 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2949 = v2947 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2950 = v2948 < v15;
-        const bool v2951 = v2949 && v2950;
-        if (v2951) {
-          const float v2952 = v2649.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2953 = v2945 + v2948;
-          const bfloat v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2955 = float(v2954);
-          const float v2956 = v2952 + v2955;
-          const float v2958 = fmax(v2956, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2959 = bfloat(v2958);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2960 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2961 = v2960 + v2945;
-          const uint v2962 = v2961 + v2948;
-          out[v2962] = v2959;
-        }
-        const uint v2963 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2964 = v2943 + v2963;
-        const uint v2965 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2966 = v2964 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2967 = v2965 < v15;
-        const bool v2968 = v2966 && v2967;
-        if (v2968) {
-          const float v2969 = v2649.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2970 = v2945 + v2965;
-          const bfloat v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2972 = float(v2971);
-          const float v2973 = v2969 + v2972;
-          const float v2975 = fmax(v2973, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2976 = bfloat(v2975);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2977 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2978 = v2977 + v2945;
-          const uint v2979 = v2978 + v2965;
-          out[v2979] = v2976;
-        }
-        const uint v2980 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2981 = v2943 + v2980;
-        const uint v2982 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2983 = v2981 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2984 = v2982 < v15;
-        const bool v2985 = v2983 && v2984;
-        if (v2985) {
-          const float v2986 = v2649.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2987 = v2945 + v2982;
-          const bfloat v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2989 = float(v2988);
-          const float v2990 = v2986 + v2989;
-          const float v2992 = fmax(v2990, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v2993 = bfloat(v2992);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2994 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2995 = v2994 + v2945;
-          const uint v2996 = v2995 + v2982;
-          out[v2996] = v2993;
-        }
-        const uint v2997 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2998 = v2943 + v2997;
-        const uint v2999 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3000 = v2998 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3001 = v2999 < v15;
-        const bool v3002 = v3000 && v3001;
-        if (v3002) {
-          const float v3003 = v2649.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3004 = v2945 + v2999;
-          const bfloat v3005 = bias[v3004];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3006 = float(v3005);
-          const float v3007 = v3003 + v3006;
-          const float v3009 = fmax(v3007, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3010 = bfloat(v3009);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3011 = v2998 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3012 = v3011 + v2945;
-          const uint v3013 = v3012 + v2999;
-          out[v3013] = v3010;
-        }
-        const uint v3014 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3015 = v2943 + v3014;
-        const uint v3016 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3017 = v3015 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3018 = v3016 < v15;
-        const bool v3019 = v3017 && v3018;
-        if (v3019) {
-          const float v3020 = v2649.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3021 = v2945 + v3016;
-          const bfloat v3022 = bias[v3021];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3023 = float(v3022);
-          const float v3024 = v3020 + v3023;
-          const float v3026 = fmax(v3024, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3027 = bfloat(v3026);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3028 = v3015 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3029 = v3028 + v2945;
-          const uint v3030 = v3029 + v3016;
-          out[v3030] = v3027;
-        }
-        const uint v3031 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3032 = v2943 + v3031;
-        const uint v3033 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3034 = v3032 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3035 = v3033 < v15;
-        const bool v3036 = v3034 && v3035;
-        if (v3036) {
-          const float v3037 = v2649.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3038 = v2945 + v3033;
-          const bfloat v3039 = bias[v3038];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3040 = float(v3039);
-          const float v3041 = v3037 + v3040;
-          const float v3043 = fmax(v3041, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3044 = bfloat(v3043);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3045 = v3032 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3046 = v3045 + v2945;
-          const uint v3047 = v3046 + v3033;
-          out[v3047] = v3044;
-        }
-        const uint v3048 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3049 = v2943 + v3048;
-        const uint v3050 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3051 = v3049 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3052 = v3050 < v15;
-        const bool v3053 = v3051 && v3052;
-        if (v3053) {
-          const float v3054 = v2649.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3055 = v2945 + v3050;
-          const bfloat v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3057 = float(v3056);
-          const float v3058 = v3054 + v3057;
-          const float v3060 = fmax(v3058, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3061 = bfloat(v3060);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3062 = v3049 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3063 = v3062 + v2945;
-          const uint v3064 = v3063 + v3050;
-          out[v3064] = v3061;
-        }
-        const uint v3065 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3066 = v2943 + v3065;
-        const uint v3067 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3068 = v3066 < v2551;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3069 = v3067 < v15;
-        const bool v3070 = v3068 && v3069;
-        if (v3070) {
-          const float v3071 = v2649.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3072 = v2945 + v3067;
-          const bfloat v3073 = bias[v3072];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3074 = float(v3073);
-          const float v3075 = v3071 + v3074;
-          const float v3077 = fmax(v3075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3078 = bfloat(v3077);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3079 = v3066 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3080 = v3079 + v2945;
-          const uint v3081 = v3080 + v3067;
-          out[v3081] = v3078;
-        }
-      }
-    } else {
-      const uint v3084 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v3085 = v3084 & 15u;
-      const uint v3086 = v3085 << 2u;
-      const uint v3089 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v3090 = v3089 * v19;
-      const uint v3094 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v3095 = v12 * v3094;
-      const uint v3097 = v10 << 1u;
-      const uint v3098 = v2 + v3097;
-      const uint v3099 = v3098 - v3095;
-      const uint v3100 = v3099 - 1u;
-      const uint v3101 = v3100 / v8;
-      const uint v3102 = v3101 + 1u;
-      const uint v3106 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v3107 = v11 * v3106;
-      const uint v3109 = v9 << 1u;
-      const uint v3110 = v1 + v3109;
-      const uint v3111 = v3110 - v3107;
-      const uint v3112 = v3111 - 1u;
-      const uint v3113 = v3112 / v7;
-      const uint v3114 = v3113 + 1u;
-      const uint v3115 = v3114 * v3102;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v3116 = v0 * v3115;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v3121 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3122 = v3121 == 0u;
-      const uint v3125 = v19 << 1u;
-      const bool v3126 = v3125 <= 64u;
-      const bool v3127 = v3122 && v3126;
-      const uint v3128 = v3127 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3132 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3133 = v3132 == 0u;
-      const uint v3136 = v19 << 2u;
-      const bool v3137 = v3136 <= 64u;
-      const bool v3138 = v3133 && v3137;
-      const uint v3139 = v3138 ? 4u : v3128;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3143 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3144 = v3143 == 0u;
-      const uint v3147 = v19 << 3u;
-      const bool v3148 = v3147 <= 64u;
-      const bool v3149 = v3144 && v3148;
-      const uint v3150 = v3149 ? 8u : v3139;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v3152 = 128u / v3150;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v3153 = v13 / v3150;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v3154 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v3157 = v3116 + 127u;
-      const uint v3158 = v3157 >> 7u;
-      const uint v3159 = iron_gid.z;
-      const uint v3160 = v3159 * v3158;
-      const uint v3161 = v3160 + v3154;
-      const uint v3162 = v3161 % v3153;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v3163 = v3161 / v3153;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v3164 = v3162 * v3150;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v3166 = v3116 + v3152;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v3167 = v3166 - 1u;
-      const uint v3168 = v3167 / v3152;
-      const bool v3169 = v3163 < v3168;
-      if (v3169) {
-        const uint v3171 = v3150 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v3172 = v3171 >> 2u;
-        const bool v3176 = v3172 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v3177 = v3176 ? 8u : 16u;
-        const bool v3180 = v3172 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v3181 = v3180 ? 4u : v3177;
-        const bool v3184 = v3172 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v3185 = v3184 ? 2u : v3181;
-        const bool v3188 = v3172 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v3189 = v3188 ? 1u : v3185;
-        const uint v3191 = v3084 % v3189;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3192 = v3191 < v3172;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v3194 = v3191 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v3195 = v3194 / v19;
-        const uint v3196 = v3195 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v3199 = v3194 - v3196;
-        const uint v3202 = v3164 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v3203 = v3202 + v3194;
-        const uint v3205 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v3206 = v3205 << 5u;
-        const uint v3207 = v3206 / v3152;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v3209 = v3206 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v3210 = v3209 / v3152;
-        iron_frag<float, 16, 16> v3212;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3212, float(0.0f));
-        iron_frag<float, 16, 16> v3214;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3214, float(0.0f));
-        iron_frag<bfloat, 16, 16> v3216;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3216, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v3218;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3218, bfloat(bfloat(0.0f)));
-        const uint v3221 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v3324 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v3345 = v3206 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v3349 = v3207 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v3355 = v3209 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v3359 = v3210 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (uint v3223 = 0u; v3223 < v5; v3223 += v3221) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v3224 = v3223 + v3221;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v3225 = min(v3224, v5);
-          const uint v3226 = v3225 - v3223;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v3227 = v3226 * v6;
-          const uint v3228 = v3227 * v19;
-          const uint v3232 = v3228 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v3233 = v3232 >> 4u;
-          const uint v3234 = v3233 << 4u;
-          const bool v3235 = v3086 < v3234;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3235) {
-            const uint v3237 = v3150 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v3240 = v3084 >> 4u;
-            const bool v3246 = v3086 < v3228;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v3248 = v3223 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v3249 = v3248 * v19;
-
-            for (uint v3242 = v3240; v3242 < v3237; v3242 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v3244 = v3242 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3245 = v3244 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3247 = v3245 && v3246;
-              const uint v3251 = v3242 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v3252 = v3164 + v3251;
-              const uint v3253 = v3252 * v15;
-              const uint v3254 = v3253 + v3244;
-              const uint v3255 = v3254 * v3090;
-              const uint v3256 = v3255 + v3249;
-              const uint v3257 = v3256 + v3086;
-              const uint v3259 = v3247 ? v3257 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v3261 = v3242 * 56u;
-              const uint v3262 = v3261 + v3086;
-              for (uint e = 0; e < 4u; ++e) {
-                shm7[v3262 + e] = v3247 ? weight[v3259 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v3192) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v3264 = 128u / v3189;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v3266 = v3084 / v3189;
-            const uint v3268 = v3163 * v3152;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v3280 = v3195 * v3152;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v3290 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v3307 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v3267 = v3266; v3267 < v3152; v3267 += v3264) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v3269 = v3268 + v3267;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v3270 = v3269 / v3115;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v3271 = v3270 * v3115;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v3272 = v3269 - v3271;
-              const uint v3273 = v3272 / v3102;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v3274 = v3273 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v3275 = v3273 * v3102;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v3276 = v3272 - v3275;
-              const uint v3277 = v3276 * v8;
-              const bool v3278 = v3269 < v3116;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v3281 = v3280 + v3267;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v3282 = v3281 * 56u;
-              const uint v3283 = v3282 + v3199;
-              const uint v3294 = v3270 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v3285 = v3223; v3285 < v3225; v3285 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v3286 = v3285 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v3287 = v3274 + v3286;
-                const bool v3288 = v3287 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3289 = v3278 && v3288;
-                const bool v3291 = v3287 < v3290;
-                const bool v3292 = v3289 && v3291;
-                const uint v3293 = max(v3287, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v3295 = v3294 + v3293;
-                const uint v3296 = v3295 - v9;
-                const uint v3297 = v3285 - v3223;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v3298 = v3297 * v6;
-                const uint v3299 = v3298 * v19;
-                const uint v3311 = v3296 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v3319 = v3283 + v3299;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v3302 = 0u; v3302 < v6; v3302 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v3303 = v3302 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v3304 = v3277 + v3303;
-                  const bool v3305 = v3304 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3306 = v3292 && v3305;
-                  const bool v3308 = v3304 < v3307;
-                  const bool v3309 = v3306 && v3308;
-                  const uint v3310 = max(v3304, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v3312 = v3311 + v3310;
-                  const uint v3313 = v3312 - v10;
-                  const uint v3314 = v3313 * v3;
-                  const uint v3315 = v3314 + v3203;
-                  const uint v3317 = v3309 ? v3315 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v3318 = v3302 * v19;
-                  const uint v3320 = v3319 + v3318;
-                  for (uint e = 0; e < 4u; ++e) {
-                    shm6[v3320 + e] = v3309 ? x[v3317 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v3322 = v3234 - v3228;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v3323 = v3322 >> 2u;
-          const uint v3326 = v3323 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v3328 = v3084; v3328 < v3326; v3328 += v3324) {
-            const uint v3329 = v3328 / v3323;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v3333 = v3329 * v3323;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v3334 = v3328 - v3333;
-            const uint v3335 = v3334 << 2u;
-            const uint v3337 = v3329 * 56u;
-            const uint v3338 = v3337 + v3228;
-            const uint v3339 = v3338 + v3335;
+          for (uint v2671 = v2669; v2671 < v2666; v2671 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2673 = v2671 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2674 = v2673 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2676 = v2674 && v2675;
+            const uint v2680 = v2671 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2681 = v2593 + v2680;
+            const uint v2682 = v2681 * v15;
+            const uint v2683 = v2682 + v2673;
+            const uint v2684 = v2683 * v2519;
+            const uint v2685 = v2684 + v2678;
+            const uint v2686 = v2685 + v2515;
+            const uint v2688 = v2676 ? v2686 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2690 = v2671 * 56u;
+            const uint v2691 = v2690 + v2515;
             for (uint e = 0; e < 4u; ++e) {
-              shm6[v3339 + e] = false ? x[0u + e] : bfloat(0);
+              shm5[v2691 + e] = v2676 ? weight[v2688 + e] : bfloat(0);
             }
           }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+        }
+        if (v2621) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2693 = 128u / v2618;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2695 = v2513 / v2618;
+          const uint v2697 = v2592 * v2581;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2709 = v2624 * v2581;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2719 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2736 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v3342 = 0u; v3342 < v3234; v3342 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v3346 = v3345 + v3342;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v3216, shm6, long(v3346), long(56u));
-            const uint v3350 = v3349 + v3342;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v3218, shm7, long(v3350), long(56u));
-            iron_frag_mma(v3212, v3216, v3218);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v3356 = v3355 + v3342;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v3216, shm6, long(v3356), long(56u));
-            const uint v3360 = v3359 + v3342;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v3218, shm7, long(v3360), long(56u));
-            iron_frag_mma(v3214, v3216, v3218);  // kernels/convolution/narrow_groups.hpp:175
+          for (uint v2696 = v2695; v2696 < v2581; v2696 += v2693) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2698 = v2697 + v2696;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2699 = v2698 / v2544;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2700 = v2699 * v2544;  // kernels/convolution/narrow_groups.hpp:137
+            const uint v2701 = v2698 - v2700;
+            const uint v2702 = v2701 / v2531;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2703 = v2702 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2704 = v2702 * v2531;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2705 = v2701 - v2704;
+            const uint v2706 = v2705 * v8;
+            const bool v2707 = v2698 < v2545;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2710 = v2709 + v2696;  // kernels/convolution/narrow_groups.hpp:142
+            const uint v2711 = v2710 * 56u;
+            const uint v2712 = v2711 + v2628;
+            const uint v2723 = v2699 * v1;  // kernels/convolution/narrow_groups.hpp:146
+
+            for (uint v2714 = v2652; v2714 < v2654; v2714 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2715 = v2714 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const uint v2716 = v2703 + v2715;
+              const bool v2717 = v2716 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2718 = v2707 && v2717;
+              const bool v2720 = v2716 < v2719;
+              const bool v2721 = v2718 && v2720;
+              const uint v2722 = max(v2716, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2724 = v2723 + v2722;
+              const uint v2725 = v2724 - v9;
+              const uint v2726 = v2714 - v2652;  // kernels/convolution/narrow_groups.hpp:147
+              const uint v2727 = v2726 * v6;
+              const uint v2728 = v2727 * v19;
+              const uint v2740 = v2725 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2748 = v2712 + v2728;  // kernels/convolution/narrow_groups.hpp:152
+
+              for (uint v2731 = 0u; v2731 < v6; v2731 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2732 = v2731 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const uint v2733 = v2706 + v2732;
+                const bool v2734 = v2733 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2735 = v2721 && v2734;
+                const bool v2737 = v2733 < v2736;
+                const bool v2738 = v2735 && v2737;
+                const uint v2739 = max(v2733, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const uint v2741 = v2740 + v2739;
+                const uint v2742 = v2741 - v10;
+                const uint v2743 = v2742 * v3;
+                const uint v2744 = v2743 + v2632;
+                const uint v2746 = v2738 ? v2744 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const uint v2747 = v2731 * v19;
+                const uint v2749 = v2748 + v2747;
+                for (uint e = 0; e < 4u; ++e) {
+                  shm4[v2749 + e] = v2738 ? x[v2746 + e] : bfloat(0);
+                }
+              }
+            }
           }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
         }
-        const uint v3361 = v3207 * v3152;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3362 = v3163 * v3152;
-        const uint v3363 = v3362 + v3206;
-        const uint v3364 = v3363 - v3361;
-        const uint v3365 = v3164 + v3207;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3366 = v3365 * v15;
-        const uint v3367 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3368 = v3364 + v3367;
-        const uint v3369 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3370 = v3368 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3371 = v3369 < v15;
-        const bool v3372 = v3370 && v3371;
-        if (v3372) {
-          const float v3373 = v3212.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3374 = v3366 + v3369;
-          const bfloat v3375 = bias[v3374];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3376 = float(v3375);
-          const float v3377 = v3373 + v3376;
-          const float v3379 = fmax(v3377, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3380 = bfloat(v3379);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3381 = v3368 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3382 = v3381 + v3366;
-          const uint v3383 = v3382 + v3369;
-          out[v3383] = v3380;
+        const uint v2751 = v2663 - v2657;  // kernels/convolution/narrow_groups.hpp:158
+        const uint v2752 = v2751 >> 2u;
+        const uint v2755 = v2752 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+
+        for (uint v2757 = v2513; v2757 < v2755; v2757 += v2753) {
+          const uint v2758 = v2757 / v2752;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2762 = v2758 * v2752;  // kernels/convolution/narrow_groups.hpp:161
+          const uint v2763 = v2757 - v2762;
+          const uint v2764 = v2763 << 2u;
+          const uint v2766 = v2758 * 56u;
+          const uint v2767 = v2766 + v2657;
+          const uint v2768 = v2767 + v2764;
+          for (uint e = 0; e < 4u; ++e) {
+            shm4[v2768 + e] = false ? x[0u + e] : bfloat(0);
+          }
         }
-        const uint v3384 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3385 = v3364 + v3384;
-        const uint v3386 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3387 = v3385 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3388 = v3386 < v15;
-        const bool v3389 = v3387 && v3388;
-        if (v3389) {
-          const float v3390 = v3212.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3391 = v3366 + v3386;
-          const bfloat v3392 = bias[v3391];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3393 = float(v3392);
-          const float v3394 = v3390 + v3393;
-          const float v3396 = fmax(v3394, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3397 = bfloat(v3396);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3398 = v3385 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3399 = v3398 + v3366;
-          const uint v3400 = v3399 + v3386;
-          out[v3400] = v3397;
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+
+        for (uint v2771 = 0u; v2771 < v2663; v2771 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2775 = v2774 + v2771;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2645, shm4, long(v2775), long(56u));
+          const uint v2779 = v2778 + v2771;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2647, shm5, long(v2779), long(56u));
+          iron_frag_mma(v2641, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2785 = v2784 + v2771;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2645, shm4, long(v2785), long(56u));
+          const uint v2789 = v2788 + v2771;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2647, shm5, long(v2789), long(56u));
+          iron_frag_mma(v2643, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const uint v3401 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3402 = v3364 + v3401;
-        const uint v3403 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3404 = v3402 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3405 = v3403 < v15;
-        const bool v3406 = v3404 && v3405;
-        if (v3406) {
-          const float v3407 = v3212.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3408 = v3366 + v3403;
-          const bfloat v3409 = bias[v3408];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3410 = float(v3409);
-          const float v3411 = v3407 + v3410;
-          const float v3413 = fmax(v3411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3414 = bfloat(v3413);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3415 = v3402 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3416 = v3415 + v3366;
-          const uint v3417 = v3416 + v3403;
-          out[v3417] = v3414;
-        }
-        const uint v3418 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3419 = v3364 + v3418;
-        const uint v3420 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3421 = v3419 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3422 = v3420 < v15;
-        const bool v3423 = v3421 && v3422;
-        if (v3423) {
-          const float v3424 = v3212.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3425 = v3366 + v3420;
-          const bfloat v3426 = bias[v3425];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3427 = float(v3426);
-          const float v3428 = v3424 + v3427;
-          const float v3430 = fmax(v3428, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3431 = bfloat(v3430);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3432 = v3419 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3433 = v3432 + v3366;
-          const uint v3434 = v3433 + v3420;
-          out[v3434] = v3431;
-        }
-        const uint v3435 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3436 = v3364 + v3435;
-        const uint v3437 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3438 = v3436 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3439 = v3437 < v15;
-        const bool v3440 = v3438 && v3439;
-        if (v3440) {
-          const float v3441 = v3212.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3442 = v3366 + v3437;
-          const bfloat v3443 = bias[v3442];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3444 = float(v3443);
-          const float v3445 = v3441 + v3444;
-          const float v3447 = fmax(v3445, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3448 = bfloat(v3447);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3449 = v3436 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3450 = v3449 + v3366;
-          const uint v3451 = v3450 + v3437;
-          out[v3451] = v3448;
-        }
-        const uint v3452 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3453 = v3364 + v3452;
-        const uint v3454 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3455 = v3453 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3456 = v3454 < v15;
-        const bool v3457 = v3455 && v3456;
-        if (v3457) {
-          const float v3458 = v3212.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3459 = v3366 + v3454;
-          const bfloat v3460 = bias[v3459];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3461 = float(v3460);
-          const float v3462 = v3458 + v3461;
-          const float v3464 = fmax(v3462, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3465 = bfloat(v3464);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3466 = v3453 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3467 = v3466 + v3366;
-          const uint v3468 = v3467 + v3454;
-          out[v3468] = v3465;
-        }
-        const uint v3469 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3470 = v3364 + v3469;
-        const uint v3471 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3472 = v3470 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3473 = v3471 < v15;
-        const bool v3474 = v3472 && v3473;
-        if (v3474) {
-          const float v3475 = v3212.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3476 = v3366 + v3471;
-          const bfloat v3477 = bias[v3476];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3478 = float(v3477);
-          const float v3479 = v3475 + v3478;
-          const float v3481 = fmax(v3479, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3482 = bfloat(v3481);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3483 = v3470 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3484 = v3483 + v3366;
-          const uint v3485 = v3484 + v3471;
-          out[v3485] = v3482;
-        }
-        const uint v3486 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3487 = v3364 + v3486;
-        const uint v3488 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3489 = v3487 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3490 = v3488 < v15;
-        const bool v3491 = v3489 && v3490;
-        if (v3491) {
-          const float v3492 = v3212.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3493 = v3366 + v3488;
-          const bfloat v3494 = bias[v3493];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3495 = float(v3494);
-          const float v3496 = v3492 + v3495;
-          const float v3498 = fmax(v3496, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3499 = bfloat(v3498);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3500 = v3487 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3501 = v3500 + v3366;
-          const uint v3502 = v3501 + v3488;
-          out[v3502] = v3499;
-        }
-        const uint v3505 = v3210 * v3152;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3507 = v3362 + v3209;
-        const uint v3508 = v3507 - v3505;
-        const uint v3509 = v3164 + v3210;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3510 = v3509 * v15;
-        const uint v3511 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3512 = v3508 + v3511;
-        const uint v3513 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3514 = v3512 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3515 = v3513 < v15;
-        const bool v3516 = v3514 && v3515;
-        if (v3516) {
-          const float v3517 = v3214.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3518 = v3510 + v3513;
-          const bfloat v3519 = bias[v3518];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3520 = float(v3519);
-          const float v3521 = v3517 + v3520;
-          const float v3523 = fmax(v3521, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3524 = bfloat(v3523);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3525 = v3512 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3526 = v3525 + v3510;
-          const uint v3527 = v3526 + v3513;
-          out[v3527] = v3524;
-        }
-        const uint v3528 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3529 = v3508 + v3528;
-        const uint v3530 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3531 = v3529 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3532 = v3530 < v15;
-        const bool v3533 = v3531 && v3532;
-        if (v3533) {
-          const float v3534 = v3214.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3535 = v3510 + v3530;
-          const bfloat v3536 = bias[v3535];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3537 = float(v3536);
-          const float v3538 = v3534 + v3537;
-          const float v3540 = fmax(v3538, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3541 = bfloat(v3540);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3542 = v3529 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3543 = v3542 + v3510;
-          const uint v3544 = v3543 + v3530;
-          out[v3544] = v3541;
-        }
-        const uint v3545 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3546 = v3508 + v3545;
-        const uint v3547 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3548 = v3546 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3549 = v3547 < v15;
-        const bool v3550 = v3548 && v3549;
-        if (v3550) {
-          const float v3551 = v3214.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3552 = v3510 + v3547;
-          const bfloat v3553 = bias[v3552];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3554 = float(v3553);
-          const float v3555 = v3551 + v3554;
-          const float v3557 = fmax(v3555, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3558 = bfloat(v3557);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3559 = v3546 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3560 = v3559 + v3510;
-          const uint v3561 = v3560 + v3547;
-          out[v3561] = v3558;
-        }
-        const uint v3562 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3563 = v3508 + v3562;
-        const uint v3564 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3565 = v3563 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3566 = v3564 < v15;
-        const bool v3567 = v3565 && v3566;
-        if (v3567) {
-          const float v3568 = v3214.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3569 = v3510 + v3564;
-          const bfloat v3570 = bias[v3569];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3571 = float(v3570);
-          const float v3572 = v3568 + v3571;
-          const float v3574 = fmax(v3572, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3575 = bfloat(v3574);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3576 = v3563 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3577 = v3576 + v3510;
-          const uint v3578 = v3577 + v3564;
-          out[v3578] = v3575;
-        }
-        const uint v3579 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3580 = v3508 + v3579;
-        const uint v3581 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3582 = v3580 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3583 = v3581 < v15;
-        const bool v3584 = v3582 && v3583;
-        if (v3584) {
-          const float v3585 = v3214.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3586 = v3510 + v3581;
-          const bfloat v3587 = bias[v3586];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3588 = float(v3587);
-          const float v3589 = v3585 + v3588;
-          const float v3591 = fmax(v3589, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3592 = bfloat(v3591);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3593 = v3580 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3594 = v3593 + v3510;
-          const uint v3595 = v3594 + v3581;
-          out[v3595] = v3592;
-        }
-        const uint v3596 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3597 = v3508 + v3596;
-        const uint v3598 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3599 = v3597 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3600 = v3598 < v15;
-        const bool v3601 = v3599 && v3600;
-        if (v3601) {
-          const float v3602 = v3214.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3603 = v3510 + v3598;
-          const bfloat v3604 = bias[v3603];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3605 = float(v3604);
-          const float v3606 = v3602 + v3605;
-          const float v3608 = fmax(v3606, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3609 = bfloat(v3608);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3610 = v3597 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3611 = v3610 + v3510;
-          const uint v3612 = v3611 + v3598;
-          out[v3612] = v3609;
-        }
-        const uint v3613 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3614 = v3508 + v3613;
-        const uint v3615 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3616 = v3614 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3617 = v3615 < v15;
-        const bool v3618 = v3616 && v3617;
-        if (v3618) {
-          const float v3619 = v3214.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3620 = v3510 + v3615;
-          const bfloat v3621 = bias[v3620];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3622 = float(v3621);
-          const float v3623 = v3619 + v3622;
-          const float v3625 = fmax(v3623, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3626 = bfloat(v3625);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3627 = v3614 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3628 = v3627 + v3510;
-          const uint v3629 = v3628 + v3615;
-          out[v3629] = v3626;
-        }
-        const uint v3630 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3631 = v3508 + v3630;
-        const uint v3632 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3633 = v3631 < v3116;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3634 = v3632 < v15;
-        const bool v3635 = v3633 && v3634;
-        if (v3635) {
-          const float v3636 = v3214.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3637 = v3510 + v3632;
-          const bfloat v3638 = bias[v3637];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3639 = float(v3638);
-          const float v3640 = v3636 + v3639;
-          const float v3642 = fmax(v3640, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const bfloat v3643 = bfloat(v3642);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3644 = v3631 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3645 = v3644 + v3510;
-          const uint v3646 = v3645 + v3632;
-          out[v3646] = v3643;
-        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
+      }
+      const uint v2790 = v2636 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2791 = v2592 * v2581;
+      const uint v2792 = v2791 + v2635;
+      const uint v2793 = v2792 - v2790;
+      const uint v2794 = v2593 + v2636;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2795 = v2794 * v15;
+      const uint v2796 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2797 = v2793 + v2796;
+      const uint v2798 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2799 = v2797 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2800 = v2798 < v15;
+      const bool v2801 = v2799 && v2800;
+      if (v2801) {
+        const float v2802 = v2641.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2803 = v2795 + v2798;
+        const bfloat v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2805 = float(v2804);
+        const float v2806 = v2802 + v2805;
+        const float v2808 = fmax(v2806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2809 = bfloat(v2808);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2810 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2811 = v2810 + v2795;
+        const uint v2812 = v2811 + v2798;
+        out[v2812] = v2809;
+      }
+      const uint v2813 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2814 = v2793 + v2813;
+      const uint v2815 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2816 = v2814 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2817 = v2815 < v15;
+      const bool v2818 = v2816 && v2817;
+      if (v2818) {
+        const float v2819 = v2641.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2820 = v2795 + v2815;
+        const bfloat v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2822 = float(v2821);
+        const float v2823 = v2819 + v2822;
+        const float v2825 = fmax(v2823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2826 = bfloat(v2825);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2827 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2828 = v2827 + v2795;
+        const uint v2829 = v2828 + v2815;
+        out[v2829] = v2826;
+      }
+      const uint v2830 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2831 = v2793 + v2830;
+      const uint v2832 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2833 = v2831 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2834 = v2832 < v15;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const float v2836 = v2641.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2837 = v2795 + v2832;
+        const bfloat v2838 = bias[v2837];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2839 = float(v2838);
+        const float v2840 = v2836 + v2839;
+        const float v2842 = fmax(v2840, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2843 = bfloat(v2842);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2844 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2845 = v2844 + v2795;
+        const uint v2846 = v2845 + v2832;
+        out[v2846] = v2843;
+      }
+      const uint v2847 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2848 = v2793 + v2847;
+      const uint v2849 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2850 = v2848 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2851 = v2849 < v15;
+      const bool v2852 = v2850 && v2851;
+      if (v2852) {
+        const float v2853 = v2641.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2854 = v2795 + v2849;
+        const bfloat v2855 = bias[v2854];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2856 = float(v2855);
+        const float v2857 = v2853 + v2856;
+        const float v2859 = fmax(v2857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2860 = bfloat(v2859);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2861 = v2848 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2862 = v2861 + v2795;
+        const uint v2863 = v2862 + v2849;
+        out[v2863] = v2860;
+      }
+      const uint v2864 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2865 = v2793 + v2864;
+      const uint v2866 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2867 = v2865 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2868 = v2866 < v15;
+      const bool v2869 = v2867 && v2868;
+      if (v2869) {
+        const float v2870 = v2641.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2871 = v2795 + v2866;
+        const bfloat v2872 = bias[v2871];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2873 = float(v2872);
+        const float v2874 = v2870 + v2873;
+        const float v2876 = fmax(v2874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2877 = bfloat(v2876);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2878 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2879 = v2878 + v2795;
+        const uint v2880 = v2879 + v2866;
+        out[v2880] = v2877;
+      }
+      const uint v2881 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2882 = v2793 + v2881;
+      const uint v2883 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2885 = v2883 < v15;
+      const bool v2886 = v2884 && v2885;
+      if (v2886) {
+        const float v2887 = v2641.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2888 = v2795 + v2883;
+        const bfloat v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2890 = float(v2889);
+        const float v2891 = v2887 + v2890;
+        const float v2893 = fmax(v2891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2894 = bfloat(v2893);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2895 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2896 = v2895 + v2795;
+        const uint v2897 = v2896 + v2883;
+        out[v2897] = v2894;
+      }
+      const uint v2898 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2899 = v2793 + v2898;
+      const uint v2900 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2901 = v2899 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2902 = v2900 < v15;
+      const bool v2903 = v2901 && v2902;
+      if (v2903) {
+        const float v2904 = v2641.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2905 = v2795 + v2900;
+        const bfloat v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2907 = float(v2906);
+        const float v2908 = v2904 + v2907;
+        const float v2910 = fmax(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2911 = bfloat(v2910);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2912 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2913 = v2912 + v2795;
+        const uint v2914 = v2913 + v2900;
+        out[v2914] = v2911;
+      }
+      const uint v2915 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2916 = v2793 + v2915;
+      const uint v2917 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2918 = v2916 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2919 = v2917 < v15;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v2641.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2922 = v2795 + v2917;
+        const bfloat v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2924 = float(v2923);
+        const float v2925 = v2921 + v2924;
+        const float v2927 = fmax(v2925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2928 = bfloat(v2927);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2929 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2930 = v2929 + v2795;
+        const uint v2931 = v2930 + v2917;
+        out[v2931] = v2928;
+      }
+      const uint v2934 = v2639 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2936 = v2791 + v2638;
+      const uint v2937 = v2936 - v2934;
+      const uint v2938 = v2593 + v2639;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2939 = v2938 * v15;
+      const uint v2940 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2941 = v2937 + v2940;
+      const uint v2942 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2943 = v2941 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2643.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2947 = v2939 + v2942;
+        const bfloat v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2949 = float(v2948);
+        const float v2950 = v2946 + v2949;
+        const float v2952 = fmax(v2950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2953 = bfloat(v2952);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2954 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2955 = v2954 + v2939;
+        const uint v2956 = v2955 + v2942;
+        out[v2956] = v2953;
+      }
+      const uint v2957 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2958 = v2937 + v2957;
+      const uint v2959 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2960 = v2958 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2961 = v2959 < v15;
+      const bool v2962 = v2960 && v2961;
+      if (v2962) {
+        const float v2963 = v2643.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2964 = v2939 + v2959;
+        const bfloat v2965 = bias[v2964];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2966 = float(v2965);
+        const float v2967 = v2963 + v2966;
+        const float v2969 = fmax(v2967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2970 = bfloat(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2971 = v2958 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2972 = v2971 + v2939;
+        const uint v2973 = v2972 + v2959;
+        out[v2973] = v2970;
+      }
+      const uint v2974 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2975 = v2937 + v2974;
+      const uint v2976 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2643.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2981 = v2939 + v2976;
+        const bfloat v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2983 = float(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = fmax(v2984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v2987 = bfloat(v2986);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2988 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2989 = v2988 + v2939;
+        const uint v2990 = v2989 + v2976;
+        out[v2990] = v2987;
+      }
+      const uint v2991 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2992 = v2937 + v2991;
+      const uint v2993 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2994 = v2992 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2995 = v2993 < v15;
+      const bool v2996 = v2994 && v2995;
+      if (v2996) {
+        const float v2997 = v2643.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2998 = v2939 + v2993;
+        const bfloat v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3000 = float(v2999);
+        const float v3001 = v2997 + v3000;
+        const float v3003 = fmax(v3001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3004 = bfloat(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3005 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3006 = v3005 + v2939;
+        const uint v3007 = v3006 + v2993;
+        out[v3007] = v3004;
+      }
+      const uint v3008 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3009 = v2937 + v3008;
+      const uint v3010 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3011 = v3009 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3012 = v3010 < v15;
+      const bool v3013 = v3011 && v3012;
+      if (v3013) {
+        const float v3014 = v2643.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3015 = v2939 + v3010;
+        const bfloat v3016 = bias[v3015];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3017 = float(v3016);
+        const float v3018 = v3014 + v3017;
+        const float v3020 = fmax(v3018, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3021 = bfloat(v3020);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3022 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3023 = v3022 + v2939;
+        const uint v3024 = v3023 + v3010;
+        out[v3024] = v3021;
+      }
+      const uint v3025 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3026 = v2937 + v3025;
+      const uint v3027 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3028 = v3026 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3029 = v3027 < v15;
+      const bool v3030 = v3028 && v3029;
+      if (v3030) {
+        const float v3031 = v2643.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3032 = v2939 + v3027;
+        const bfloat v3033 = bias[v3032];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3034 = float(v3033);
+        const float v3035 = v3031 + v3034;
+        const float v3037 = fmax(v3035, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3038 = bfloat(v3037);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3039 = v3026 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3040 = v3039 + v2939;
+        const uint v3041 = v3040 + v3027;
+        out[v3041] = v3038;
+      }
+      const uint v3042 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3043 = v2937 + v3042;
+      const uint v3044 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3045 = v3043 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3046 = v3044 < v15;
+      const bool v3047 = v3045 && v3046;
+      if (v3047) {
+        const float v3048 = v2643.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3049 = v2939 + v3044;
+        const bfloat v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3051 = float(v3050);
+        const float v3052 = v3048 + v3051;
+        const float v3054 = fmax(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3055 = bfloat(v3054);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3056 = v3043 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3057 = v3056 + v2939;
+        const uint v3058 = v3057 + v3044;
+        out[v3058] = v3055;
+      }
+      const uint v3059 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3060 = v2937 + v3059;
+      const uint v3061 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3062 = v3060 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3063 = v3061 < v15;
+      const bool v3064 = v3062 && v3063;
+      if (v3064) {
+        const float v3065 = v2643.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3066 = v2939 + v3061;
+        const bfloat v3067 = bias[v3066];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3068 = float(v3067);
+        const float v3069 = v3065 + v3068;
+        const float v3071 = fmax(v3069, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const bfloat v3072 = bfloat(v3071);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3073 = v3060 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3074 = v3073 + v2939;
+        const uint v3075 = v3074 + v3061;
+        out[v3075] = v3072;
       }
     }
   }

@@ -116,8 +116,6 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   threadgroup float* shm3 = reinterpret_cast<threadgroup float*>(iron_shared + 0);
   threadgroup bfloat* shm4 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
   threadgroup bfloat* shm5 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
-  threadgroup bfloat* shm6 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 0);
-  threadgroup bfloat* shm7 = reinterpret_cast<threadgroup bfloat*>(iron_shared + 14336);
 
   const uint v0 = batch;  // kernels/convolution/conv2d_bias.cpp:70
   const uint v1 = h;
@@ -134,14 +132,14 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
   const uint v12 = dil_w;
   const uint v13 = group_count;
   const uint v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
   const uint v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:51
+  const uint v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:52
+  const uint v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:51
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const uint v30 = iron_gid.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -343,394 +341,394 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      const bool v3904 = !v117;  // kernels/convolution/im2col_a.hpp:90
-      const uint v4231 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-      const uint v4232 = v4231 << 3u;
-      const uint v4233 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-      const uint v4236 = v4233 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-      const uint v4237 = v85 + v4236;
-      const uint v4241 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-      const bool v4246 = v4233 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-      const uint v4255 = v4233 + 16u;
-      const bool v4256 = v4255 < v15;
-      const uint v4259 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4265 = v4233 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4266 = v4265 < v15;
-      const uint v4269 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4275 = v4233 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4276 = v4275 < v15;
-      const uint v4279 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4285 = v4233 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4286 = v4285 < v15;
-      const uint v4289 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4295 = v4233 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4296 = v4295 < v15;
-      const uint v4299 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4305 = v4233 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4306 = v4305 < v15;
-      const uint v4309 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4315 = v4233 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
-      const bool v4316 = v4315 < v15;
-      const uint v4319 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-      const uint v4331 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const uint v4336 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const bool v3253 = !v117;  // kernels/convolution/im2col_a.hpp:90
+      const uint v3580 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+      const uint v3581 = v3580 << 3u;
+      const uint v3582 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+      const uint v3585 = v3582 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+      const uint v3586 = v85 + v3585;
+      const uint v3590 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+      const bool v3595 = v3582 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+      const uint v3604 = v3582 + 16u;
+      const bool v3605 = v3604 < v15;
+      const uint v3608 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3614 = v3582 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3615 = v3614 < v15;
+      const uint v3618 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3624 = v3582 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3625 = v3624 < v15;
+      const uint v3628 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3634 = v3582 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3635 = v3634 < v15;
+      const uint v3638 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3644 = v3582 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3645 = v3644 < v15;
+      const uint v3648 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3654 = v3582 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3655 = v3654 < v15;
+      const uint v3658 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3664 = v3582 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+      const bool v3665 = v3664 < v15;
+      const uint v3668 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+      const uint v3680 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const uint v3685 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (uint v3897 = 0u; v3897 < v34; v3897 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const uint v3899 = v3897 >> 6u;
-        const uint v3901 = v3899 % 1u;
+      for (uint v3246 = 0u; v3246 < v34; v3246 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const uint v3248 = v3246 >> 6u;
+        const uint v3250 = v3248 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3903 = v3901 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        if (v3904) {  // kernels/convolution/im2col_a.hpp:90
-          const uint v3910 = v3897 + v4232;  // kernels/convolution/im2col_a.hpp:110
-          const uint v3912 = v3910 / v19;  // kernels/convolution/im2col_a.hpp:112
-          const uint v3914 = v3912 * v19;  // kernels/convolution/im2col_a.hpp:113
-          const uint v3915 = v3910 - v3914;
-          const uint v3916 = v3912 / v6;  // kernels/convolution/im2col_a.hpp:114
-          const uint v3917 = v3916 * v11;  // kernels/convolution/im2col_a.hpp:115
-          const uint v3918 = v3916 * v6;  // kernels/convolution/im2col_a.hpp:116
-          const uint v3919 = v3912 - v3918;
-          const uint v3920 = v3919 * v12;
-          const uint v3921 = v97 + v3915;  // kernels/convolution/im2col_a.hpp:117
-          const bool v3922 = v3910 < v34;  // kernels/convolution/im2col_a.hpp:118
-          const uint v3924 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-          const uint v3930 = v4241 + v4232;  // kernels/convolution/im2col_a.hpp:121
-          const uint v3931 = v156 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3932 = v161 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3933 = v3931 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3934 = v3922 && v3933;
-          const bool v3935 = v3931 < v154;
-          const bool v3936 = v3934 && v3935;
-          const bool v3937 = v3932 >= v10;
-          const bool v3938 = v3936 && v3937;
-          const bool v3939 = v3932 < v3924;
-          const bool v3940 = v3938 && v3939;
-          const uint v3941 = max(v3931, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3942 = v3941 - v9;
-          const uint v3943 = max(v3932, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3944 = v3943 - v10;
-          const uint v3945 = v164 + v3942;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3946 = v3945 * v2;
-          const uint v3947 = v3946 + v3944;
-          const uint v3948 = v3947 * v3;
-          const uint v3949 = v3948 + v3921;
-          const uint v3951 = v3940 ? v3949 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3953 = v3903 + v3930;  // kernels/convolution/im2col_a.hpp:130
+        const uint v3252 = v3250 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        if (v3253) {  // kernels/convolution/im2col_a.hpp:90
+          const uint v3259 = v3246 + v3581;  // kernels/convolution/im2col_a.hpp:110
+          const uint v3261 = v3259 / v19;  // kernels/convolution/im2col_a.hpp:112
+          const uint v3263 = v3261 * v19;  // kernels/convolution/im2col_a.hpp:113
+          const uint v3264 = v3259 - v3263;
+          const uint v3265 = v3261 / v6;  // kernels/convolution/im2col_a.hpp:114
+          const uint v3266 = v3265 * v11;  // kernels/convolution/im2col_a.hpp:115
+          const uint v3267 = v3265 * v6;  // kernels/convolution/im2col_a.hpp:116
+          const uint v3268 = v3261 - v3267;
+          const uint v3269 = v3268 * v12;
+          const uint v3270 = v97 + v3264;  // kernels/convolution/im2col_a.hpp:117
+          const bool v3271 = v3259 < v34;  // kernels/convolution/im2col_a.hpp:118
+          const uint v3273 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+          const uint v3279 = v3590 + v3581;  // kernels/convolution/im2col_a.hpp:121
+          const uint v3280 = v156 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3281 = v161 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3282 = v3280 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3283 = v3271 && v3282;
+          const bool v3284 = v3280 < v154;
+          const bool v3285 = v3283 && v3284;
+          const bool v3286 = v3281 >= v10;
+          const bool v3287 = v3285 && v3286;
+          const bool v3288 = v3281 < v3273;
+          const bool v3289 = v3287 && v3288;
+          const uint v3290 = max(v3280, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3291 = v3290 - v9;
+          const uint v3292 = max(v3281, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3293 = v3292 - v10;
+          const uint v3294 = v164 + v3291;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3295 = v3294 * v2;
+          const uint v3296 = v3295 + v3293;
+          const uint v3297 = v3296 * v3;
+          const uint v3298 = v3297 + v3270;
+          const uint v3300 = v3289 ? v3298 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3302 = v3252 + v3279;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3953 + e] = v3940 ? x[v3951 + e] : bfloat(0);
+            shm0[v3302 + e] = v3289 ? x[v3300 + e] : bfloat(0);
           }
-          const uint v3955 = v174 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3956 = v179 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3957 = v3955 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3958 = v3922 && v3957;
-          const bool v3959 = v3955 < v154;
-          const bool v3960 = v3958 && v3959;
-          const bool v3961 = v3956 >= v10;
-          const bool v3962 = v3960 && v3961;
-          const bool v3963 = v3956 < v3924;
-          const bool v3964 = v3962 && v3963;
-          const uint v3965 = max(v3955, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3966 = v3965 - v9;
-          const uint v3967 = max(v3956, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3968 = v3967 - v10;
-          const uint v3969 = v182 + v3966;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3970 = v3969 * v2;
-          const uint v3971 = v3970 + v3968;
-          const uint v3972 = v3971 * v3;
-          const uint v3973 = v3972 + v3921;
-          const uint v3975 = v3964 ? v3973 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v3978 = v3953 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3304 = v174 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3305 = v179 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3306 = v3304 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3307 = v3271 && v3306;
+          const bool v3308 = v3304 < v154;
+          const bool v3309 = v3307 && v3308;
+          const bool v3310 = v3305 >= v10;
+          const bool v3311 = v3309 && v3310;
+          const bool v3312 = v3305 < v3273;
+          const bool v3313 = v3311 && v3312;
+          const uint v3314 = max(v3304, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3315 = v3314 - v9;
+          const uint v3316 = max(v3305, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3317 = v3316 - v10;
+          const uint v3318 = v182 + v3315;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3319 = v3318 * v2;
+          const uint v3320 = v3319 + v3317;
+          const uint v3321 = v3320 * v3;
+          const uint v3322 = v3321 + v3270;
+          const uint v3324 = v3313 ? v3322 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3327 = v3302 + 1024u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v3978 + e] = v3964 ? x[v3975 + e] : bfloat(0);
+            shm0[v3327 + e] = v3313 ? x[v3324 + e] : bfloat(0);
           }
-          const uint v3979 = v192 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v3980 = v197 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v3981 = v3979 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v3982 = v3922 && v3981;
-          const bool v3983 = v3979 < v154;
-          const bool v3984 = v3982 && v3983;
-          const bool v3985 = v3980 >= v10;
-          const bool v3986 = v3984 && v3985;
-          const bool v3987 = v3980 < v3924;
-          const bool v3988 = v3986 && v3987;
-          const uint v3989 = max(v3979, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v3990 = v3989 - v9;
-          const uint v3991 = max(v3980, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v3992 = v3991 - v10;
-          const uint v3993 = v200 + v3990;  // kernels/convolution/im2col_a.hpp:129
-          const uint v3994 = v3993 * v2;
-          const uint v3995 = v3994 + v3992;
-          const uint v3996 = v3995 * v3;
-          const uint v3997 = v3996 + v3921;
-          const uint v3999 = v3988 ? v3997 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4002 = v3953 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3328 = v192 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3329 = v197 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3330 = v3328 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3331 = v3271 && v3330;
+          const bool v3332 = v3328 < v154;
+          const bool v3333 = v3331 && v3332;
+          const bool v3334 = v3329 >= v10;
+          const bool v3335 = v3333 && v3334;
+          const bool v3336 = v3329 < v3273;
+          const bool v3337 = v3335 && v3336;
+          const uint v3338 = max(v3328, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3339 = v3338 - v9;
+          const uint v3340 = max(v3329, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3341 = v3340 - v10;
+          const uint v3342 = v200 + v3339;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3343 = v3342 * v2;
+          const uint v3344 = v3343 + v3341;
+          const uint v3345 = v3344 * v3;
+          const uint v3346 = v3345 + v3270;
+          const uint v3348 = v3337 ? v3346 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3351 = v3302 + 2048u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4002 + e] = v3988 ? x[v3999 + e] : bfloat(0);
+            shm0[v3351 + e] = v3337 ? x[v3348 + e] : bfloat(0);
           }
-          const uint v4003 = v210 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v4004 = v215 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v4005 = v4003 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v4006 = v3922 && v4005;
-          const bool v4007 = v4003 < v154;
-          const bool v4008 = v4006 && v4007;
-          const bool v4009 = v4004 >= v10;
-          const bool v4010 = v4008 && v4009;
-          const bool v4011 = v4004 < v3924;
-          const bool v4012 = v4010 && v4011;
-          const uint v4013 = max(v4003, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v4014 = v4013 - v9;
-          const uint v4015 = max(v4004, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v4016 = v4015 - v10;
-          const uint v4017 = v218 + v4014;  // kernels/convolution/im2col_a.hpp:129
-          const uint v4018 = v4017 * v2;
-          const uint v4019 = v4018 + v4016;
-          const uint v4020 = v4019 * v3;
-          const uint v4021 = v4020 + v3921;
-          const uint v4023 = v4012 ? v4021 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4026 = v3953 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3352 = v210 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3353 = v215 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3354 = v3352 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3355 = v3271 && v3354;
+          const bool v3356 = v3352 < v154;
+          const bool v3357 = v3355 && v3356;
+          const bool v3358 = v3353 >= v10;
+          const bool v3359 = v3357 && v3358;
+          const bool v3360 = v3353 < v3273;
+          const bool v3361 = v3359 && v3360;
+          const uint v3362 = max(v3352, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3363 = v3362 - v9;
+          const uint v3364 = max(v3353, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3365 = v3364 - v10;
+          const uint v3366 = v218 + v3363;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3367 = v3366 * v2;
+          const uint v3368 = v3367 + v3365;
+          const uint v3369 = v3368 * v3;
+          const uint v3370 = v3369 + v3270;
+          const uint v3372 = v3361 ? v3370 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3375 = v3302 + 3072u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4026 + e] = v4012 ? x[v4023 + e] : bfloat(0);
+            shm0[v3375 + e] = v3361 ? x[v3372 + e] : bfloat(0);
           }
-          const uint v4027 = v228 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v4028 = v233 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v4029 = v4027 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v4030 = v3922 && v4029;
-          const bool v4031 = v4027 < v154;
-          const bool v4032 = v4030 && v4031;
-          const bool v4033 = v4028 >= v10;
-          const bool v4034 = v4032 && v4033;
-          const bool v4035 = v4028 < v3924;
-          const bool v4036 = v4034 && v4035;
-          const uint v4037 = max(v4027, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v4038 = v4037 - v9;
-          const uint v4039 = max(v4028, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v4040 = v4039 - v10;
-          const uint v4041 = v236 + v4038;  // kernels/convolution/im2col_a.hpp:129
-          const uint v4042 = v4041 * v2;
-          const uint v4043 = v4042 + v4040;
-          const uint v4044 = v4043 * v3;
-          const uint v4045 = v4044 + v3921;
-          const uint v4047 = v4036 ? v4045 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4050 = v3953 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3376 = v228 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3377 = v233 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3378 = v3376 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3379 = v3271 && v3378;
+          const bool v3380 = v3376 < v154;
+          const bool v3381 = v3379 && v3380;
+          const bool v3382 = v3377 >= v10;
+          const bool v3383 = v3381 && v3382;
+          const bool v3384 = v3377 < v3273;
+          const bool v3385 = v3383 && v3384;
+          const uint v3386 = max(v3376, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3387 = v3386 - v9;
+          const uint v3388 = max(v3377, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3389 = v3388 - v10;
+          const uint v3390 = v236 + v3387;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3391 = v3390 * v2;
+          const uint v3392 = v3391 + v3389;
+          const uint v3393 = v3392 * v3;
+          const uint v3394 = v3393 + v3270;
+          const uint v3396 = v3385 ? v3394 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3399 = v3302 + 4096u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4050 + e] = v4036 ? x[v4047 + e] : bfloat(0);
+            shm0[v3399 + e] = v3385 ? x[v3396 + e] : bfloat(0);
           }
-          const uint v4051 = v246 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v4052 = v251 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v4053 = v4051 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v4054 = v3922 && v4053;
-          const bool v4055 = v4051 < v154;
-          const bool v4056 = v4054 && v4055;
-          const bool v4057 = v4052 >= v10;
-          const bool v4058 = v4056 && v4057;
-          const bool v4059 = v4052 < v3924;
-          const bool v4060 = v4058 && v4059;
-          const uint v4061 = max(v4051, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v4062 = v4061 - v9;
-          const uint v4063 = max(v4052, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v4064 = v4063 - v10;
-          const uint v4065 = v254 + v4062;  // kernels/convolution/im2col_a.hpp:129
-          const uint v4066 = v4065 * v2;
-          const uint v4067 = v4066 + v4064;
-          const uint v4068 = v4067 * v3;
-          const uint v4069 = v4068 + v3921;
-          const uint v4071 = v4060 ? v4069 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4074 = v3953 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3400 = v246 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3401 = v251 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3402 = v3400 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3403 = v3271 && v3402;
+          const bool v3404 = v3400 < v154;
+          const bool v3405 = v3403 && v3404;
+          const bool v3406 = v3401 >= v10;
+          const bool v3407 = v3405 && v3406;
+          const bool v3408 = v3401 < v3273;
+          const bool v3409 = v3407 && v3408;
+          const uint v3410 = max(v3400, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3411 = v3410 - v9;
+          const uint v3412 = max(v3401, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3413 = v3412 - v10;
+          const uint v3414 = v254 + v3411;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3415 = v3414 * v2;
+          const uint v3416 = v3415 + v3413;
+          const uint v3417 = v3416 * v3;
+          const uint v3418 = v3417 + v3270;
+          const uint v3420 = v3409 ? v3418 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3423 = v3302 + 5120u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4074 + e] = v4060 ? x[v4071 + e] : bfloat(0);
+            shm0[v3423 + e] = v3409 ? x[v3420 + e] : bfloat(0);
           }
-          const uint v4075 = v264 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v4076 = v269 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v4077 = v4075 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v4078 = v3922 && v4077;
-          const bool v4079 = v4075 < v154;
-          const bool v4080 = v4078 && v4079;
-          const bool v4081 = v4076 >= v10;
-          const bool v4082 = v4080 && v4081;
-          const bool v4083 = v4076 < v3924;
-          const bool v4084 = v4082 && v4083;
-          const uint v4085 = max(v4075, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v4086 = v4085 - v9;
-          const uint v4087 = max(v4076, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v4088 = v4087 - v10;
-          const uint v4089 = v272 + v4086;  // kernels/convolution/im2col_a.hpp:129
-          const uint v4090 = v4089 * v2;
-          const uint v4091 = v4090 + v4088;
-          const uint v4092 = v4091 * v3;
-          const uint v4093 = v4092 + v3921;
-          const uint v4095 = v4084 ? v4093 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4098 = v3953 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3424 = v264 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3425 = v269 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3426 = v3424 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3427 = v3271 && v3426;
+          const bool v3428 = v3424 < v154;
+          const bool v3429 = v3427 && v3428;
+          const bool v3430 = v3425 >= v10;
+          const bool v3431 = v3429 && v3430;
+          const bool v3432 = v3425 < v3273;
+          const bool v3433 = v3431 && v3432;
+          const uint v3434 = max(v3424, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3435 = v3434 - v9;
+          const uint v3436 = max(v3425, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3437 = v3436 - v10;
+          const uint v3438 = v272 + v3435;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3439 = v3438 * v2;
+          const uint v3440 = v3439 + v3437;
+          const uint v3441 = v3440 * v3;
+          const uint v3442 = v3441 + v3270;
+          const uint v3444 = v3433 ? v3442 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3447 = v3302 + 6144u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4098 + e] = v4084 ? x[v4095 + e] : bfloat(0);
+            shm0[v3447 + e] = v3433 ? x[v3444 + e] : bfloat(0);
           }
-          const uint v4099 = v282 + v3917;  // kernels/convolution/im2col_a.hpp:124
-          const uint v4100 = v287 + v3920;  // kernels/convolution/im2col_a.hpp:125
-          const bool v4101 = v4099 >= v9;  // kernels/convolution/im2col_a.hpp:126
-          const bool v4102 = v3922 && v4101;
-          const bool v4103 = v4099 < v154;
-          const bool v4104 = v4102 && v4103;
-          const bool v4105 = v4100 >= v10;
-          const bool v4106 = v4104 && v4105;
-          const bool v4107 = v4100 < v3924;
-          const bool v4108 = v4106 && v4107;
-          const uint v4109 = max(v4099, v9);  // kernels/convolution/im2col_a.hpp:127
-          const uint v4110 = v4109 - v9;
-          const uint v4111 = max(v4100, v10);  // kernels/convolution/im2col_a.hpp:128
-          const uint v4112 = v4111 - v10;
-          const uint v4113 = v290 + v4110;  // kernels/convolution/im2col_a.hpp:129
-          const uint v4114 = v4113 * v2;
-          const uint v4115 = v4114 + v4112;
-          const uint v4116 = v4115 * v3;
-          const uint v4117 = v4116 + v3921;
-          const uint v4119 = v4108 ? v4117 : 0u;  // kernels/convolution/im2col_a.hpp:131
-          const uint v4122 = v3953 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+          const uint v3448 = v282 + v3266;  // kernels/convolution/im2col_a.hpp:124
+          const uint v3449 = v287 + v3269;  // kernels/convolution/im2col_a.hpp:125
+          const bool v3450 = v3448 >= v9;  // kernels/convolution/im2col_a.hpp:126
+          const bool v3451 = v3271 && v3450;
+          const bool v3452 = v3448 < v154;
+          const bool v3453 = v3451 && v3452;
+          const bool v3454 = v3449 >= v10;
+          const bool v3455 = v3453 && v3454;
+          const bool v3456 = v3449 < v3273;
+          const bool v3457 = v3455 && v3456;
+          const uint v3458 = max(v3448, v9);  // kernels/convolution/im2col_a.hpp:127
+          const uint v3459 = v3458 - v9;
+          const uint v3460 = max(v3449, v10);  // kernels/convolution/im2col_a.hpp:128
+          const uint v3461 = v3460 - v10;
+          const uint v3462 = v290 + v3459;  // kernels/convolution/im2col_a.hpp:129
+          const uint v3463 = v3462 * v2;
+          const uint v3464 = v3463 + v3461;
+          const uint v3465 = v3464 * v3;
+          const uint v3466 = v3465 + v3270;
+          const uint v3468 = v3457 ? v3466 : 0u;  // kernels/convolution/im2col_a.hpp:131
+          const uint v3471 = v3302 + 7168u;  // kernels/convolution/im2col_a.hpp:130
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4122 + e] = v4108 ? x[v4119 + e] : bfloat(0);
+            shm0[v3471 + e] = v3457 ? x[v3468 + e] : bfloat(0);
           }
         } else {
-          const uint v4133 = v3897 + v4232;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4134 = v4133 < v34;
-          const uint v4135 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const uint v4137 = v4135 + v3897;
-          const uint v4138 = v4137 + v4232;
-          const uint v4141 = v3903 + v4241;  // kernels/gemm/gemm_tiles.hpp:88
-          const uint v4142 = v4141 + v4232;
-          const bool v4146 = v4134 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4150 = v4146 ? v4138 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3482 = v3246 + v3581;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3483 = v3482 < v34;
+          const uint v3484 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const uint v3486 = v3484 + v3246;
+          const uint v3487 = v3486 + v3581;
+          const uint v3490 = v3252 + v3590;  // kernels/gemm/gemm_tiles.hpp:88
+          const uint v3491 = v3490 + v3581;
+          const bool v3495 = v3483 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3499 = v3495 ? v3487 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
           for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-            shm0[v4142 + e] = v4146 ? x[v4150 + e] : bfloat(0);
+            shm0[v3491 + e] = v3495 ? x[v3499 + e] : bfloat(0);
           }
-          const bool v4156 = v4134 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4159 = v4138 + v4259;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4160 = v4156 ? v4159 : 0u;
-          const uint v4162 = v4142 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3505 = v3483 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3508 = v3487 + v3608;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3509 = v3505 ? v3508 : 0u;
+          const uint v3511 = v3491 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4162 + e] = v4156 ? x[v4160 + e] : bfloat(0);
+            shm0[v3511 + e] = v3505 ? x[v3509 + e] : bfloat(0);
           }
-          const bool v4166 = v4134 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4169 = v4138 + v4269;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4170 = v4166 ? v4169 : 0u;
-          const uint v4172 = v4142 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3515 = v3483 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3518 = v3487 + v3618;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3519 = v3515 ? v3518 : 0u;
+          const uint v3521 = v3491 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4172 + e] = v4166 ? x[v4170 + e] : bfloat(0);
+            shm0[v3521 + e] = v3515 ? x[v3519 + e] : bfloat(0);
           }
-          const bool v4176 = v4134 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4179 = v4138 + v4279;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4180 = v4176 ? v4179 : 0u;
-          const uint v4182 = v4142 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3525 = v3483 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3528 = v3487 + v3628;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3529 = v3525 ? v3528 : 0u;
+          const uint v3531 = v3491 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4182 + e] = v4176 ? x[v4180 + e] : bfloat(0);
+            shm0[v3531 + e] = v3525 ? x[v3529 + e] : bfloat(0);
           }
-          const bool v4186 = v4134 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4189 = v4138 + v4289;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4190 = v4186 ? v4189 : 0u;
-          const uint v4192 = v4142 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3535 = v3483 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3538 = v3487 + v3638;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3539 = v3535 ? v3538 : 0u;
+          const uint v3541 = v3491 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4192 + e] = v4186 ? x[v4190 + e] : bfloat(0);
+            shm0[v3541 + e] = v3535 ? x[v3539 + e] : bfloat(0);
           }
-          const bool v4196 = v4134 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4199 = v4138 + v4299;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4200 = v4196 ? v4199 : 0u;
-          const uint v4202 = v4142 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3545 = v3483 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3548 = v3487 + v3648;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3549 = v3545 ? v3548 : 0u;
+          const uint v3551 = v3491 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4202 + e] = v4196 ? x[v4200 + e] : bfloat(0);
+            shm0[v3551 + e] = v3545 ? x[v3549 + e] : bfloat(0);
           }
-          const bool v4206 = v4134 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4209 = v4138 + v4309;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4210 = v4206 ? v4209 : 0u;
-          const uint v4212 = v4142 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3555 = v3483 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3558 = v3487 + v3658;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3559 = v3555 ? v3558 : 0u;
+          const uint v3561 = v3491 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4212 + e] = v4206 ? x[v4210 + e] : bfloat(0);
+            shm0[v3561 + e] = v3555 ? x[v3559 + e] : bfloat(0);
           }
-          const bool v4216 = v4134 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-          const uint v4219 = v4138 + v4319;  // kernels/gemm/gemm_tiles.hpp:91
-          const uint v4220 = v4216 ? v4219 : 0u;
-          const uint v4222 = v4142 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const bool v3565 = v3483 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+          const uint v3568 = v3487 + v3668;  // kernels/gemm/gemm_tiles.hpp:91
+          const uint v3569 = v3565 ? v3568 : 0u;
+          const uint v3571 = v3491 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
           for (uint e = 0; e < 8u; ++e) {
-            shm0[v4222 + e] = v4216 ? x[v4220 + e] : bfloat(0);
+            shm0[v3571 + e] = v3565 ? x[v3569 + e] : bfloat(0);
           }
         }
-        const uint v4234 = v3897 + v4232;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v4235 = v4234 < v34;
-        const uint v4238 = v4237 + v3897;  // kernels/gemm/gemm_tiles.hpp:87
-        const uint v4239 = v4238 + v4232;
-        const uint v4242 = v3903 + v4241;  // kernels/gemm/gemm_tiles.hpp:88
-        const uint v4243 = v4242 + v4232;
-        const bool v4247 = v4235 && v4246;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4251 = v4247 ? v4239 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3583 = v3246 + v3581;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v3584 = v3583 < v34;
+        const uint v3587 = v3586 + v3246;  // kernels/gemm/gemm_tiles.hpp:87
+        const uint v3588 = v3587 + v3581;
+        const uint v3591 = v3252 + v3590;  // kernels/gemm/gemm_tiles.hpp:88
+        const uint v3592 = v3591 + v3581;
+        const bool v3596 = v3584 && v3595;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3600 = v3596 ? v3588 : v85;  // kernels/gemm/gemm_tiles.hpp:91
         for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:92
-          shm1[v4243 + e] = v4247 ? weight[v4251 + e] : bfloat(0);
+          shm1[v3592 + e] = v3596 ? weight[v3600 + e] : bfloat(0);
         }
-        const bool v4257 = v4235 && v4256;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4260 = v4239 + v4259;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4261 = v4257 ? v4260 : v85;
-        const uint v4263 = v4243 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3606 = v3584 && v3605;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3609 = v3588 + v3608;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3610 = v3606 ? v3609 : v85;
+        const uint v3612 = v3592 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4263 + e] = v4257 ? weight[v4261 + e] : bfloat(0);
+          shm1[v3612 + e] = v3606 ? weight[v3610 + e] : bfloat(0);
         }
-        const bool v4267 = v4235 && v4266;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4270 = v4239 + v4269;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4271 = v4267 ? v4270 : v85;
-        const uint v4273 = v4243 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3616 = v3584 && v3615;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3619 = v3588 + v3618;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3620 = v3616 ? v3619 : v85;
+        const uint v3622 = v3592 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4273 + e] = v4267 ? weight[v4271 + e] : bfloat(0);
+          shm1[v3622 + e] = v3616 ? weight[v3620 + e] : bfloat(0);
         }
-        const bool v4277 = v4235 && v4276;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4280 = v4239 + v4279;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4281 = v4277 ? v4280 : v85;
-        const uint v4283 = v4243 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3626 = v3584 && v3625;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3629 = v3588 + v3628;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3630 = v3626 ? v3629 : v85;
+        const uint v3632 = v3592 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4283 + e] = v4277 ? weight[v4281 + e] : bfloat(0);
+          shm1[v3632 + e] = v3626 ? weight[v3630 + e] : bfloat(0);
         }
-        const bool v4287 = v4235 && v4286;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4290 = v4239 + v4289;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4291 = v4287 ? v4290 : v85;
-        const uint v4293 = v4243 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3636 = v3584 && v3635;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3639 = v3588 + v3638;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3640 = v3636 ? v3639 : v85;
+        const uint v3642 = v3592 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4293 + e] = v4287 ? weight[v4291 + e] : bfloat(0);
+          shm1[v3642 + e] = v3636 ? weight[v3640 + e] : bfloat(0);
         }
-        const bool v4297 = v4235 && v4296;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4300 = v4239 + v4299;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4301 = v4297 ? v4300 : v85;
-        const uint v4303 = v4243 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3646 = v3584 && v3645;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3649 = v3588 + v3648;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3650 = v3646 ? v3649 : v85;
+        const uint v3652 = v3592 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4303 + e] = v4297 ? weight[v4301 + e] : bfloat(0);
+          shm1[v3652 + e] = v3646 ? weight[v3650 + e] : bfloat(0);
         }
-        const bool v4307 = v4235 && v4306;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4310 = v4239 + v4309;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4311 = v4307 ? v4310 : v85;
-        const uint v4313 = v4243 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3656 = v3584 && v3655;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3659 = v3588 + v3658;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3660 = v3656 ? v3659 : v85;
+        const uint v3662 = v3592 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4313 + e] = v4307 ? weight[v4311 + e] : bfloat(0);
+          shm1[v3662 + e] = v3656 ? weight[v3660 + e] : bfloat(0);
         }
-        const bool v4317 = v4235 && v4316;  // kernels/gemm/gemm_tiles.hpp:90
-        const uint v4320 = v4239 + v4319;  // kernels/gemm/gemm_tiles.hpp:91
-        const uint v4321 = v4317 ? v4320 : v85;
-        const uint v4323 = v4243 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const bool v3666 = v3584 && v3665;  // kernels/gemm/gemm_tiles.hpp:90
+        const uint v3669 = v3588 + v3668;  // kernels/gemm/gemm_tiles.hpp:91
+        const uint v3670 = v3666 ? v3669 : v85;
+        const uint v3672 = v3592 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
         for (uint e = 0; e < 8u; ++e) {
-          shm1[v4323 + e] = v4317 ? weight[v4321 + e] : bfloat(0);
+          shm1[v3672 + e] = v3666 ? weight[v3670 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:301
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4332 = v3903 + v4331;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4332), long(64u));
-        const uint v4337 = v3903 + v4336;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4337), long(64u));
+        const uint v3681 = v3252 + v3680;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3681), long(64u));
+        const uint v3686 = v3252 + v3685;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3686), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4344 = v4332 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4344), long(64u));
-        const uint v4349 = v4337 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4349), long(64u));
+        const uint v3693 = v3681 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3693), long(64u));
+        const uint v3698 = v3686 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3698), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4355 = v4332 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4355), long(64u));
-        const uint v4360 = v4337 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4360), long(64u));
+        const uint v3704 = v3681 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3704), long(64u));
+        const uint v3709 = v3686 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3709), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const uint v4366 = v4332 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load<false>(v303, shm0, long(v4366), long(64u));
-        const uint v4371 = v4337 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load<true>(v305, shm1, long(v4371), long(64u));
+        const uint v3715 = v3681 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load<false>(v303, shm0, long(v3715), long(64u));
+        const uint v3720 = v3686 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load<true>(v305, shm1, long(v3720), long(64u));
         iron_frag_mma(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:301
@@ -1873,15 +1871,15 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const uint v2404 = v2403 + v2396;
           const float v2407 = shm3[v2404];  // kernels/gemm/gemm_tiles.hpp:348
           const uint v2410 = v84 + v2397;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4509 = *(device const iron_bf16x8*)(bias + v2410);  // kernels/convolution/conv2d_bias.cpp:65
-          const bfloat v2411 = v4509.part[0][0];
-          const bfloat v2431 = v4509.part[0][1];
-          const bfloat v2451 = v4509.part[0][2];
-          const bfloat v2471 = v4509.part[0][3];
-          const bfloat v2491 = v4509.part[1][0];
-          const bfloat v2511 = v4509.part[1][1];
-          const bfloat v2531 = v4509.part[1][2];
-          const bfloat v2551 = v4509.part[1][3];
+          const iron_bf16x8 v3832 = *(device const iron_bf16x8*)(bias + v2410);  // kernels/convolution/conv2d_bias.cpp:65
+          const bfloat v2411 = v3832.part[0][0];
+          const bfloat v2431 = v3832.part[0][1];
+          const bfloat v2451 = v3832.part[0][2];
+          const bfloat v2471 = v3832.part[0][3];
+          const bfloat v2491 = v3832.part[1][0];
+          const bfloat v2511 = v3832.part[1][1];
+          const bfloat v2531 = v3832.part[1][2];
+          const bfloat v2551 = v3832.part[1][3];
           const float v2412 = float(v2411);
           const float v2413 = v2407 + v2412;
           const float v2415 = v2413 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1962,8 +1960,8 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
           const float v2559 = iron_recip_approx(v2558);
           const float v2560 = v2553 * v2559;
           const bfloat v2561 = bfloat(v2560);  // kernels/convolution/conv_tiles.hpp:124
-          const uint v4510 = v2397 + v2423;
-          *(device iron_bf16x8*)(out + v4510) = iron_bf16x8{{bfloat4(v2421, v2441, v2461, v2481), bfloat4(v2501, v2521, v2541, v2561)}};
+          const uint v3833 = v2397 + v2423;
+          *(device iron_bf16x8*)(out + v3833) = iron_bf16x8{{bfloat4(v2421, v2441, v2461, v2481), bfloat4(v2501, v2521, v2541, v2561)}};
         }
       } else {
         for (uint v2568 = v144; v2568 < 2048u; v2568 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
@@ -1998,1223 +1996,611 @@ kernel void iron_conv2d_fused_bias_silu_bf16(
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:447
     }
   } else {
-    const uint v2604 = v19 & 7u;  // kernels/convolution/narrow_groups.hpp:206
-    const bool v2605 = v2604 == 0u;
-    if (v2605) {
-      const uint v2609 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v2610 = v2609 & 7u;
-      const uint v2611 = v2610 << 3u;
-      const uint v2614 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v2615 = v2614 * v19;
-      const uint v2619 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v2620 = v12 * v2619;
-      const uint v2622 = v10 << 1u;
-      const uint v2623 = v2 + v2622;
-      const uint v2624 = v2623 - v2620;
-      const uint v2625 = v2624 - 1u;
-      const uint v2626 = v2625 / v8;
-      const uint v2627 = v2626 + 1u;
-      const uint v2631 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v2632 = v11 * v2631;
-      const uint v2634 = v9 << 1u;
-      const uint v2635 = v1 + v2634;
-      const uint v2636 = v2635 - v2632;
-      const uint v2637 = v2636 - 1u;
-      const uint v2638 = v2637 / v7;
-      const uint v2639 = v2638 + 1u;
-      const uint v2640 = v2639 * v2627;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v2641 = v0 * v2640;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v2646 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2647 = v2646 == 0u;
-      const uint v2650 = v19 << 1u;
-      const bool v2651 = v2650 <= 64u;
-      const bool v2652 = v2647 && v2651;
-      const uint v2653 = v2652 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2657 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2658 = v2657 == 0u;
-      const uint v2661 = v19 << 2u;
-      const bool v2662 = v2661 <= 64u;
-      const bool v2663 = v2658 && v2662;
-      const uint v2664 = v2663 ? 4u : v2653;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v2668 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v2669 = v2668 == 0u;
-      const uint v2672 = v19 << 3u;
-      const bool v2673 = v2672 <= 64u;
-      const bool v2674 = v2669 && v2673;
-      const uint v2675 = v2674 ? 8u : v2664;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v2677 = 128u / v2675;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v2678 = v13 / v2675;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v2679 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v2682 = v2641 + 127u;
-      const uint v2683 = v2682 >> 7u;
-      const uint v2684 = iron_gid.z;
-      const uint v2685 = v2684 * v2683;
-      const uint v2686 = v2685 + v2679;
-      const uint v2687 = v2686 % v2678;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v2688 = v2686 / v2678;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v2689 = v2687 * v2675;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v2691 = v2641 + v2677;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v2692 = v2691 - 1u;
-      const uint v2693 = v2692 / v2677;
-      const bool v2694 = v2688 < v2693;
-      if (v2694) {
-        const uint v2696 = v2675 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v2697 = v2696 >> 3u;
-        const bool v2701 = v2697 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v2702 = v2701 ? 8u : 16u;
-        const bool v2705 = v2697 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v2706 = v2705 ? 4u : v2702;
-        const bool v2709 = v2697 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v2710 = v2709 ? 2u : v2706;
-        const bool v2713 = v2697 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v2714 = v2713 ? 1u : v2710;
-        const uint v2716 = v2609 % v2714;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v2717 = v2716 < v2697;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v2719 = v2716 << 3u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v2720 = v2719 / v19;
-        const uint v2721 = v2720 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v2724 = v2719 - v2721;
-        const uint v2727 = v2689 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v2728 = v2727 + v2719;
-        const uint v2730 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v2731 = v2730 << 5u;
-        const uint v2732 = v2731 / v2677;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v2734 = v2731 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v2735 = v2734 / v2677;
-        iron_frag<float, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v2737, float(0.0f));
-        iron_frag<float, 16, 16> v2739;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v2739, float(0.0f));
-        iron_frag<bfloat, 16, 16> v2741;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v2741, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v2743;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v2743, bfloat(bfloat(0.0f)));
-        const uint v2746 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v2849 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v2870 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v2874 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v2880 = v2734 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v2884 = v2735 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const uint v2603 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:64
+    const uint v2604 = v2603 & 15u;
+    const uint v2605 = v2604 << 2u;
+    const uint v2608 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const uint v2609 = v2608 * v19;
+    const uint v2613 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const uint v2614 = v12 * v2613;
+    const uint v2616 = v10 << 1u;
+    const uint v2617 = v2 + v2616;
+    const uint v2618 = v2617 - v2614;
+    const uint v2619 = v2618 - 1u;
+    const uint v2620 = v2619 / v8;
+    const uint v2621 = v2620 + 1u;
+    const uint v2625 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const uint v2626 = v11 * v2625;
+    const uint v2628 = v9 << 1u;
+    const uint v2629 = v1 + v2628;
+    const uint v2630 = v2629 - v2626;
+    const uint v2631 = v2630 - 1u;
+    const uint v2632 = v2631 / v7;
+    const uint v2633 = v2632 + 1u;
+    const uint v2634 = v2633 * v2621;  // kernels/convolution/narrow_groups.hpp:69
+    const uint v2635 = v0 * v2634;  // kernels/convolution/narrow_groups.hpp:70
+    const uint v2640 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2641 = v2640 == 0u;
+    const uint v2644 = v19 << 1u;
+    const bool v2645 = v2644 <= 64u;
+    const bool v2646 = v2641 && v2645;
+    const uint v2647 = v2646 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2651 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2652 = v2651 == 0u;
+    const uint v2655 = v19 << 2u;
+    const bool v2656 = v2655 <= 64u;
+    const bool v2657 = v2652 && v2656;
+    const uint v2658 = v2657 ? 4u : v2647;  // kernels/convolution/narrow_groups.hpp:78
+    const uint v2662 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2663 = v2662 == 0u;
+    const uint v2666 = v19 << 3u;
+    const bool v2667 = v2666 <= 64u;
+    const bool v2668 = v2663 && v2667;
+    const uint v2669 = v2668 ? 8u : v2658;  // kernels/convolution/narrow_groups.hpp:77
+    const uint v2671 = 128u / v2669;  // kernels/convolution/narrow_groups.hpp:79
+    const uint v2672 = v13 / v2669;  // kernels/convolution/narrow_groups.hpp:80
+    const uint v2673 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:81
+    const uint v2676 = v2635 + 127u;
+    const uint v2677 = v2676 >> 7u;
+    const uint v2678 = iron_gid.z;
+    const uint v2679 = v2678 * v2677;
+    const uint v2680 = v2679 + v2673;
+    const uint v2681 = v2680 % v2672;  // kernels/convolution/narrow_groups.hpp:82
+    const uint v2682 = v2680 / v2672;  // kernels/convolution/narrow_groups.hpp:83
+    const uint v2683 = v2681 * v2669;  // kernels/convolution/narrow_groups.hpp:84
+    const uint v2685 = v2635 + v2671;  // kernels/convolution/narrow_groups.hpp:86
+    const uint v2686 = v2685 - 1u;
+    const uint v2687 = v2686 / v2671;
+    const bool v2688 = v2682 < v2687;
+    if (v2688) {
+      const uint v2690 = v2669 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const uint v2691 = v2690 >> 2u;
+      const bool v2695 = v2691 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const uint v2696 = v2695 ? 8u : 16u;
+      const bool v2699 = v2691 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const uint v2700 = v2699 ? 4u : v2696;
+      const bool v2703 = v2691 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const uint v2704 = v2703 ? 2u : v2700;
+      const bool v2707 = v2691 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const uint v2708 = v2707 ? 1u : v2704;
+      const uint v2710 = v2603 % v2708;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2711 = v2710 < v2691;  // kernels/convolution/narrow_groups.hpp:99
+      const uint v2713 = v2710 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const uint v2714 = v2713 / v19;
+      const uint v2715 = v2714 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const uint v2718 = v2713 - v2715;
+      const uint v2721 = v2683 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const uint v2722 = v2721 + v2713;
+      const uint v2724 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
+      const uint v2725 = v2724 << 5u;
+      const uint v2726 = v2725 / v2671;  // kernels/convolution/narrow_groups.hpp:105
+      const uint v2728 = v2725 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const uint v2729 = v2728 / v2671;
+      iron_frag<float, 16, 16> v2731;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2731, float(0.0f));
+      iron_frag<float, 16, 16> v2733;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2733, float(0.0f));
+      iron_frag<bfloat, 16, 16> v2735;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2735, bfloat(bfloat(0.0f)));
+      iron_frag<bfloat, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2737, bfloat(bfloat(0.0f)));
+      const uint v2740 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const uint v2843 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
+      const uint v2864 = v2725 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const uint v2868 = v2726 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const uint v2874 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const uint v2878 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-        for (uint v2748 = 0u; v2748 < v5; v2748 += v2746) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v2749 = v2748 + v2746;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v2750 = min(v2749, v5);
-          const uint v2751 = v2750 - v2748;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v2752 = v2751 * v6;
-          const uint v2753 = v2752 * v19;
-          const uint v2757 = v2753 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v2758 = v2757 >> 4u;
-          const uint v2759 = v2758 << 4u;
-          const bool v2760 = v2611 < v2759;  // kernels/convolution/narrow_groups.hpp:121
-          if (v2760) {
-            const uint v2762 = v2675 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v2765 = v2609 >> 3u;
-            const bool v2771 = v2611 < v2753;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v2773 = v2748 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v2774 = v2773 * v19;
+      for (uint v2742 = 0u; v2742 < v5; v2742 += v2740) {  // kernels/convolution/narrow_groups.hpp:114
+        const uint v2743 = v2742 + v2740;  // kernels/convolution/narrow_groups.hpp:115
+        const uint v2744 = min(v2743, v5);
+        const uint v2745 = v2744 - v2742;  // kernels/convolution/narrow_groups.hpp:116
+        const uint v2746 = v2745 * v6;
+        const uint v2747 = v2746 * v19;
+        const uint v2751 = v2747 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const uint v2752 = v2751 >> 4u;
+        const uint v2753 = v2752 << 4u;
+        const bool v2754 = v2605 < v2753;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2754) {
+          const uint v2756 = v2669 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const uint v2759 = v2603 >> 4u;
+          const bool v2765 = v2605 < v2747;  // kernels/convolution/narrow_groups.hpp:125
+          const uint v2767 = v2742 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const uint v2768 = v2767 * v19;
 
-            for (uint v2767 = v2765; v2767 < v2762; v2767 += 16u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v2769 = v2767 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v2770 = v2769 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v2772 = v2770 && v2771;
-              const uint v2776 = v2767 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v2777 = v2689 + v2776;
-              const uint v2778 = v2777 * v15;
-              const uint v2779 = v2778 + v2769;
-              const uint v2780 = v2779 * v2615;
-              const uint v2781 = v2780 + v2774;
-              const uint v2782 = v2781 + v2611;
-              const uint v2784 = v2772 ? v2782 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v2786 = v2767 * 56u;
-              const uint v2787 = v2786 + v2611;
-              for (uint e = 0; e < 8u; ++e) {
-                shm5[v2787 + e] = v2772 ? weight[v2784 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v2717) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v2789 = 128u / v2714;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v2791 = v2609 / v2714;
-            const uint v2793 = v2688 * v2677;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v2805 = v2720 * v2677;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v2815 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v2832 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v2792 = v2791; v2792 < v2677; v2792 += v2789) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v2794 = v2793 + v2792;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v2795 = v2794 / v2640;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v2796 = v2795 * v2640;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v2797 = v2794 - v2796;
-              const uint v2798 = v2797 / v2627;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v2799 = v2798 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v2800 = v2798 * v2627;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v2801 = v2797 - v2800;
-              const uint v2802 = v2801 * v8;
-              const bool v2803 = v2794 < v2641;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v2806 = v2805 + v2792;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v2807 = v2806 * 56u;
-              const uint v2808 = v2807 + v2724;
-              const uint v2819 = v2795 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v2810 = v2748; v2810 < v2750; v2810 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v2811 = v2810 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v2812 = v2799 + v2811;
-                const bool v2813 = v2812 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v2814 = v2803 && v2813;
-                const bool v2816 = v2812 < v2815;
-                const bool v2817 = v2814 && v2816;
-                const uint v2818 = max(v2812, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v2820 = v2819 + v2818;
-                const uint v2821 = v2820 - v9;
-                const uint v2822 = v2810 - v2748;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v2823 = v2822 * v6;
-                const uint v2824 = v2823 * v19;
-                const uint v2836 = v2821 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v2844 = v2808 + v2824;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v2827 = 0u; v2827 < v6; v2827 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v2828 = v2827 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v2829 = v2802 + v2828;
-                  const bool v2830 = v2829 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v2831 = v2817 && v2830;
-                  const bool v2833 = v2829 < v2832;
-                  const bool v2834 = v2831 && v2833;
-                  const uint v2835 = max(v2829, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v2837 = v2836 + v2835;
-                  const uint v2838 = v2837 - v10;
-                  const uint v2839 = v2838 * v3;
-                  const uint v2840 = v2839 + v2728;
-                  const uint v2842 = v2834 ? v2840 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v2843 = v2827 * v19;
-                  const uint v2845 = v2844 + v2843;
-                  for (uint e = 0; e < 8u; ++e) {
-                    shm4[v2845 + e] = v2834 ? x[v2842 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v2847 = v2759 - v2753;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v2848 = v2847 >> 3u;
-          const uint v2851 = v2848 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v2853 = v2609; v2853 < v2851; v2853 += v2849) {
-            const uint v2854 = v2853 / v2848;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v2858 = v2854 * v2848;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v2859 = v2853 - v2858;
-            const uint v2860 = v2859 << 3u;
-            const uint v2862 = v2854 * 56u;
-            const uint v2863 = v2862 + v2753;
-            const uint v2864 = v2863 + v2860;
-            for (uint e = 0; e < 8u; ++e) {
-              shm4[v2864 + e] = false ? x[0u + e] : bfloat(0);
-            }
-          }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
-
-          for (uint v2867 = 0u; v2867 < v2759; v2867 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v2871 = v2870 + v2867;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v2741, shm4, long(v2871), long(56u));
-            const uint v2875 = v2874 + v2867;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v2743, shm5, long(v2875), long(56u));
-            iron_frag_mma(v2737, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v2881 = v2880 + v2867;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v2741, shm4, long(v2881), long(56u));
-            const uint v2885 = v2884 + v2867;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v2743, shm5, long(v2885), long(56u));
-            iron_frag_mma(v2739, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:175
-          }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
-        }
-        const uint v2886 = v2732 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v2887 = v2688 * v2677;
-        const uint v2888 = v2887 + v2731;
-        const uint v2889 = v2888 - v2886;
-        const uint v2890 = v2689 + v2732;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v2891 = v2890 * v15;
-        const uint v2892 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2893 = v2889 + v2892;
-        const uint v2894 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2895 = v2893 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2896 = v2894 < v15;
-        const bool v2897 = v2895 && v2896;
-        if (v2897) {
-          const float v2898 = v2737.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2899 = v2891 + v2894;
-          const bfloat v2900 = bias[v2899];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2901 = float(v2900);
-          const float v2902 = v2898 + v2901;
-          const float v2904 = v2902 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2905 = fast::exp2(v2904);
-          const float v2907 = 1.0f + v2905;
-          const float v2908 = iron_recip_approx(v2907);
-          const float v2909 = v2902 * v2908;
-          const bfloat v2910 = bfloat(v2909);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2911 = v2893 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2912 = v2911 + v2891;
-          const uint v2913 = v2912 + v2894;
-          out[v2913] = v2910;
-        }
-        const uint v2914 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2915 = v2889 + v2914;
-        const uint v2916 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2917 = v2915 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2918 = v2916 < v15;
-        const bool v2919 = v2917 && v2918;
-        if (v2919) {
-          const float v2920 = v2737.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2921 = v2891 + v2916;
-          const bfloat v2922 = bias[v2921];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2923 = float(v2922);
-          const float v2924 = v2920 + v2923;
-          const float v2926 = v2924 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2927 = fast::exp2(v2926);
-          const float v2929 = 1.0f + v2927;
-          const float v2930 = iron_recip_approx(v2929);
-          const float v2931 = v2924 * v2930;
-          const bfloat v2932 = bfloat(v2931);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2933 = v2915 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2934 = v2933 + v2891;
-          const uint v2935 = v2934 + v2916;
-          out[v2935] = v2932;
-        }
-        const uint v2936 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2937 = v2889 + v2936;
-        const uint v2938 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2939 = v2937 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2940 = v2938 < v15;
-        const bool v2941 = v2939 && v2940;
-        if (v2941) {
-          const float v2942 = v2737.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2943 = v2891 + v2938;
-          const bfloat v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2945 = float(v2944);
-          const float v2946 = v2942 + v2945;
-          const float v2948 = v2946 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2949 = fast::exp2(v2948);
-          const float v2951 = 1.0f + v2949;
-          const float v2952 = iron_recip_approx(v2951);
-          const float v2953 = v2946 * v2952;
-          const bfloat v2954 = bfloat(v2953);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2955 = v2937 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2956 = v2955 + v2891;
-          const uint v2957 = v2956 + v2938;
-          out[v2957] = v2954;
-        }
-        const uint v2958 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2959 = v2889 + v2958;
-        const uint v2960 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2961 = v2959 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2962 = v2960 < v15;
-        const bool v2963 = v2961 && v2962;
-        if (v2963) {
-          const float v2964 = v2737.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2965 = v2891 + v2960;
-          const bfloat v2966 = bias[v2965];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2967 = float(v2966);
-          const float v2968 = v2964 + v2967;
-          const float v2970 = v2968 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2971 = fast::exp2(v2970);
-          const float v2973 = 1.0f + v2971;
-          const float v2974 = iron_recip_approx(v2973);
-          const float v2975 = v2968 * v2974;
-          const bfloat v2976 = bfloat(v2975);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2977 = v2959 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v2978 = v2977 + v2891;
-          const uint v2979 = v2978 + v2960;
-          out[v2979] = v2976;
-        }
-        const uint v2980 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v2981 = v2889 + v2980;
-        const uint v2982 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v2983 = v2981 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v2984 = v2982 < v15;
-        const bool v2985 = v2983 && v2984;
-        if (v2985) {
-          const float v2986 = v2737.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2987 = v2891 + v2982;
-          const bfloat v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v2989 = float(v2988);
-          const float v2990 = v2986 + v2989;
-          const float v2992 = v2990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v2993 = fast::exp2(v2992);
-          const float v2995 = 1.0f + v2993;
-          const float v2996 = iron_recip_approx(v2995);
-          const float v2997 = v2990 * v2996;
-          const bfloat v2998 = bfloat(v2997);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v2999 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3000 = v2999 + v2891;
-          const uint v3001 = v3000 + v2982;
-          out[v3001] = v2998;
-        }
-        const uint v3002 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3003 = v2889 + v3002;
-        const uint v3004 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3005 = v3003 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3006 = v3004 < v15;
-        const bool v3007 = v3005 && v3006;
-        if (v3007) {
-          const float v3008 = v2737.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3009 = v2891 + v3004;
-          const bfloat v3010 = bias[v3009];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3011 = float(v3010);
-          const float v3012 = v3008 + v3011;
-          const float v3014 = v3012 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3015 = fast::exp2(v3014);
-          const float v3017 = 1.0f + v3015;
-          const float v3018 = iron_recip_approx(v3017);
-          const float v3019 = v3012 * v3018;
-          const bfloat v3020 = bfloat(v3019);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3021 = v3003 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3022 = v3021 + v2891;
-          const uint v3023 = v3022 + v3004;
-          out[v3023] = v3020;
-        }
-        const uint v3024 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3025 = v2889 + v3024;
-        const uint v3026 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3027 = v3025 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3028 = v3026 < v15;
-        const bool v3029 = v3027 && v3028;
-        if (v3029) {
-          const float v3030 = v2737.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3031 = v2891 + v3026;
-          const bfloat v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3033 = float(v3032);
-          const float v3034 = v3030 + v3033;
-          const float v3036 = v3034 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3037 = fast::exp2(v3036);
-          const float v3039 = 1.0f + v3037;
-          const float v3040 = iron_recip_approx(v3039);
-          const float v3041 = v3034 * v3040;
-          const bfloat v3042 = bfloat(v3041);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3043 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3044 = v3043 + v2891;
-          const uint v3045 = v3044 + v3026;
-          out[v3045] = v3042;
-        }
-        const uint v3046 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3047 = v2889 + v3046;
-        const uint v3048 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3049 = v3047 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3050 = v3048 < v15;
-        const bool v3051 = v3049 && v3050;
-        if (v3051) {
-          const float v3052 = v2737.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3053 = v2891 + v3048;
-          const bfloat v3054 = bias[v3053];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3055 = float(v3054);
-          const float v3056 = v3052 + v3055;
-          const float v3058 = v3056 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3059 = fast::exp2(v3058);
-          const float v3061 = 1.0f + v3059;
-          const float v3062 = iron_recip_approx(v3061);
-          const float v3063 = v3056 * v3062;
-          const bfloat v3064 = bfloat(v3063);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3065 = v3047 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3066 = v3065 + v2891;
-          const uint v3067 = v3066 + v3048;
-          out[v3067] = v3064;
-        }
-        const uint v3070 = v2735 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3072 = v2887 + v2734;
-        const uint v3073 = v3072 - v3070;
-        const uint v3074 = v2689 + v2735;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3075 = v3074 * v15;
-        const uint v3076 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3077 = v3073 + v3076;
-        const uint v3078 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3079 = v3077 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3080 = v3078 < v15;
-        const bool v3081 = v3079 && v3080;
-        if (v3081) {
-          const float v3082 = v2739.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3083 = v3075 + v3078;
-          const bfloat v3084 = bias[v3083];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3085 = float(v3084);
-          const float v3086 = v3082 + v3085;
-          const float v3088 = v3086 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3089 = fast::exp2(v3088);
-          const float v3091 = 1.0f + v3089;
-          const float v3092 = iron_recip_approx(v3091);
-          const float v3093 = v3086 * v3092;
-          const bfloat v3094 = bfloat(v3093);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3095 = v3077 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3096 = v3095 + v3075;
-          const uint v3097 = v3096 + v3078;
-          out[v3097] = v3094;
-        }
-        const uint v3098 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3099 = v3073 + v3098;
-        const uint v3100 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3101 = v3099 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3102 = v3100 < v15;
-        const bool v3103 = v3101 && v3102;
-        if (v3103) {
-          const float v3104 = v2739.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3105 = v3075 + v3100;
-          const bfloat v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3107 = float(v3106);
-          const float v3108 = v3104 + v3107;
-          const float v3110 = v3108 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3111 = fast::exp2(v3110);
-          const float v3113 = 1.0f + v3111;
-          const float v3114 = iron_recip_approx(v3113);
-          const float v3115 = v3108 * v3114;
-          const bfloat v3116 = bfloat(v3115);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3117 = v3099 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3118 = v3117 + v3075;
-          const uint v3119 = v3118 + v3100;
-          out[v3119] = v3116;
-        }
-        const uint v3120 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3121 = v3073 + v3120;
-        const uint v3122 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3123 = v3121 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3124 = v3122 < v15;
-        const bool v3125 = v3123 && v3124;
-        if (v3125) {
-          const float v3126 = v2739.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3127 = v3075 + v3122;
-          const bfloat v3128 = bias[v3127];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3129 = float(v3128);
-          const float v3130 = v3126 + v3129;
-          const float v3132 = v3130 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3133 = fast::exp2(v3132);
-          const float v3135 = 1.0f + v3133;
-          const float v3136 = iron_recip_approx(v3135);
-          const float v3137 = v3130 * v3136;
-          const bfloat v3138 = bfloat(v3137);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3139 = v3121 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3140 = v3139 + v3075;
-          const uint v3141 = v3140 + v3122;
-          out[v3141] = v3138;
-        }
-        const uint v3142 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3143 = v3073 + v3142;
-        const uint v3144 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3145 = v3143 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3146 = v3144 < v15;
-        const bool v3147 = v3145 && v3146;
-        if (v3147) {
-          const float v3148 = v2739.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3149 = v3075 + v3144;
-          const bfloat v3150 = bias[v3149];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3151 = float(v3150);
-          const float v3152 = v3148 + v3151;
-          const float v3154 = v3152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3155 = fast::exp2(v3154);
-          const float v3157 = 1.0f + v3155;
-          const float v3158 = iron_recip_approx(v3157);
-          const float v3159 = v3152 * v3158;
-          const bfloat v3160 = bfloat(v3159);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3161 = v3143 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3162 = v3161 + v3075;
-          const uint v3163 = v3162 + v3144;
-          out[v3163] = v3160;
-        }
-        const uint v3164 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3165 = v3073 + v3164;
-        const uint v3166 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3167 = v3165 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3168 = v3166 < v15;
-        const bool v3169 = v3167 && v3168;
-        if (v3169) {
-          const float v3170 = v2739.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3171 = v3075 + v3166;
-          const bfloat v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3173 = float(v3172);
-          const float v3174 = v3170 + v3173;
-          const float v3176 = v3174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3177 = fast::exp2(v3176);
-          const float v3179 = 1.0f + v3177;
-          const float v3180 = iron_recip_approx(v3179);
-          const float v3181 = v3174 * v3180;
-          const bfloat v3182 = bfloat(v3181);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3183 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3184 = v3183 + v3075;
-          const uint v3185 = v3184 + v3166;
-          out[v3185] = v3182;
-        }
-        const uint v3186 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3187 = v3073 + v3186;
-        const uint v3188 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3189 = v3187 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3190 = v3188 < v15;
-        const bool v3191 = v3189 && v3190;
-        if (v3191) {
-          const float v3192 = v2739.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3193 = v3075 + v3188;
-          const bfloat v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3195 = float(v3194);
-          const float v3196 = v3192 + v3195;
-          const float v3198 = v3196 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3199 = fast::exp2(v3198);
-          const float v3201 = 1.0f + v3199;
-          const float v3202 = iron_recip_approx(v3201);
-          const float v3203 = v3196 * v3202;
-          const bfloat v3204 = bfloat(v3203);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3205 = v3187 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3206 = v3205 + v3075;
-          const uint v3207 = v3206 + v3188;
-          out[v3207] = v3204;
-        }
-        const uint v3208 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3209 = v3073 + v3208;
-        const uint v3210 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3211 = v3209 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3212 = v3210 < v15;
-        const bool v3213 = v3211 && v3212;
-        if (v3213) {
-          const float v3214 = v2739.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3215 = v3075 + v3210;
-          const bfloat v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3217 = float(v3216);
-          const float v3218 = v3214 + v3217;
-          const float v3220 = v3218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3221 = fast::exp2(v3220);
-          const float v3223 = 1.0f + v3221;
-          const float v3224 = iron_recip_approx(v3223);
-          const float v3225 = v3218 * v3224;
-          const bfloat v3226 = bfloat(v3225);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3227 = v3209 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3228 = v3227 + v3075;
-          const uint v3229 = v3228 + v3210;
-          out[v3229] = v3226;
-        }
-        const uint v3230 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3231 = v3073 + v3230;
-        const uint v3232 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3233 = v3231 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3234 = v3232 < v15;
-        const bool v3235 = v3233 && v3234;
-        if (v3235) {
-          const float v3236 = v2739.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3237 = v3075 + v3232;
-          const bfloat v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3239 = float(v3238);
-          const float v3240 = v3236 + v3239;
-          const float v3242 = v3240 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3243 = fast::exp2(v3242);
-          const float v3245 = 1.0f + v3243;
-          const float v3246 = iron_recip_approx(v3245);
-          const float v3247 = v3240 * v3246;
-          const bfloat v3248 = bfloat(v3247);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3249 = v3231 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3250 = v3249 + v3075;
-          const uint v3251 = v3250 + v3232;
-          out[v3251] = v3248;
-        }
-      }
-    } else {
-      const uint v3254 = iron_tid.x;  // kernels/convolution/narrow_groups.hpp:63
-      const uint v3255 = v3254 & 15u;
-      const uint v3256 = v3255 << 2u;
-      const uint v3259 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:66
-      const uint v3260 = v3259 * v19;
-      const uint v3264 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-      const uint v3265 = v12 * v3264;
-      const uint v3267 = v10 << 1u;
-      const uint v3268 = v2 + v3267;
-      const uint v3269 = v3268 - v3265;
-      const uint v3270 = v3269 - 1u;
-      const uint v3271 = v3270 / v8;
-      const uint v3272 = v3271 + 1u;
-      const uint v3276 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-      const uint v3277 = v11 * v3276;
-      const uint v3279 = v9 << 1u;
-      const uint v3280 = v1 + v3279;
-      const uint v3281 = v3280 - v3277;
-      const uint v3282 = v3281 - 1u;
-      const uint v3283 = v3282 / v7;
-      const uint v3284 = v3283 + 1u;
-      const uint v3285 = v3284 * v3272;  // kernels/convolution/narrow_groups.hpp:68
-      const uint v3286 = v0 * v3285;  // kernels/convolution/narrow_groups.hpp:69
-      const uint v3291 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3292 = v3291 == 0u;
-      const uint v3295 = v19 << 1u;
-      const bool v3296 = v3295 <= 64u;
-      const bool v3297 = v3292 && v3296;
-      const uint v3298 = v3297 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3302 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3303 = v3302 == 0u;
-      const uint v3306 = v19 << 2u;
-      const bool v3307 = v3306 <= 64u;
-      const bool v3308 = v3303 && v3307;
-      const uint v3309 = v3308 ? 4u : v3298;  // kernels/convolution/narrow_groups.hpp:77
-      const uint v3313 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:73
-      const bool v3314 = v3313 == 0u;
-      const uint v3317 = v19 << 3u;
-      const bool v3318 = v3317 <= 64u;
-      const bool v3319 = v3314 && v3318;
-      const uint v3320 = v3319 ? 8u : v3309;  // kernels/convolution/narrow_groups.hpp:76
-      const uint v3322 = 128u / v3320;  // kernels/convolution/narrow_groups.hpp:78
-      const uint v3323 = v13 / v3320;  // kernels/convolution/narrow_groups.hpp:79
-      const uint v3324 = iron_gid.y;  // kernels/convolution/narrow_groups.hpp:80
-      const uint v3327 = v3286 + 127u;
-      const uint v3328 = v3327 >> 7u;
-      const uint v3329 = iron_gid.z;
-      const uint v3330 = v3329 * v3328;
-      const uint v3331 = v3330 + v3324;
-      const uint v3332 = v3331 % v3323;  // kernels/convolution/narrow_groups.hpp:81
-      const uint v3333 = v3331 / v3323;  // kernels/convolution/narrow_groups.hpp:82
-      const uint v3334 = v3332 * v3320;  // kernels/convolution/narrow_groups.hpp:83
-      const uint v3336 = v3286 + v3322;  // kernels/convolution/narrow_groups.hpp:85
-      const uint v3337 = v3336 - 1u;
-      const uint v3338 = v3337 / v3322;
-      const bool v3339 = v3333 < v3338;
-      if (v3339) {
-        const uint v3341 = v3320 * v19;  // kernels/convolution/narrow_groups.hpp:93
-        const uint v3342 = v3341 >> 2u;
-        const bool v3346 = v3342 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-        const uint v3347 = v3346 ? 8u : 16u;
-        const bool v3350 = v3342 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-        const uint v3351 = v3350 ? 4u : v3347;
-        const bool v3354 = v3342 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-        const uint v3355 = v3354 ? 2u : v3351;
-        const bool v3358 = v3342 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-        const uint v3359 = v3358 ? 1u : v3355;
-        const uint v3361 = v3254 % v3359;  // kernels/convolution/narrow_groups.hpp:98
-        const bool v3362 = v3361 < v3342;  // kernels/convolution/narrow_groups.hpp:99
-        const uint v3364 = v3361 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-        const uint v3365 = v3364 / v19;
-        const uint v3366 = v3365 * v19;  // kernels/convolution/narrow_groups.hpp:101
-        const uint v3369 = v3364 - v3366;
-        const uint v3372 = v3334 * v19;  // kernels/convolution/narrow_groups.hpp:102
-        const uint v3373 = v3372 + v3364;
-        const uint v3375 = iron_sg;  // kernels/convolution/narrow_groups.hpp:104
-        const uint v3376 = v3375 << 5u;
-        const uint v3377 = v3376 / v3322;  // kernels/convolution/narrow_groups.hpp:105
-        const uint v3379 = v3376 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-        const uint v3380 = v3379 / v3322;
-        iron_frag<float, 16, 16> v3382;  // kernels/convolution/narrow_groups.hpp:107
-        iron_frag_fill(v3382, float(0.0f));
-        iron_frag<float, 16, 16> v3384;  // kernels/convolution/narrow_groups.hpp:108
-        iron_frag_fill(v3384, float(0.0f));
-        iron_frag<bfloat, 16, 16> v3386;  // kernels/convolution/narrow_groups.hpp:109
-        iron_frag_fill(v3386, bfloat(bfloat(0.0f)));
-        iron_frag<bfloat, 16, 16> v3388;  // kernels/convolution/narrow_groups.hpp:110
-        iron_frag_fill(v3388, bfloat(bfloat(0.0f)));
-        const uint v3391 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-        const uint v3494 = iron_tpg.x;  // kernels/convolution/narrow_groups.hpp:159
-        const uint v3515 = v3376 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-        const uint v3519 = v3377 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-        const uint v3525 = v3379 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-        const uint v3529 = v3380 * 896u;  // kernels/convolution/narrow_groups.hpp:174
-
-        for (uint v3393 = 0u; v3393 < v5; v3393 += v3391) {  // kernels/convolution/narrow_groups.hpp:114
-          const uint v3394 = v3393 + v3391;  // kernels/convolution/narrow_groups.hpp:115
-          const uint v3395 = min(v3394, v5);
-          const uint v3396 = v3395 - v3393;  // kernels/convolution/narrow_groups.hpp:116
-          const uint v3397 = v3396 * v6;
-          const uint v3398 = v3397 * v19;
-          const uint v3402 = v3398 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-          const uint v3403 = v3402 >> 4u;
-          const uint v3404 = v3403 << 4u;
-          const bool v3405 = v3256 < v3404;  // kernels/convolution/narrow_groups.hpp:121
-          if (v3405) {
-            const uint v3407 = v3320 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-            const uint v3410 = v3254 >> 4u;
-            const bool v3416 = v3256 < v3398;  // kernels/convolution/narrow_groups.hpp:125
-            const uint v3418 = v3393 * v6;  // kernels/convolution/narrow_groups.hpp:127
-            const uint v3419 = v3418 * v19;
-
-            for (uint v3412 = v3410; v3412 < v3407; v3412 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-              const uint v3414 = v3412 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-              const bool v3415 = v3414 < v15;  // kernels/convolution/narrow_groups.hpp:125
-              const bool v3417 = v3415 && v3416;
-              const uint v3421 = v3412 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-              const uint v3422 = v3334 + v3421;
-              const uint v3423 = v3422 * v15;
-              const uint v3424 = v3423 + v3414;
-              const uint v3425 = v3424 * v3260;
-              const uint v3426 = v3425 + v3419;
-              const uint v3427 = v3426 + v3256;
-              const uint v3429 = v3417 ? v3427 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-              const uint v3431 = v3412 * 56u;
-              const uint v3432 = v3431 + v3256;
-              for (uint e = 0; e < 4u; ++e) {
-                shm7[v3432 + e] = v3417 ? weight[v3429 + e] : bfloat(0);
-              }
-            }
-          }
-          if (v3362) {  // kernels/convolution/narrow_groups.hpp:133
-            const uint v3434 = 128u / v3359;  // kernels/convolution/narrow_groups.hpp:134
-            const uint v3436 = v3254 / v3359;
-            const uint v3438 = v3333 * v3322;  // kernels/convolution/narrow_groups.hpp:135
-            const uint v3450 = v3365 * v3322;  // kernels/convolution/narrow_groups.hpp:142
-            const uint v3460 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-            const uint v3477 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
-
-            for (uint v3437 = v3436; v3437 < v3322; v3437 += v3434) {  // kernels/convolution/narrow_groups.hpp:134
-              const uint v3439 = v3438 + v3437;  // kernels/convolution/narrow_groups.hpp:135
-              const uint v3440 = v3439 / v3285;  // kernels/convolution/narrow_groups.hpp:136
-              const uint v3441 = v3440 * v3285;  // kernels/convolution/narrow_groups.hpp:137
-              const uint v3442 = v3439 - v3441;
-              const uint v3443 = v3442 / v3272;  // kernels/convolution/narrow_groups.hpp:138
-              const uint v3444 = v3443 * v7;  // kernels/convolution/narrow_groups.hpp:139
-              const uint v3445 = v3443 * v3272;  // kernels/convolution/narrow_groups.hpp:140
-              const uint v3446 = v3442 - v3445;
-              const uint v3447 = v3446 * v8;
-              const bool v3448 = v3439 < v3286;  // kernels/convolution/narrow_groups.hpp:141
-              const uint v3451 = v3450 + v3437;  // kernels/convolution/narrow_groups.hpp:142
-              const uint v3452 = v3451 * 56u;
-              const uint v3453 = v3452 + v3369;
-              const uint v3464 = v3440 * v1;  // kernels/convolution/narrow_groups.hpp:146
-
-              for (uint v3455 = v3393; v3455 < v3395; v3455 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-                const uint v3456 = v3455 * v11;  // kernels/convolution/narrow_groups.hpp:144
-                const uint v3457 = v3444 + v3456;
-                const bool v3458 = v3457 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-                const bool v3459 = v3448 && v3458;
-                const bool v3461 = v3457 < v3460;
-                const bool v3462 = v3459 && v3461;
-                const uint v3463 = max(v3457, v9);  // kernels/convolution/narrow_groups.hpp:146
-                const uint v3465 = v3464 + v3463;
-                const uint v3466 = v3465 - v9;
-                const uint v3467 = v3455 - v3393;  // kernels/convolution/narrow_groups.hpp:147
-                const uint v3468 = v3467 * v6;
-                const uint v3469 = v3468 * v19;
-                const uint v3481 = v3466 * v2;  // kernels/convolution/narrow_groups.hpp:151
-                const uint v3489 = v3453 + v3469;  // kernels/convolution/narrow_groups.hpp:152
-
-                for (uint v3472 = 0u; v3472 < v6; v3472 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                  const uint v3473 = v3472 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                  const uint v3474 = v3447 + v3473;
-                  const bool v3475 = v3474 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                  const bool v3476 = v3462 && v3475;
-                  const bool v3478 = v3474 < v3477;
-                  const bool v3479 = v3476 && v3478;
-                  const uint v3480 = max(v3474, v10);  // kernels/convolution/narrow_groups.hpp:151
-                  const uint v3482 = v3481 + v3480;
-                  const uint v3483 = v3482 - v10;
-                  const uint v3484 = v3483 * v3;
-                  const uint v3485 = v3484 + v3373;
-                  const uint v3487 = v3479 ? v3485 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                  const uint v3488 = v3472 * v19;
-                  const uint v3490 = v3489 + v3488;
-                  for (uint e = 0; e < 4u; ++e) {
-                    shm6[v3490 + e] = v3479 ? x[v3487 + e] : bfloat(0);
-                  }
-                }
-              }
-            }
-          }
-          const uint v3492 = v3404 - v3398;  // kernels/convolution/narrow_groups.hpp:158
-          const uint v3493 = v3492 >> 2u;
-          const uint v3496 = v3493 << 7u;  // kernels/convolution/narrow_groups.hpp:159
-
-          for (uint v3498 = v3254; v3498 < v3496; v3498 += v3494) {
-            const uint v3499 = v3498 / v3493;  // kernels/convolution/narrow_groups.hpp:160
-            const uint v3503 = v3499 * v3493;  // kernels/convolution/narrow_groups.hpp:161
-            const uint v3504 = v3498 - v3503;
-            const uint v3505 = v3504 << 2u;
-            const uint v3507 = v3499 * 56u;
-            const uint v3508 = v3507 + v3398;
-            const uint v3509 = v3508 + v3505;
+          for (uint v2761 = v2759; v2761 < v2756; v2761 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const uint v2763 = v2761 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2764 = v2763 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2766 = v2764 && v2765;
+            const uint v2770 = v2761 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const uint v2771 = v2683 + v2770;
+            const uint v2772 = v2771 * v15;
+            const uint v2773 = v2772 + v2763;
+            const uint v2774 = v2773 * v2609;
+            const uint v2775 = v2774 + v2768;
+            const uint v2776 = v2775 + v2605;
+            const uint v2778 = v2766 ? v2776 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const uint v2780 = v2761 * 56u;
+            const uint v2781 = v2780 + v2605;
             for (uint e = 0; e < 4u; ++e) {
-              shm6[v3509 + e] = false ? x[0u + e] : bfloat(0);
+              shm5[v2781 + e] = v2766 ? weight[v2778 + e] : bfloat(0);
             }
           }
-          // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
-          // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+        }
+        if (v2711) {  // kernels/convolution/narrow_groups.hpp:133
+          const uint v2783 = 128u / v2708;  // kernels/convolution/narrow_groups.hpp:134
+          const uint v2785 = v2603 / v2708;
+          const uint v2787 = v2682 * v2671;  // kernels/convolution/narrow_groups.hpp:135
+          const uint v2799 = v2714 * v2671;  // kernels/convolution/narrow_groups.hpp:142
+          const uint v2809 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const uint v2826 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (uint v3512 = 0u; v3512 < v3404; v3512 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-            const uint v3516 = v3515 + v3512;  // kernels/convolution/narrow_groups.hpp:170
-            iron_frag_load<false>(v3386, shm6, long(v3516), long(56u));
-            const uint v3520 = v3519 + v3512;  // kernels/convolution/narrow_groups.hpp:171
-            iron_frag_load<true>(v3388, shm7, long(v3520), long(56u));
-            iron_frag_mma(v3382, v3386, v3388);  // kernels/convolution/narrow_groups.hpp:172
-            const uint v3526 = v3525 + v3512;  // kernels/convolution/narrow_groups.hpp:173
-            iron_frag_load<false>(v3386, shm6, long(v3526), long(56u));
-            const uint v3530 = v3529 + v3512;  // kernels/convolution/narrow_groups.hpp:174
-            iron_frag_load<true>(v3388, shm7, long(v3530), long(56u));
-            iron_frag_mma(v3384, v3386, v3388);  // kernels/convolution/narrow_groups.hpp:175
+          for (uint v2786 = v2785; v2786 < v2671; v2786 += v2783) {  // kernels/convolution/narrow_groups.hpp:134
+            const uint v2788 = v2787 + v2786;  // kernels/convolution/narrow_groups.hpp:135
+            const uint v2789 = v2788 / v2634;  // kernels/convolution/narrow_groups.hpp:136
+            const uint v2790 = v2789 * v2634;  // kernels/convolution/narrow_groups.hpp:137
+            const uint v2791 = v2788 - v2790;
+            const uint v2792 = v2791 / v2621;  // kernels/convolution/narrow_groups.hpp:138
+            const uint v2793 = v2792 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const uint v2794 = v2792 * v2621;  // kernels/convolution/narrow_groups.hpp:140
+            const uint v2795 = v2791 - v2794;
+            const uint v2796 = v2795 * v8;
+            const bool v2797 = v2788 < v2635;  // kernels/convolution/narrow_groups.hpp:141
+            const uint v2800 = v2799 + v2786;  // kernels/convolution/narrow_groups.hpp:142
+            const uint v2801 = v2800 * 56u;
+            const uint v2802 = v2801 + v2718;
+            const uint v2813 = v2789 * v1;  // kernels/convolution/narrow_groups.hpp:146
+
+            for (uint v2804 = v2742; v2804 < v2744; v2804 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const uint v2805 = v2804 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const uint v2806 = v2793 + v2805;
+              const bool v2807 = v2806 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2808 = v2797 && v2807;
+              const bool v2810 = v2806 < v2809;
+              const bool v2811 = v2808 && v2810;
+              const uint v2812 = max(v2806, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const uint v2814 = v2813 + v2812;
+              const uint v2815 = v2814 - v9;
+              const uint v2816 = v2804 - v2742;  // kernels/convolution/narrow_groups.hpp:147
+              const uint v2817 = v2816 * v6;
+              const uint v2818 = v2817 * v19;
+              const uint v2830 = v2815 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const uint v2838 = v2802 + v2818;  // kernels/convolution/narrow_groups.hpp:152
+
+              for (uint v2821 = 0u; v2821 < v6; v2821 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const uint v2822 = v2821 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const uint v2823 = v2796 + v2822;
+                const bool v2824 = v2823 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2825 = v2811 && v2824;
+                const bool v2827 = v2823 < v2826;
+                const bool v2828 = v2825 && v2827;
+                const uint v2829 = max(v2823, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const uint v2831 = v2830 + v2829;
+                const uint v2832 = v2831 - v10;
+                const uint v2833 = v2832 * v3;
+                const uint v2834 = v2833 + v2722;
+                const uint v2836 = v2828 ? v2834 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const uint v2837 = v2821 * v19;
+                const uint v2839 = v2838 + v2837;
+                for (uint e = 0; e < 4u; ++e) {
+                  shm4[v2839 + e] = v2828 ? x[v2836 + e] : bfloat(0);
+                }
+              }
+            }
           }
-          threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
         }
-        const uint v3531 = v3377 * v3322;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3532 = v3333 * v3322;
-        const uint v3533 = v3532 + v3376;
-        const uint v3534 = v3533 - v3531;
-        const uint v3535 = v3334 + v3377;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3536 = v3535 * v15;
-        const uint v3537 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3538 = v3534 + v3537;
-        const uint v3539 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3540 = v3538 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3541 = v3539 < v15;
-        const bool v3542 = v3540 && v3541;
-        if (v3542) {
-          const float v3543 = v3382.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3544 = v3536 + v3539;
-          const bfloat v3545 = bias[v3544];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3546 = float(v3545);
-          const float v3547 = v3543 + v3546;
-          const float v3549 = v3547 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3550 = fast::exp2(v3549);
-          const float v3552 = 1.0f + v3550;
-          const float v3553 = iron_recip_approx(v3552);
-          const float v3554 = v3547 * v3553;
-          const bfloat v3555 = bfloat(v3554);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3556 = v3538 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3557 = v3556 + v3536;
-          const uint v3558 = v3557 + v3539;
-          out[v3558] = v3555;
+        const uint v2841 = v2753 - v2747;  // kernels/convolution/narrow_groups.hpp:158
+        const uint v2842 = v2841 >> 2u;
+        const uint v2845 = v2842 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+
+        for (uint v2847 = v2603; v2847 < v2845; v2847 += v2843) {
+          const uint v2848 = v2847 / v2842;  // kernels/convolution/narrow_groups.hpp:160
+          const uint v2852 = v2848 * v2842;  // kernels/convolution/narrow_groups.hpp:161
+          const uint v2853 = v2847 - v2852;
+          const uint v2854 = v2853 << 2u;
+          const uint v2856 = v2848 * 56u;
+          const uint v2857 = v2856 + v2747;
+          const uint v2858 = v2857 + v2854;
+          for (uint e = 0; e < 4u; ++e) {
+            shm4[v2858 + e] = false ? x[0u + e] : bfloat(0);
+          }
         }
-        const uint v3559 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3560 = v3534 + v3559;
-        const uint v3561 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3562 = v3560 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3563 = v3561 < v15;
-        const bool v3564 = v3562 && v3563;
-        if (v3564) {
-          const float v3565 = v3382.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3566 = v3536 + v3561;
-          const bfloat v3567 = bias[v3566];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3568 = float(v3567);
-          const float v3569 = v3565 + v3568;
-          const float v3571 = v3569 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3572 = fast::exp2(v3571);
-          const float v3574 = 1.0f + v3572;
-          const float v3575 = iron_recip_approx(v3574);
-          const float v3576 = v3569 * v3575;
-          const bfloat v3577 = bfloat(v3576);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3578 = v3560 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3579 = v3578 + v3536;
-          const uint v3580 = v3579 + v3561;
-          out[v3580] = v3577;
+        // async.commit: the copies above are done  // kernels/convolution/narrow_groups.hpp:164
+        // async.wait 0: the copies above are done  // kernels/convolution/narrow_groups.hpp:165
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:166
+
+        for (uint v2861 = 0u; v2861 < v2753; v2861 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const uint v2865 = v2864 + v2861;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load<false>(v2735, shm4, long(v2865), long(56u));
+          const uint v2869 = v2868 + v2861;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load<true>(v2737, shm5, long(v2869), long(56u));
+          iron_frag_mma(v2731, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:172
+          const uint v2875 = v2874 + v2861;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load<false>(v2735, shm4, long(v2875), long(56u));
+          const uint v2879 = v2878 + v2861;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load<true>(v2737, shm5, long(v2879), long(56u));
+          iron_frag_mma(v2733, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:175
         }
-        const uint v3581 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3582 = v3534 + v3581;
-        const uint v3583 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3584 = v3582 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3585 = v3583 < v15;
-        const bool v3586 = v3584 && v3585;
-        if (v3586) {
-          const float v3587 = v3382.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3588 = v3536 + v3583;
-          const bfloat v3589 = bias[v3588];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3590 = float(v3589);
-          const float v3591 = v3587 + v3590;
-          const float v3593 = v3591 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3594 = fast::exp2(v3593);
-          const float v3596 = 1.0f + v3594;
-          const float v3597 = iron_recip_approx(v3596);
-          const float v3598 = v3591 * v3597;
-          const bfloat v3599 = bfloat(v3598);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3600 = v3582 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3601 = v3600 + v3536;
-          const uint v3602 = v3601 + v3583;
-          out[v3602] = v3599;
-        }
-        const uint v3603 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3604 = v3534 + v3603;
-        const uint v3605 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3606 = v3604 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3607 = v3605 < v15;
-        const bool v3608 = v3606 && v3607;
-        if (v3608) {
-          const float v3609 = v3382.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3610 = v3536 + v3605;
-          const bfloat v3611 = bias[v3610];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3612 = float(v3611);
-          const float v3613 = v3609 + v3612;
-          const float v3615 = v3613 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3616 = fast::exp2(v3615);
-          const float v3618 = 1.0f + v3616;
-          const float v3619 = iron_recip_approx(v3618);
-          const float v3620 = v3613 * v3619;
-          const bfloat v3621 = bfloat(v3620);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3622 = v3604 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3623 = v3622 + v3536;
-          const uint v3624 = v3623 + v3605;
-          out[v3624] = v3621;
-        }
-        const uint v3625 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3626 = v3534 + v3625;
-        const uint v3627 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3628 = v3626 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3629 = v3627 < v15;
-        const bool v3630 = v3628 && v3629;
-        if (v3630) {
-          const float v3631 = v3382.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3632 = v3536 + v3627;
-          const bfloat v3633 = bias[v3632];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3634 = float(v3633);
-          const float v3635 = v3631 + v3634;
-          const float v3637 = v3635 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3638 = fast::exp2(v3637);
-          const float v3640 = 1.0f + v3638;
-          const float v3641 = iron_recip_approx(v3640);
-          const float v3642 = v3635 * v3641;
-          const bfloat v3643 = bfloat(v3642);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3644 = v3626 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3645 = v3644 + v3536;
-          const uint v3646 = v3645 + v3627;
-          out[v3646] = v3643;
-        }
-        const uint v3647 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3648 = v3534 + v3647;
-        const uint v3649 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3650 = v3648 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3651 = v3649 < v15;
-        const bool v3652 = v3650 && v3651;
-        if (v3652) {
-          const float v3653 = v3382.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3654 = v3536 + v3649;
-          const bfloat v3655 = bias[v3654];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3656 = float(v3655);
-          const float v3657 = v3653 + v3656;
-          const float v3659 = v3657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3660 = fast::exp2(v3659);
-          const float v3662 = 1.0f + v3660;
-          const float v3663 = iron_recip_approx(v3662);
-          const float v3664 = v3657 * v3663;
-          const bfloat v3665 = bfloat(v3664);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3666 = v3648 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3667 = v3666 + v3536;
-          const uint v3668 = v3667 + v3649;
-          out[v3668] = v3665;
-        }
-        const uint v3669 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3670 = v3534 + v3669;
-        const uint v3671 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3672 = v3670 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3673 = v3671 < v15;
-        const bool v3674 = v3672 && v3673;
-        if (v3674) {
-          const float v3675 = v3382.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3676 = v3536 + v3671;
-          const bfloat v3677 = bias[v3676];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3678 = float(v3677);
-          const float v3679 = v3675 + v3678;
-          const float v3681 = v3679 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3682 = fast::exp2(v3681);
-          const float v3684 = 1.0f + v3682;
-          const float v3685 = iron_recip_approx(v3684);
-          const float v3686 = v3679 * v3685;
-          const bfloat v3687 = bfloat(v3686);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3688 = v3670 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3689 = v3688 + v3536;
-          const uint v3690 = v3689 + v3671;
-          out[v3690] = v3687;
-        }
-        const uint v3691 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3692 = v3534 + v3691;
-        const uint v3693 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3694 = v3692 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3695 = v3693 < v15;
-        const bool v3696 = v3694 && v3695;
-        if (v3696) {
-          const float v3697 = v3382.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3698 = v3536 + v3693;
-          const bfloat v3699 = bias[v3698];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3700 = float(v3699);
-          const float v3701 = v3697 + v3700;
-          const float v3703 = v3701 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3704 = fast::exp2(v3703);
-          const float v3706 = 1.0f + v3704;
-          const float v3707 = iron_recip_approx(v3706);
-          const float v3708 = v3701 * v3707;
-          const bfloat v3709 = bfloat(v3708);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3710 = v3692 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3711 = v3710 + v3536;
-          const uint v3712 = v3711 + v3693;
-          out[v3712] = v3709;
-        }
-        const uint v3715 = v3380 * v3322;  // kernels/convolution/narrow_groups.hpp:182
-        const uint v3717 = v3532 + v3379;
-        const uint v3718 = v3717 - v3715;
-        const uint v3719 = v3334 + v3380;  // kernels/convolution/narrow_groups.hpp:183
-        const uint v3720 = v3719 * v15;
-        const uint v3721 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3722 = v3718 + v3721;
-        const uint v3723 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3724 = v3722 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3725 = v3723 < v15;
-        const bool v3726 = v3724 && v3725;
-        if (v3726) {
-          const float v3727 = v3384.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3728 = v3720 + v3723;
-          const bfloat v3729 = bias[v3728];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3730 = float(v3729);
-          const float v3731 = v3727 + v3730;
-          const float v3733 = v3731 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3734 = fast::exp2(v3733);
-          const float v3736 = 1.0f + v3734;
-          const float v3737 = iron_recip_approx(v3736);
-          const float v3738 = v3731 * v3737;
-          const bfloat v3739 = bfloat(v3738);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3740 = v3722 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3741 = v3740 + v3720;
-          const uint v3742 = v3741 + v3723;
-          out[v3742] = v3739;
-        }
-        const uint v3743 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3744 = v3718 + v3743;
-        const uint v3745 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3746 = v3744 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3747 = v3745 < v15;
-        const bool v3748 = v3746 && v3747;
-        if (v3748) {
-          const float v3749 = v3384.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3750 = v3720 + v3745;
-          const bfloat v3751 = bias[v3750];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3752 = float(v3751);
-          const float v3753 = v3749 + v3752;
-          const float v3755 = v3753 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3756 = fast::exp2(v3755);
-          const float v3758 = 1.0f + v3756;
-          const float v3759 = iron_recip_approx(v3758);
-          const float v3760 = v3753 * v3759;
-          const bfloat v3761 = bfloat(v3760);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3762 = v3744 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3763 = v3762 + v3720;
-          const uint v3764 = v3763 + v3745;
-          out[v3764] = v3761;
-        }
-        const uint v3765 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3766 = v3718 + v3765;
-        const uint v3767 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3768 = v3766 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3769 = v3767 < v15;
-        const bool v3770 = v3768 && v3769;
-        if (v3770) {
-          const float v3771 = v3384.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3772 = v3720 + v3767;
-          const bfloat v3773 = bias[v3772];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3774 = float(v3773);
-          const float v3775 = v3771 + v3774;
-          const float v3777 = v3775 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3778 = fast::exp2(v3777);
-          const float v3780 = 1.0f + v3778;
-          const float v3781 = iron_recip_approx(v3780);
-          const float v3782 = v3775 * v3781;
-          const bfloat v3783 = bfloat(v3782);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3784 = v3766 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3785 = v3784 + v3720;
-          const uint v3786 = v3785 + v3767;
-          out[v3786] = v3783;
-        }
-        const uint v3787 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3788 = v3718 + v3787;
-        const uint v3789 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3790 = v3788 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3791 = v3789 < v15;
-        const bool v3792 = v3790 && v3791;
-        if (v3792) {
-          const float v3793 = v3384.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3794 = v3720 + v3789;
-          const bfloat v3795 = bias[v3794];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3796 = float(v3795);
-          const float v3797 = v3793 + v3796;
-          const float v3799 = v3797 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3800 = fast::exp2(v3799);
-          const float v3802 = 1.0f + v3800;
-          const float v3803 = iron_recip_approx(v3802);
-          const float v3804 = v3797 * v3803;
-          const bfloat v3805 = bfloat(v3804);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3806 = v3788 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3807 = v3806 + v3720;
-          const uint v3808 = v3807 + v3789;
-          out[v3808] = v3805;
-        }
-        const uint v3809 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3810 = v3718 + v3809;
-        const uint v3811 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3812 = v3810 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3813 = v3811 < v15;
-        const bool v3814 = v3812 && v3813;
-        if (v3814) {
-          const float v3815 = v3384.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3816 = v3720 + v3811;
-          const bfloat v3817 = bias[v3816];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3818 = float(v3817);
-          const float v3819 = v3815 + v3818;
-          const float v3821 = v3819 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3822 = fast::exp2(v3821);
-          const float v3824 = 1.0f + v3822;
-          const float v3825 = iron_recip_approx(v3824);
-          const float v3826 = v3819 * v3825;
-          const bfloat v3827 = bfloat(v3826);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3828 = v3810 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3829 = v3828 + v3720;
-          const uint v3830 = v3829 + v3811;
-          out[v3830] = v3827;
-        }
-        const uint v3831 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3832 = v3718 + v3831;
-        const uint v3833 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3834 = v3832 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3835 = v3833 < v15;
-        const bool v3836 = v3834 && v3835;
-        if (v3836) {
-          const float v3837 = v3384.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3838 = v3720 + v3833;
-          const bfloat v3839 = bias[v3838];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3840 = float(v3839);
-          const float v3841 = v3837 + v3840;
-          const float v3843 = v3841 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3844 = fast::exp2(v3843);
-          const float v3846 = 1.0f + v3844;
-          const float v3847 = iron_recip_approx(v3846);
-          const float v3848 = v3841 * v3847;
-          const bfloat v3849 = bfloat(v3848);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3850 = v3832 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3851 = v3850 + v3720;
-          const uint v3852 = v3851 + v3833;
-          out[v3852] = v3849;
-        }
-        const uint v3853 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3854 = v3718 + v3853;
-        const uint v3855 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3856 = v3854 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3857 = v3855 < v15;
-        const bool v3858 = v3856 && v3857;
-        if (v3858) {
-          const float v3859 = v3384.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3860 = v3720 + v3855;
-          const bfloat v3861 = bias[v3860];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3862 = float(v3861);
-          const float v3863 = v3859 + v3862;
-          const float v3865 = v3863 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3866 = fast::exp2(v3865);
-          const float v3868 = 1.0f + v3866;
-          const float v3869 = iron_recip_approx(v3868);
-          const float v3870 = v3863 * v3869;
-          const bfloat v3871 = bfloat(v3870);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3872 = v3854 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3873 = v3872 + v3720;
-          const uint v3874 = v3873 + v3855;
-          out[v3874] = v3871;
-        }
-        const uint v3875 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
-        const uint v3876 = v3718 + v3875;
-        const uint v3877 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
-        const bool v3878 = v3876 < v3286;  // kernels/convolution/narrow_groups.hpp:187
-        const bool v3879 = v3877 < v15;
-        const bool v3880 = v3878 && v3879;
-        if (v3880) {
-          const float v3881 = v3384.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3882 = v3720 + v3877;
-          const bfloat v3883 = bias[v3882];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v3884 = float(v3883);
-          const float v3885 = v3881 + v3884;
-          const float v3887 = v3885 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v3888 = fast::exp2(v3887);
-          const float v3890 = 1.0f + v3888;
-          const float v3891 = iron_recip_approx(v3890);
-          const float v3892 = v3885 * v3891;
-          const bfloat v3893 = bfloat(v3892);  // kernels/convolution/narrow_groups.hpp:189
-          const uint v3894 = v3876 * v4;  // kernels/convolution/narrow_groups.hpp:188
-          const uint v3895 = v3894 + v3720;
-          const uint v3896 = v3895 + v3877;
-          out[v3896] = v3893;
-        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/convolution/narrow_groups.hpp:177
+      }
+      const uint v2880 = v2726 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v2881 = v2682 * v2671;
+      const uint v2882 = v2881 + v2725;
+      const uint v2883 = v2882 - v2880;
+      const uint v2884 = v2683 + v2726;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v2885 = v2884 * v15;
+      const uint v2886 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2887 = v2883 + v2886;
+      const uint v2888 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2889 = v2887 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2890 = v2888 < v15;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const float v2892 = v2731.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2893 = v2885 + v2888;
+        const bfloat v2894 = bias[v2893];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2895 = float(v2894);
+        const float v2896 = v2892 + v2895;
+        const float v2898 = v2896 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2899 = fast::exp2(v2898);
+        const float v2901 = 1.0f + v2899;
+        const float v2902 = iron_recip_approx(v2901);
+        const float v2903 = v2896 * v2902;
+        const bfloat v2904 = bfloat(v2903);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2905 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2906 = v2905 + v2885;
+        const uint v2907 = v2906 + v2888;
+        out[v2907] = v2904;
+      }
+      const uint v2908 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2909 = v2883 + v2908;
+      const uint v2910 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2911 = v2909 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2912 = v2910 < v15;
+      const bool v2913 = v2911 && v2912;
+      if (v2913) {
+        const float v2914 = v2731.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2915 = v2885 + v2910;
+        const bfloat v2916 = bias[v2915];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2917 = float(v2916);
+        const float v2918 = v2914 + v2917;
+        const float v2920 = v2918 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2921 = fast::exp2(v2920);
+        const float v2923 = 1.0f + v2921;
+        const float v2924 = iron_recip_approx(v2923);
+        const float v2925 = v2918 * v2924;
+        const bfloat v2926 = bfloat(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2927 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2928 = v2927 + v2885;
+        const uint v2929 = v2928 + v2910;
+        out[v2929] = v2926;
+      }
+      const uint v2930 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2931 = v2883 + v2930;
+      const uint v2932 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2933 = v2931 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2934 = v2932 < v15;
+      const bool v2935 = v2933 && v2934;
+      if (v2935) {
+        const float v2936 = v2731.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2937 = v2885 + v2932;
+        const bfloat v2938 = bias[v2937];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2939 = float(v2938);
+        const float v2940 = v2936 + v2939;
+        const float v2942 = v2940 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2943 = fast::exp2(v2942);
+        const float v2945 = 1.0f + v2943;
+        const float v2946 = iron_recip_approx(v2945);
+        const float v2947 = v2940 * v2946;
+        const bfloat v2948 = bfloat(v2947);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2949 = v2931 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2950 = v2949 + v2885;
+        const uint v2951 = v2950 + v2932;
+        out[v2951] = v2948;
+      }
+      const uint v2952 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2953 = v2883 + v2952;
+      const uint v2954 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2955 = v2953 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2956 = v2954 < v15;
+      const bool v2957 = v2955 && v2956;
+      if (v2957) {
+        const float v2958 = v2731.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2959 = v2885 + v2954;
+        const bfloat v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2961 = float(v2960);
+        const float v2962 = v2958 + v2961;
+        const float v2964 = v2962 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2965 = fast::exp2(v2964);
+        const float v2967 = 1.0f + v2965;
+        const float v2968 = iron_recip_approx(v2967);
+        const float v2969 = v2962 * v2968;
+        const bfloat v2970 = bfloat(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2971 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2972 = v2971 + v2885;
+        const uint v2973 = v2972 + v2954;
+        out[v2973] = v2970;
+      }
+      const uint v2974 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2975 = v2883 + v2974;
+      const uint v2976 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2731.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2981 = v2885 + v2976;
+        const bfloat v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2983 = float(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = v2984 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2987 = fast::exp2(v2986);
+        const float v2989 = 1.0f + v2987;
+        const float v2990 = iron_recip_approx(v2989);
+        const float v2991 = v2984 * v2990;
+        const bfloat v2992 = bfloat(v2991);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v2993 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v2994 = v2993 + v2885;
+        const uint v2995 = v2994 + v2976;
+        out[v2995] = v2992;
+      }
+      const uint v2996 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v2997 = v2883 + v2996;
+      const uint v2998 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2999 = v2997 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3000 = v2998 < v15;
+      const bool v3001 = v2999 && v3000;
+      if (v3001) {
+        const float v3002 = v2731.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3003 = v2885 + v2998;
+        const bfloat v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3005 = float(v3004);
+        const float v3006 = v3002 + v3005;
+        const float v3008 = v3006 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3009 = fast::exp2(v3008);
+        const float v3011 = 1.0f + v3009;
+        const float v3012 = iron_recip_approx(v3011);
+        const float v3013 = v3006 * v3012;
+        const bfloat v3014 = bfloat(v3013);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3015 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3016 = v3015 + v2885;
+        const uint v3017 = v3016 + v2998;
+        out[v3017] = v3014;
+      }
+      const uint v3018 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3019 = v2883 + v3018;
+      const uint v3020 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3021 = v3019 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3022 = v3020 < v15;
+      const bool v3023 = v3021 && v3022;
+      if (v3023) {
+        const float v3024 = v2731.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3025 = v2885 + v3020;
+        const bfloat v3026 = bias[v3025];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3027 = float(v3026);
+        const float v3028 = v3024 + v3027;
+        const float v3030 = v3028 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3031 = fast::exp2(v3030);
+        const float v3033 = 1.0f + v3031;
+        const float v3034 = iron_recip_approx(v3033);
+        const float v3035 = v3028 * v3034;
+        const bfloat v3036 = bfloat(v3035);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3037 = v3019 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3038 = v3037 + v2885;
+        const uint v3039 = v3038 + v3020;
+        out[v3039] = v3036;
+      }
+      const uint v3040 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3041 = v2883 + v3040;
+      const uint v3042 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3043 = v3041 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3044 = v3042 < v15;
+      const bool v3045 = v3043 && v3044;
+      if (v3045) {
+        const float v3046 = v2731.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3047 = v2885 + v3042;
+        const bfloat v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3049 = float(v3048);
+        const float v3050 = v3046 + v3049;
+        const float v3052 = v3050 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3053 = fast::exp2(v3052);
+        const float v3055 = 1.0f + v3053;
+        const float v3056 = iron_recip_approx(v3055);
+        const float v3057 = v3050 * v3056;
+        const bfloat v3058 = bfloat(v3057);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3059 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3060 = v3059 + v2885;
+        const uint v3061 = v3060 + v3042;
+        out[v3061] = v3058;
+      }
+      const uint v3064 = v2729 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const uint v3066 = v2881 + v2728;
+      const uint v3067 = v3066 - v3064;
+      const uint v3068 = v2683 + v2729;  // kernels/convolution/narrow_groups.hpp:183
+      const uint v3069 = v3068 * v15;
+      const uint v3070 = iron_frag_coord<16>(0u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3071 = v3067 + v3070;
+      const uint v3072 = iron_frag_coord<16>(0u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3073 = v3071 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3074 = v3072 < v15;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v2733.m[0][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3077 = v3069 + v3072;
+        const bfloat v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3079 = float(v3078);
+        const float v3080 = v3076 + v3079;
+        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3083 = fast::exp2(v3082);
+        const float v3085 = 1.0f + v3083;
+        const float v3086 = iron_recip_approx(v3085);
+        const float v3087 = v3080 * v3086;
+        const bfloat v3088 = bfloat(v3087);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3090 = v3089 + v3069;
+        const uint v3091 = v3090 + v3072;
+        out[v3091] = v3088;
+      }
+      const uint v3092 = iron_frag_coord<16>(1u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3093 = v3067 + v3092;
+      const uint v3094 = iron_frag_coord<16>(1u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3095 = v3093 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3096 = v3094 < v15;
+      const bool v3097 = v3095 && v3096;
+      if (v3097) {
+        const float v3098 = v2733.m[0][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3099 = v3069 + v3094;
+        const bfloat v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3101 = float(v3100);
+        const float v3102 = v3098 + v3101;
+        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3105 = fast::exp2(v3104);
+        const float v3107 = 1.0f + v3105;
+        const float v3108 = iron_recip_approx(v3107);
+        const float v3109 = v3102 * v3108;
+        const bfloat v3110 = bfloat(v3109);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3112 = v3111 + v3069;
+        const uint v3113 = v3112 + v3094;
+        out[v3113] = v3110;
+      }
+      const uint v3114 = iron_frag_coord<16>(2u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3115 = v3067 + v3114;
+      const uint v3116 = iron_frag_coord<16>(2u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3117 = v3115 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3118 = v3116 < v15;
+      const bool v3119 = v3117 && v3118;
+      if (v3119) {
+        const float v3120 = v2733.m[0][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3121 = v3069 + v3116;
+        const bfloat v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3123 = float(v3122);
+        const float v3124 = v3120 + v3123;
+        const float v3126 = v3124 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3127 = fast::exp2(v3126);
+        const float v3129 = 1.0f + v3127;
+        const float v3130 = iron_recip_approx(v3129);
+        const float v3131 = v3124 * v3130;
+        const bfloat v3132 = bfloat(v3131);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3133 = v3115 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3134 = v3133 + v3069;
+        const uint v3135 = v3134 + v3116;
+        out[v3135] = v3132;
+      }
+      const uint v3136 = iron_frag_coord<16>(3u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3137 = v3067 + v3136;
+      const uint v3138 = iron_frag_coord<16>(3u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3139 = v3137 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3140 = v3138 < v15;
+      const bool v3141 = v3139 && v3140;
+      if (v3141) {
+        const float v3142 = v2733.m[0][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3143 = v3069 + v3138;
+        const bfloat v3144 = bias[v3143];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3145 = float(v3144);
+        const float v3146 = v3142 + v3145;
+        const float v3148 = v3146 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3149 = fast::exp2(v3148);
+        const float v3151 = 1.0f + v3149;
+        const float v3152 = iron_recip_approx(v3151);
+        const float v3153 = v3146 * v3152;
+        const bfloat v3154 = bfloat(v3153);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3155 = v3137 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3156 = v3155 + v3069;
+        const uint v3157 = v3156 + v3138;
+        out[v3157] = v3154;
+      }
+      const uint v3158 = iron_frag_coord<16>(4u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3159 = v3067 + v3158;
+      const uint v3160 = iron_frag_coord<16>(4u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3161 = v3159 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3162 = v3160 < v15;
+      const bool v3163 = v3161 && v3162;
+      if (v3163) {
+        const float v3164 = v2733.m[1][0].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3165 = v3069 + v3160;
+        const bfloat v3166 = bias[v3165];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3167 = float(v3166);
+        const float v3168 = v3164 + v3167;
+        const float v3170 = v3168 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3171 = fast::exp2(v3170);
+        const float v3173 = 1.0f + v3171;
+        const float v3174 = iron_recip_approx(v3173);
+        const float v3175 = v3168 * v3174;
+        const bfloat v3176 = bfloat(v3175);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3177 = v3159 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3178 = v3177 + v3069;
+        const uint v3179 = v3178 + v3160;
+        out[v3179] = v3176;
+      }
+      const uint v3180 = iron_frag_coord<16>(5u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3181 = v3067 + v3180;
+      const uint v3182 = iron_frag_coord<16>(5u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3183 = v3181 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3184 = v3182 < v15;
+      const bool v3185 = v3183 && v3184;
+      if (v3185) {
+        const float v3186 = v2733.m[1][0].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3187 = v3069 + v3182;
+        const bfloat v3188 = bias[v3187];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3189 = float(v3188);
+        const float v3190 = v3186 + v3189;
+        const float v3192 = v3190 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3193 = fast::exp2(v3192);
+        const float v3195 = 1.0f + v3193;
+        const float v3196 = iron_recip_approx(v3195);
+        const float v3197 = v3190 * v3196;
+        const bfloat v3198 = bfloat(v3197);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3199 = v3181 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3200 = v3199 + v3069;
+        const uint v3201 = v3200 + v3182;
+        out[v3201] = v3198;
+      }
+      const uint v3202 = iron_frag_coord<16>(6u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3203 = v3067 + v3202;
+      const uint v3204 = iron_frag_coord<16>(6u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3205 = v3203 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3206 = v3204 < v15;
+      const bool v3207 = v3205 && v3206;
+      if (v3207) {
+        const float v3208 = v2733.m[1][1].thread_elements()[0];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3209 = v3069 + v3204;
+        const bfloat v3210 = bias[v3209];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3211 = float(v3210);
+        const float v3212 = v3208 + v3211;
+        const float v3214 = v3212 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3215 = fast::exp2(v3214);
+        const float v3217 = 1.0f + v3215;
+        const float v3218 = iron_recip_approx(v3217);
+        const float v3219 = v3212 * v3218;
+        const bfloat v3220 = bfloat(v3219);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3221 = v3203 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3222 = v3221 + v3069;
+        const uint v3223 = v3222 + v3204;
+        out[v3223] = v3220;
+      }
+      const uint v3224 = iron_frag_coord<16>(7u, iron_lane, false);  // kernels/convolution/narrow_groups.hpp:185
+      const uint v3225 = v3067 + v3224;
+      const uint v3226 = iron_frag_coord<16>(7u, iron_lane, true);  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3227 = v3225 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3228 = v3226 < v15;
+      const bool v3229 = v3227 && v3228;
+      if (v3229) {
+        const float v3230 = v2733.m[1][1].thread_elements()[1];  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3231 = v3069 + v3226;
+        const bfloat v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3233 = float(v3232);
+        const float v3234 = v3230 + v3233;
+        const float v3236 = v3234 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3237 = fast::exp2(v3236);
+        const float v3239 = 1.0f + v3237;
+        const float v3240 = iron_recip_approx(v3239);
+        const float v3241 = v3234 * v3240;
+        const bfloat v3242 = bfloat(v3241);  // kernels/convolution/narrow_groups.hpp:189
+        const uint v3243 = v3225 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const uint v3244 = v3243 + v3069;
+        const uint v3245 = v3244 + v3226;
+        out[v3245] = v3242;
       }
     }
   }
