@@ -51,7 +51,8 @@ TEST(TuningRule, APlain16BitPointwiseConvolutionTakesTheWarpgroupProduct) {
 
 // A 16-bit launch of stride 1, one group and c_in a multiple of 64 that is not a plain 1×1: the
 // image path, its box 16 × 8 pixels (8 × 16 for rows of at most 8; a sequence's one row), its tile
-// as narrow as holds c_out and fills the device (96 tiles), on the deepest ring where narrowed.
+// as narrow as holds c_out and fills the device (96 tiles), on the deepest ring where narrowed;
+// at 64 columns with tiles for two groups a multiprocessor (264), two resident groups.
 TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
   const std::map<std::string, LaunchConstants> wide{
       {"3x3", {{"kh", 3}, {"kw", 3}, {"pad_h", 1}, {"pad_w", 1}}},
@@ -75,7 +76,8 @@ TEST(TuningRule, AStrideOneConvolutionOfWholeStepsTakesTheImagePath) {
   };
   for (DType dt : {DType::BF16, DType::F16}) {
     EXPECT_EQ(chosen("iron_conv2d", dt, resnet(56, 64)),
-              (TuningConfig{{"image", 16}, {"bn", 64}, {"stages", 16}}));
+              (TuningConfig{{"image", 16}, {"bn", 64}, {"stages", 16}, {"resident", 2}}))
+        << "896 tiles of 64 channels: two groups a multiprocessor";
     EXPECT_EQ(chosen("iron_conv2d_fused_bias_relu", dt, resnet(28, 128)),
               (TuningConfig{{"image", 16}, {"bn", 128}, {"stages", 16}}));
     EXPECT_EQ(chosen("iron_conv2d", dt, resnet(7, 64)),
