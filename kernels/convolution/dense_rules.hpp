@@ -36,19 +36,15 @@ inline dsl::TuningConfig image_when(DType dtype, const dsl::LaunchConstants& c, 
   const double tiles_of_pixels =
       batch * std::ceil(oh / (kImagePixels / bw)) * std::ceil(ow / static_cast<double>(bw));
   std::uint32_t bn = kBN;
+  const auto tiles = [&] { return tiles_of_pixels * std::ceil(c_out / bn); };
   while (bn > kBN / 4 && c_out <= bn / 2) bn /= 2;
-  while (bn > kBN / 4 && tiles_of_pixels * std::ceil(c_out / bn) < gemm::warpgroup::kFillTiles) {
-    bn /= 2;
-  }
+  while (bn > kBN / 4 && tiles() < gemm::warpgroup::kFillTiles) bn /= 2;
   dsl::TuningConfig config{{kImageKnob, bw}};
   if (bn != kBN) {
     config[kWidthKnob] = bn;
     config["stages"] = gemm::warpgroup::kFillStages;
   }
-  if (bn == kBN / 4 &&
-      tiles_of_pixels * std::ceil(c_out / bn) >= gemm::warpgroup::kPersistentTiles) {
-    config[kResidentKnob] = 2;
-  }
+  if (bn == kBN / 4 && tiles() >= gemm::warpgroup::kPersistentTiles) config[kResidentKnob] = 2;
   return config;
 }
 

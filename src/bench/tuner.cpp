@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <thread>
 
 #include "iron/bench/bench_inputs.hpp"
@@ -31,22 +32,17 @@ constexpr std::size_t kPatternElements = std::size_t{1} << 20;  ///< random valu
 constexpr int kWarmup = 3;
 constexpr std::uint64_t kMostBufferSets = 16;
 
-/// The first line of an error message, enough to say why a configuration was refused; where it
-/// ends in a colon (a compiler's log follows, as NVRTC's does), with the log's first line that
-/// is not empty.
-std::string first_line(const std::string& message) {
-  const std::size_t end = message.find('\n');
-  std::string line = message.substr(0, end);
-  if (end == std::string::npos || line.empty() || line.back() != ':') return line;
-  std::size_t from = end + 1;
-  while (from < message.size()) {
-    const std::size_t next = message.find('\n', from);
-    const std::string detail = message.substr(from, next == std::string::npos ? next : next - from);
-    if (detail.find_first_not_of(" \t\r") != std::string::npos) return line + " " + detail;
-    if (next == std::string::npos) break;
-    from = next + 1;
+/// Why a configuration was refused: an error message's first line and, where it ends in a colon
+/// (a compiler's log follows, as NVRTC's does), the log's first line that is not blank.
+std::string refusal_reason(const std::string& message) {
+  std::istringstream lines(message);
+  std::string reason;
+  std::getline(lines, reason);
+  if (reason.empty() || reason.back() != ':') return reason;
+  for (std::string detail; std::getline(lines, detail);) {
+    if (detail.find_first_not_of(" \t\r") != std::string::npos) return reason + " " + detail;
   }
-  return line;
+  return reason;
 }
 
 /// Whether any element of `t` still holds the poison (all bytes 0xFF: a NaN for floats, which no
@@ -264,8 +260,8 @@ void precompile(const TuneRequest& request, const std::vector<dsl::TuningConfig>
         warmed.size() - static_cast<std::size_t>(compiled),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), jobs));
   } catch (const Error& e) {
-    progress(
-        fmt::format("not compiled ahead ({}): each compiles when prepared", first_line(e.what())));
+    progress(fmt::format("not compiled ahead ({}): each compiles when prepared",
+                         refusal_reason(e.what())));
   }
 }
 
@@ -407,7 +403,7 @@ TuneResult tune(BenchDevice& device, const TuneRequest& request,
         matched.push_back(result.configs.size() - 1);
       }
     } catch (const Error& e) {
-      tried.refused = first_line(e.what());
+      tried.refused = refusal_reason(e.what());
     }
     progress(fmt::format("{} {}", dsl::format_config(config),
                          tried.refused.empty() ? "ready" : "refused: " + tried.refused));
@@ -482,7 +478,7 @@ TuneResult check_configs(const TuneRequest& request, int sm,
                                       f->spill_store_bytes + f->spill_load_bytes);
       }
     } catch (const Error& e) {
-      tried.refused = first_line(e.what());
+      tried.refused = refusal_reason(e.what());
     }
     progress(fmt::format(
         "{} {}", dsl::format_config(config),
