@@ -410,7 +410,8 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
   auto warp = simdgroup_id();
   barrier();  // every simdgroup has read its last stage
   IRON_IF(target_has(TargetFeature::LargeSharedMemory)) {
-    constexpr std::uint32_t kPitch = kWN + 4;  // f32 rows 4 banks apart: a slot's rows spread
+    // f32 rows 8 banks apart: a half-warp's 8-byte stores, 4 rows of 4 lanes, fill 32 banks once
+    constexpr std::uint32_t kPitch = kWN + 8;
     auto staged = overlay<f32>(spent, kWM * kPitch);
     for (auto turn : range(0u, kThreads / 32)) {
       IRON_IF(warp == turn) { acc.store(staged, 0u, kPitch); }

@@ -45,9 +45,10 @@ inline constexpr std::uint32_t kStages = 3;
 inline constexpr std::uint32_t kWideStages = 4;
 inline constexpr std::uint32_t kWideLag = 1;
 /// The warpgroup product's epilogue goes through shared memory kStagedRows rows at a time (f32,
-/// rows BN + 4 apart so that a simdgroup's accumulator rows fall in different banks), so that a
-/// warp hands the epilogue 32 consecutive columns of one row: the accumulator's own layout gives
-/// it 8 rows of 8 bytes. 33 KB beside the 192 KB ring for 256 columns.
+/// rows BN + 8 apart: 8 banks, so that the four rows of a half-warp's 8-byte accumulator stores
+/// fill the 32 banks once), so that a warp hands the epilogue 32 consecutive columns of one row:
+/// the accumulator's own layout gives it 8 rows of 8 bytes. 33 KB beside the 192 KB ring for 256
+/// columns.
 inline constexpr std::uint32_t kStagedRows = 32;
 
 /// How a group's product runs, each field a tuning knob (docs/tuning.md): `bm` rows (128 or 64:
@@ -310,7 +311,7 @@ void staged_epilogue_of(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
                         Epilogue&& epilogue) {
   using namespace iron::dsl;
   constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
-  constexpr std::uint32_t kPitch = BN + 4;
+  constexpr std::uint32_t kPitch = BN + 8;
   auto staged = shared<f32>(kStagedRows * kPitch);
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;

@@ -335,6 +335,44 @@ TEST(PassVectorizeCombine, ASumWithAnUnalignedTermStaysScalar) {
   expect_unchanged(body, 15);
 }
 
+// Shared memory as tensors: four f32 reads of a run at a multiple of 4 become one 16-byte read.
+TEST(PassVectorizeCombine, SharedReadsOfARunMergeInto16Bytes) {
+  expect_vectorized(std::string(kBaseOf4) + R"(
+  %3 = shared.load @s[%2] : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  %6 = shared.load @s[%5] : f32
+  %7 = const 2 : u32
+  %8 = add %2, %7 : u32
+  %9 = shared.load @s[%8] : f32
+  %10 = const 3 : u32
+  %11 = add %2, %10 : u32
+  %12 = shared.load @s[%11] : f32
+  %13 = add %3, %6 : f32
+  %14 = add %9, %12 : f32
+  %15 = add %13, %14 : f32
+  store out[%0], %15 : f32
+)",
+                    16, std::string(kBaseOf4) + R"(
+  %16 = shared.load @s[%2] : f32x4
+  %3 = extract %16, 0 : f32
+  %6 = extract %16, 1 : f32
+  %9 = extract %16, 2 : f32
+  %12 = extract %16, 3 : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  %7 = const 2 : u32
+  %8 = add %2, %7 : u32
+  %10 = const 3 : u32
+  %11 = add %2, %10 : u32
+  %13 = add %3, %6 : f32
+  %14 = add %9, %12 : f32
+  %15 = add %13, %14 : f32
+  store out[%0], %15 : f32
+)",
+                    17);
+}
+
 // What could observe the move, or an alignment that is not known, leaves the accesses alone.
 TEST(PassVectorizeCombine, LeavesAccessesThatCannotMoveAlone) {
   const struct {

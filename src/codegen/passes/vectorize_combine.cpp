@@ -1,7 +1,7 @@
 /// Combining consecutive scalar accesses into vector accesses (see vectorize.cpp for the proof).
 ///
-/// Shape. In one block, scalar loads (or stores) of one tensor whose indices are `b` or
-/// `add b, c` with the same value b and literal offsets c >= 0. Offsets c .. c + L - 1, all
+/// Shape. In one block, scalar loads (or stores) of one tensor or one shared-memory allocation
+/// whose indices are `b` or `add b, c` with the same value b and literal offsets c >= 0. Offsets c .. c + L - 1, all
 /// present, with c a multiple of L and b a multiple of L (vectorize_alignment.hpp: literals,
 /// `require` rules, enclosing branch conditions), become one access of L lanes: L elements of
 /// the widest of 16 and 8 bytes that fits. Loads move up to the first of them (their results
@@ -14,8 +14,14 @@
 /// no branch or loop (whose contents could touch the tensor), no barrier or collective (which
 /// could order the access against other threads), and no access of the same tensor that could
 /// see the move: for loads no store or atomic, for stores no load, atomic or store at another
-/// base (a store at the same base and another offset writes another element). Alignment: b + c
-/// is a multiple of L and tensors start 256-byte aligned.
+/// base (a store at the same base and another offset writes another element); in shared memory,
+/// which other threads and asynchronous copies write, nothing with an effect at all. Alignment:
+/// b + c is a multiple of L, tensors start 256-byte aligned and every shared allocation 16-byte
+/// aligned (layout_shared_memory; each target's declarations).
+///
+/// Shared memory gains most where a thread reads a run of consecutive elements that its
+/// neighbours' runs follow (a staged epilogue: lane l at 8·l): scalar reads put 8 lanes on one
+/// bank, 16-byte ones 2.
 #include "vectorize_combine.hpp"
 
 #include <algorithm>
@@ -44,13 +50,14 @@ constexpr std::int64_t kVectorBytes[] = {16, 8};
 /// the sum of two (`base2` set) for indices written `x + (y + c)`.
 struct GroupKey {
   bool store = false;
-  int param = -1;
+  int param = -1;   ///< the tensor, or -1
+  int shared = -1;  ///< the shared allocation, or -1
   DType type = DType::F32;
   ValueId base = ir::kNoValue;
   ValueId base2 = ir::kNoValue;
   bool operator<(const GroupKey& o) const {
-    return std::tie(store, param, type, base, base2) <
-           std::tie(o.store, o.param, o.type, o.base, o.base2);
+    return std::tie(store, param, shared, type, base, base2) <
+           std::tie(o.store, o.param, o.shared, o.type, o.base, o.base2);
   }
 };
 
@@ -72,6 +79,20 @@ bool is_tensor_access(const Op& op) {
   return (op.kind == OpKind::Load || op.kind == OpKind::Store) && op.shared < 0 && op.param >= 0;
 }
 
+bool is_shared_access(const Op& op) {
+  return (op.kind == OpKind::SharedLoad || op.kind == OpKind::SharedStore) && op.shared >= 0;
+}
+
+/// Whether `op` can neither change shared memory (nor, past shared stores that move, read it):
+/// pure ops and tensor accesses; anything else with an effect or a memory access (shared
+/// accesses, fragment and asynchronous copies, waits, which make copies land) might.
+bool leaves_shared_memory_alone(const Op& op, bool moving_stores) {
+  const ir::OpInfo& info = ir::op_info(op.kind);
+  if (is_tensor_access(op)) return true;
+  if (info.has(ir::kEffect) || info.has(ir::kWritesMemory)) return false;
+  return !(moving_stores && info.has(ir::kReadsMemory));
+}
+
 /// Finds the merges of one block.
 class BlockPlanner {
  public:
@@ -89,12 +110,15 @@ class BlockPlanner {
       std::map<GroupKey, std::map<std::int64_t, std::size_t>> groups;  // offset -> position
       for (std::size_t i = 0; i < ops_.size(); ++i) {
         const Op& op = ops_[i];
-        if (!is_tensor_access(op) || op.lanes != 1 || !has_vectors_of(op.type, target_)) continue;
+        if (!is_tensor_access(op) && !is_shared_access(op)) continue;
+        if (op.lanes != 1 || !has_vectors_of(op.type, target_)) continue;
         if (merged.contains(i)) continue;
         const ValueId index = ir::AccessOp(op).index();
         const std::optional<SplitIndex> split = pairs ? split_pair(index) : split_index(index);
         if (!split || split->offset < 0) continue;
-        const GroupKey key{op.kind == OpKind::Store, op.param, op.type, split->base, split->base2};
+        const bool store = ir::op_info(op.kind).has(ir::kWritesMemory);
+        const GroupKey key{store,       is_shared_access(op) ? -1 : op.param, op.shared, op.type,
+                           split->base, split->base2};
         groups[key].try_emplace(split->offset, i);  // a second access at one offset stays scalar
       }
       const std::size_t before = merges.size();
@@ -197,6 +221,10 @@ class BlockPlanner {
       const Op& op = ops_[i];
       if (members.contains(i)) continue;
       if (!op.blocks.empty() || ir::op_info(op.kind).has(ir::kConvergent)) return false;
+      if (m.key.shared >= 0) {
+        if (!leaves_shared_memory_alone(op, m.key.store)) return false;
+        continue;
+      }
       const bool same_tensor =
           op.shared < 0 && op.param == m.key.param && ir::AccessOp<const Op>::is_access(op.kind);
       if (!same_tensor) continue;
@@ -290,8 +318,9 @@ class Combiner {
     const Op& lane0 = old[m.members.front()];
     ir::Builder b(k_, ops);
     b.at(lane0.loc);
-    Op& load = b.make(OpKind::Load, m.key.type, {index(b, m)});
+    Op& load = b.make(lane0.kind, m.key.type, {index(b, m)});
     load.param = m.key.param;
+    load.shared = m.key.shared;
     load.lanes = static_cast<std::uint8_t>(m.members.size());
     const ValueId vector = load.result;
     for (std::size_t l = 0; l < m.members.size(); ++l) {

@@ -61,6 +61,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1261,16 +1264,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v967 = v966 && v93;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:417
       if (v974) {
-        iron_frag_store<false>(v298, shm2, v10, 68u);
+        iron_frag_store<false>(v298, shm2, v10, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v980 = v979 << 6u;
       const unsigned int v981 = v80 + v980;
-      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v985 = v984 << 6u;
       const unsigned int v986 = v76 + v985;
       if (v967) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1281,35 +1284,31 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v995 = v986 + v994;
           const unsigned int v997 = v992 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v998 = v981 + v997;
-          const unsigned int v1004 = v994 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1004 = v994 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1005 = v1004 + v997;
-          const float v1008 = shm2[v1005];  // kernels/gemm/gemm_tiles.hpp:348
+          const iron_f32x4 v3938 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1005);  // kernels/gemm/gemm_tiles.hpp:348
+          const float v1008 = v3938.v[0];
+          const float v1018 = v3938.v[1];
+          const float v1028 = v3938.v[2];
+          const float v1038 = v3938.v[3];
           const iron_bf16 v1012 = iron_f32_to_bf16(v1008);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1013 = v995 * v3;
           const unsigned int v1014 = v1013 + v81;
-          const unsigned int v1017 = v1005 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1018 = shm2[v1017];
-          const iron_bf16 v1022 = iron_f32_to_bf16(v1018);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1027 = v1005 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1028 = shm2[v1027];
-          const iron_bf16 v1032 = iron_f32_to_bf16(v1028);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1037 = v1005 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1038 = shm2[v1037];
-          const iron_bf16 v1042 = iron_f32_to_bf16(v1038);  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1022 = iron_f32_to_bf16(v1018);
+          const iron_bf16 v1032 = iron_f32_to_bf16(v1028);
+          const iron_bf16 v1042 = iron_f32_to_bf16(v1038);
           const unsigned int v1047 = v1005 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1048 = shm2[v1047];
+          const iron_f32x4 v3941 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1047);
+          const float v1048 = v3941.v[0];
+          const float v1058 = v3941.v[1];
+          const float v1068 = v3941.v[2];
+          const float v1078 = v3941.v[3];
           const iron_bf16 v1052 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1057 = v1005 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1058 = shm2[v1057];
-          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1067 = v1005 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1068 = shm2[v1067];
-          const iron_bf16 v1072 = iron_f32_to_bf16(v1068);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1077 = v1005 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1078 = shm2[v1077];
-          const iron_bf16 v1082 = iron_f32_to_bf16(v1078);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v3938 = v998 + v1014;
-          *reinterpret_cast<iron_bf16x8*>(out + v3938) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
+          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);
+          const iron_bf16 v1072 = iron_f32_to_bf16(v1068);
+          const iron_bf16 v1082 = iron_f32_to_bf16(v1078);
+          const unsigned int v3942 = v998 + v1014;
+          *reinterpret_cast<iron_bf16x8*>(out + v3942) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
         }
       } else {
         #pragma unroll 1
@@ -1322,7 +1321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const bool v1097 = v1095 < v12;
           const bool v1098 = v1096 && v1097;
           if (v1098) {
-            const unsigned int v1104 = v1091 * 68u;
+            const unsigned int v1104 = v1091 * 72u;
             const unsigned int v1105 = v1104 + v1094;
             const float v1106 = shm2[v1105];
             const iron_bf16 v1108 = iron_f32_to_bf16(v1106);  // kernels/convolution/conv_tiles.hpp:124
@@ -1333,7 +1332,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v2420 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

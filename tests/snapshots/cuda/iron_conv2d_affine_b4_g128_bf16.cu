@@ -67,6 +67,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1920,16 +1923,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
   const bool v1903 = v1902 && v77;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:417
     if (v1910) {
-      iron_frag_store<false>(v210, shm2, 0u, 68u);
+      iron_frag_store<false>(v210, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v1916 = v1915 << 6u;
     const unsigned int v1917 = v67 + v1916;
-    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1921 = v1920 << 6u;
     const unsigned int v1922 = v63 + v1921;
     if (v1903) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1940,35 +1943,31 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const unsigned int v1931 = v1922 + v1930;
         const unsigned int v1933 = v1928 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1934 = v1917 + v1933;
-        const unsigned int v1940 = v1930 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1940 = v1930 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1941 = v1940 + v1933;
-        const float v1944 = shm2[v1941];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v5245 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1941);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v1944 = v5245.v[0];
+        const float v1954 = v5245.v[1];
+        const float v1964 = v5245.v[2];
+        const float v1974 = v5245.v[3];
         const iron_bf16 v1948 = iron_f32_to_bf16(v1944);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v1949 = v1931 * v4;
         const unsigned int v1950 = v1949 + v68;
-        const unsigned int v1953 = v1941 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1954 = shm2[v1953];
-        const iron_bf16 v1958 = iron_f32_to_bf16(v1954);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v1963 = v1941 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1964 = shm2[v1963];
-        const iron_bf16 v1968 = iron_f32_to_bf16(v1964);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v1973 = v1941 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1974 = shm2[v1973];
-        const iron_bf16 v1978 = iron_f32_to_bf16(v1974);  // kernels/convolution/conv_tiles.hpp:124
+        const iron_bf16 v1958 = iron_f32_to_bf16(v1954);
+        const iron_bf16 v1968 = iron_f32_to_bf16(v1964);
+        const iron_bf16 v1978 = iron_f32_to_bf16(v1974);
         const unsigned int v1983 = v1941 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1984 = shm2[v1983];
+        const iron_f32x4 v5248 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1983);
+        const float v1984 = v5248.v[0];
+        const float v1994 = v5248.v[1];
+        const float v2004 = v5248.v[2];
+        const float v2014 = v5248.v[3];
         const iron_bf16 v1988 = iron_f32_to_bf16(v1984);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v1993 = v1941 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1994 = shm2[v1993];
-        const iron_bf16 v1998 = iron_f32_to_bf16(v1994);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2003 = v1941 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2004 = shm2[v2003];
-        const iron_bf16 v2008 = iron_f32_to_bf16(v2004);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2013 = v1941 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2014 = shm2[v2013];
-        const iron_bf16 v2018 = iron_f32_to_bf16(v2014);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v5245 = v1934 + v1950;
-        *reinterpret_cast<iron_bf16x8*>(out + v5245) = iron_bf16x8{{v1948, v1958, v1968, v1978, v1988, v1998, v2008, v2018}};
+        const iron_bf16 v1998 = iron_f32_to_bf16(v1994);
+        const iron_bf16 v2008 = iron_f32_to_bf16(v2004);
+        const iron_bf16 v2018 = iron_f32_to_bf16(v2014);
+        const unsigned int v5249 = v1934 + v1950;
+        *reinterpret_cast<iron_bf16x8*>(out + v5249) = iron_bf16x8{{v1948, v1958, v1968, v1978, v1988, v1998, v2008, v2018}};
       }
     } else {
       #pragma unroll 1
@@ -1981,7 +1980,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         const bool v2033 = v2031 < v4;
         const bool v2034 = v2032 && v2033;
         if (v2034) {
-          const unsigned int v2040 = v2027 * 68u;
+          const unsigned int v2040 = v2027 * 72u;
           const unsigned int v2041 = v2040 + v2030;
           const float v2042 = shm2[v2041];
           const iron_bf16 v2044 = iron_f32_to_bf16(v2042);  // kernels/convolution/conv_tiles.hpp:124
@@ -1992,6 +1991,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -66,6 +66,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1332,16 +1335,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v970 = v969 && v96;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
       if (v977) {
-        iron_frag_store<false>(v301, shm2, 0u, 68u);
+        iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
       if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1352,35 +1355,31 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v998 = v989 + v997;
           const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
+          const iron_f32x4 v3945 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
+          const float v1011 = v3945.v[0];
+          const float v1021 = v3945.v[1];
+          const float v1031 = v3945.v[2];
+          const float v1041 = v3945.v[3];
           const iron_bf16 v1015 = iron_f32_to_bf16(v1011);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1016 = v998 * v4;
           const unsigned int v1017 = v1016 + v84;
-          const unsigned int v1020 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1021 = shm2[v1020];
-          const iron_bf16 v1025 = iron_f32_to_bf16(v1021);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1030 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1031 = shm2[v1030];
-          const iron_bf16 v1035 = iron_f32_to_bf16(v1031);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1040 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1041 = shm2[v1040];
-          const iron_bf16 v1045 = iron_f32_to_bf16(v1041);  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1025 = iron_f32_to_bf16(v1021);
+          const iron_bf16 v1035 = iron_f32_to_bf16(v1031);
+          const iron_bf16 v1045 = iron_f32_to_bf16(v1041);
           const unsigned int v1050 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1051 = shm2[v1050];
+          const iron_f32x4 v3948 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1050);
+          const float v1051 = v3948.v[0];
+          const float v1061 = v3948.v[1];
+          const float v1071 = v3948.v[2];
+          const float v1081 = v3948.v[3];
           const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1060 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1061 = shm2[v1060];
-          const iron_bf16 v1065 = iron_f32_to_bf16(v1061);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1070 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1071 = shm2[v1070];
-          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1080 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1081 = shm2[v1080];
-          const iron_bf16 v1085 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v3945 = v1001 + v1017;
-          *reinterpret_cast<iron_bf16x8*>(out + v3945) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1061);
+          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);
+          const iron_bf16 v1085 = iron_f32_to_bf16(v1081);
+          const unsigned int v3949 = v1001 + v1017;
+          *reinterpret_cast<iron_bf16x8*>(out + v3949) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
         }
       } else {
         #pragma unroll 1
@@ -1393,7 +1392,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const bool v1100 = v1098 < v15;
           const bool v1101 = v1099 && v1100;
           if (v1101) {
-            const unsigned int v1107 = v1094 * 68u;
+            const unsigned int v1107 = v1094 * 72u;
             const unsigned int v1108 = v1107 + v1097;
             const float v1109 = shm2[v1108];
             const iron_bf16 v1111 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
@@ -1404,7 +1403,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v2423 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

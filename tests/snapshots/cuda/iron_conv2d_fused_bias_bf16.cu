@@ -67,6 +67,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1334,16 +1337,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v970 = v969 && v96;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
       if (v977) {
-        iron_frag_store<false>(v301, shm2, 0u, 68u);
+        iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
       if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1354,61 +1357,57 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v998 = v989 + v997;
           const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
+          const iron_f32x4 v4047 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
+          const float v1011 = v4047.v[0];
+          const float v1024 = v4047.v[1];
+          const float v1037 = v4047.v[2];
+          const float v1050 = v4047.v[3];
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4048 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4048.v[0];
-          const iron_bf16 v1028 = v4048.v[1];
-          const iron_bf16 v1041 = v4048.v[2];
-          const iron_bf16 v1054 = v4048.v[3];
-          const iron_bf16 v1067 = v4048.v[4];
-          const iron_bf16 v1080 = v4048.v[5];
-          const iron_bf16 v1093 = v4048.v[6];
-          const iron_bf16 v1106 = v4048.v[7];
+          const iron_bf16x8 v4049 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4049.v[0];
+          const iron_bf16 v1028 = v4049.v[1];
+          const iron_bf16 v1041 = v4049.v[2];
+          const iron_bf16 v1054 = v4049.v[3];
+          const iron_bf16 v1067 = v4049.v[4];
+          const iron_bf16 v1080 = v4049.v[5];
+          const iron_bf16 v1093 = v4049.v[6];
+          const iron_bf16 v1106 = v4049.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1019 = v998 * v4;
           const unsigned int v1020 = v1019 + v84;
-          const unsigned int v1023 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1024 = shm2[v1023];
           const float v1029 = iron_to_f32(v1028);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1030 = v1024 + v1029;
           const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1036 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1037 = shm2[v1036];
           const float v1042 = iron_to_f32(v1041);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1043 = v1037 + v1042;
           const iron_bf16 v1044 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1049 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1050 = shm2[v1049];
           const float v1055 = iron_to_f32(v1054);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1056 = v1050 + v1055;
           const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1062 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1063 = shm2[v1062];
+          const iron_f32x4 v4052 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1062);
+          const float v1063 = v4052.v[0];
+          const float v1076 = v4052.v[1];
+          const float v1089 = v4052.v[2];
+          const float v1102 = v4052.v[3];
           const float v1068 = iron_to_f32(v1067);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1069 = v1063 + v1068;
           const iron_bf16 v1070 = iron_f32_to_bf16(v1069);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1075 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1076 = shm2[v1075];
           const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1082 = v1076 + v1081;
           const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1088 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1089 = shm2[v1088];
           const float v1094 = iron_to_f32(v1093);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1095 = v1089 + v1094;
           const iron_bf16 v1096 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1101 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1102 = shm2[v1101];
           const float v1107 = iron_to_f32(v1106);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1108 = v1102 + v1107;
           const iron_bf16 v1109 = iron_f32_to_bf16(v1108);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4049 = v1001 + v1020;
-          *reinterpret_cast<iron_bf16x8*>(out + v4049) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
+          const unsigned int v4053 = v1001 + v1020;
+          *reinterpret_cast<iron_bf16x8*>(out + v4053) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
         }
       } else {
         #pragma unroll 1
@@ -1421,7 +1420,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const bool v1124 = v1122 < v15;
           const bool v1125 = v1123 && v1124;
           if (v1125) {
-            const unsigned int v1131 = v1118 * 68u;
+            const unsigned int v1131 = v1118 * 72u;
             const unsigned int v1132 = v1131 + v1121;
             const float v1133 = shm2[v1132];
             const unsigned int v1134 = v84 + v1122;  // kernels/convolution/conv_tiles.hpp:124
@@ -1436,7 +1435,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v2477 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

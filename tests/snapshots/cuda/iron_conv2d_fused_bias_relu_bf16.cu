@@ -67,6 +67,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1334,16 +1337,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v970 = v969 && v96;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
       if (v977) {
-        iron_frag_store<false>(v301, shm2, 0u, 68u);
+        iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
       if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1354,69 +1357,65 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v998 = v989 + v997;
           const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
+          const iron_f32x4 v4115 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
+          const float v1011 = v4115.v[0];
+          const float v1026 = v4115.v[1];
+          const float v1041 = v4115.v[2];
+          const float v1056 = v4115.v[3];
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4116 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4116.v[0];
-          const iron_bf16 v1030 = v4116.v[1];
-          const iron_bf16 v1045 = v4116.v[2];
-          const iron_bf16 v1060 = v4116.v[3];
-          const iron_bf16 v1075 = v4116.v[4];
-          const iron_bf16 v1090 = v4116.v[5];
-          const iron_bf16 v1105 = v4116.v[6];
-          const iron_bf16 v1120 = v4116.v[7];
+          const iron_bf16x8 v4117 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4117.v[0];
+          const iron_bf16 v1030 = v4117.v[1];
+          const iron_bf16 v1045 = v4117.v[2];
+          const iron_bf16 v1060 = v4117.v[3];
+          const iron_bf16 v1075 = v4117.v[4];
+          const iron_bf16 v1090 = v4117.v[5];
+          const iron_bf16 v1105 = v4117.v[6];
+          const iron_bf16 v1120 = v4117.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const float v1019 = fmaxf(v1017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1020 = iron_f32_to_bf16(v1019);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1021 = v998 * v4;
           const unsigned int v1022 = v1021 + v84;
-          const unsigned int v1025 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1026 = shm2[v1025];
           const float v1031 = iron_to_f32(v1030);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1032 = v1026 + v1031;
           const float v1034 = fmaxf(v1032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1035 = iron_f32_to_bf16(v1034);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1040 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1041 = shm2[v1040];
           const float v1046 = iron_to_f32(v1045);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1047 = v1041 + v1046;
           const float v1049 = fmaxf(v1047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1055 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1056 = shm2[v1055];
           const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1062 = v1056 + v1061;
           const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1070 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1071 = shm2[v1070];
+          const iron_f32x4 v4120 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1070);
+          const float v1071 = v4120.v[0];
+          const float v1086 = v4120.v[1];
+          const float v1101 = v4120.v[2];
+          const float v1116 = v4120.v[3];
           const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1077 = v1071 + v1076;
           const float v1079 = fmaxf(v1077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1080 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1085 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1086 = shm2[v1085];
           const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1092 = v1086 + v1091;
           const float v1094 = fmaxf(v1092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1100 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1101 = shm2[v1100];
           const float v1106 = iron_to_f32(v1105);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1107 = v1101 + v1106;
           const float v1109 = fmaxf(v1107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1115 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1116 = shm2[v1115];
           const float v1121 = iron_to_f32(v1120);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1122 = v1116 + v1121;
           const float v1124 = fmaxf(v1122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4117 = v1001 + v1022;
-          *reinterpret_cast<iron_bf16x8*>(out + v4117) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
+          const unsigned int v4121 = v1001 + v1022;
+          *reinterpret_cast<iron_bf16x8*>(out + v4121) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
         }
       } else {
         #pragma unroll 1
@@ -1429,7 +1428,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const bool v1140 = v1138 < v15;
           const bool v1141 = v1139 && v1140;
           if (v1141) {
-            const unsigned int v1147 = v1134 * 68u;
+            const unsigned int v1147 = v1134 * 72u;
             const unsigned int v1148 = v1147 + v1137;
             const float v1149 = shm2[v1148];
             const unsigned int v1150 = v84 + v1138;  // kernels/convolution/conv_tiles.hpp:124
@@ -1445,7 +1444,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v2513 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

@@ -67,6 +67,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1350,16 +1353,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const bool v970 = v969 && v96;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
       if (v977) {
-        iron_frag_store<false>(v301, shm2, 0u, 68u);
+        iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
       if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1370,19 +1373,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v998 = v989 + v997;
           const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
+          const iron_f32x4 v4285 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
+          const float v1011 = v4285.v[0];
+          const float v1031 = v4285.v[1];
+          const float v1051 = v4285.v[2];
+          const float v1071 = v4285.v[3];
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4286 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4286.v[0];
-          const iron_bf16 v1035 = v4286.v[1];
-          const iron_bf16 v1055 = v4286.v[2];
-          const iron_bf16 v1075 = v4286.v[3];
-          const iron_bf16 v1095 = v4286.v[4];
-          const iron_bf16 v1115 = v4286.v[5];
-          const iron_bf16 v1135 = v4286.v[6];
-          const iron_bf16 v1155 = v4286.v[7];
+          const iron_bf16x8 v4287 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1015 = v4287.v[0];
+          const iron_bf16 v1035 = v4287.v[1];
+          const iron_bf16 v1055 = v4287.v[2];
+          const iron_bf16 v1075 = v4287.v[3];
+          const iron_bf16 v1095 = v4287.v[4];
+          const iron_bf16 v1115 = v4287.v[5];
+          const iron_bf16 v1135 = v4287.v[6];
+          const iron_bf16 v1155 = v4287.v[7];
           const float v1016 = iron_to_f32(v1015);
           const float v1017 = v1011 + v1016;
           const float v1019 = v1017 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1393,8 +1400,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const iron_bf16 v1025 = iron_f32_to_bf16(v1024);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1026 = v998 * v4;
           const unsigned int v1027 = v1026 + v84;
-          const unsigned int v1030 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1031 = shm2[v1030];
           const float v1036 = iron_to_f32(v1035);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1037 = v1031 + v1036;
           const float v1039 = v1037 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1403,8 +1408,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1043 = iron_recip_approx(v1042);
           const float v1044 = v1037 * v1043;
           const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1050 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1051 = shm2[v1050];
           const float v1056 = iron_to_f32(v1055);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1057 = v1051 + v1056;
           const float v1059 = v1057 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1413,8 +1416,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1063 = iron_recip_approx(v1062);
           const float v1064 = v1057 * v1063;
           const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1070 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1071 = shm2[v1070];
           const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1077 = v1071 + v1076;
           const float v1079 = v1077 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1424,7 +1425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1084 = v1077 * v1083;
           const iron_bf16 v1085 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1090 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1091 = shm2[v1090];
+          const iron_f32x4 v4290 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1090);
+          const float v1091 = v4290.v[0];
+          const float v1111 = v4290.v[1];
+          const float v1131 = v4290.v[2];
+          const float v1151 = v4290.v[3];
           const float v1096 = iron_to_f32(v1095);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1097 = v1091 + v1096;
           const float v1099 = v1097 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1433,8 +1438,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1103 = iron_recip_approx(v1102);
           const float v1104 = v1097 * v1103;
           const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1110 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1111 = shm2[v1110];
           const float v1116 = iron_to_f32(v1115);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1117 = v1111 + v1116;
           const float v1119 = v1117 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1443,8 +1446,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1123 = iron_recip_approx(v1122);
           const float v1124 = v1117 * v1123;
           const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1130 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1131 = shm2[v1130];
           const float v1136 = iron_to_f32(v1135);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1137 = v1131 + v1136;
           const float v1139 = v1137 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1453,8 +1454,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1143 = iron_recip_approx(v1142);
           const float v1144 = v1137 * v1143;
           const iron_bf16 v1145 = iron_f32_to_bf16(v1144);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1150 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1151 = shm2[v1150];
           const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1157 = v1151 + v1156;
           const float v1159 = v1157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1463,8 +1462,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1163 = iron_recip_approx(v1162);
           const float v1164 = v1157 * v1163;
           const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4287 = v1001 + v1027;
-          *reinterpret_cast<iron_bf16x8*>(out + v4287) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
+          const unsigned int v4291 = v1001 + v1027;
+          *reinterpret_cast<iron_bf16x8*>(out + v4291) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
         }
       } else {
         #pragma unroll 1
@@ -1477,7 +1476,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const bool v1180 = v1178 < v15;
           const bool v1181 = v1179 && v1180;
           if (v1181) {
-            const unsigned int v1187 = v1174 * 68u;
+            const unsigned int v1187 = v1174 * 72u;
             const unsigned int v1188 = v1187 + v1177;
             const float v1189 = shm2[v1188];
             const unsigned int v1190 = v84 + v1178;  // kernels/convolution/conv_tiles.hpp:124
@@ -1497,7 +1496,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v2603 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

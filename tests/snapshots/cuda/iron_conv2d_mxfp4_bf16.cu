@@ -66,6 +66,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -2542,16 +2545,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
   const bool v2471 = v2470 && v77;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:417
     if (v2478) {
-      iron_frag_store<false>(v210, shm2, 0u, 68u);
+      iron_frag_store<false>(v210, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v2484 = v2483 << 6u;
     const unsigned int v2485 = v67 + v2484;
-    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v2489 = v2488 << 6u;
     const unsigned int v2490 = v63 + v2489;
     if (v2471) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -2562,35 +2565,31 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const unsigned int v2499 = v2490 + v2498;
         const unsigned int v2501 = v2496 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v2502 = v2485 + v2501;
-        const unsigned int v2508 = v2498 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2508 = v2498 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v2509 = v2508 + v2501;
-        const float v2512 = shm2[v2509];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v6381 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2509);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v2512 = v6381.v[0];
+        const float v2522 = v6381.v[1];
+        const float v2532 = v6381.v[2];
+        const float v2542 = v6381.v[3];
         const iron_bf16 v2516 = iron_f32_to_bf16(v2512);  // kernels/convolution/conv_tiles.hpp:124
         const unsigned int v2517 = v2499 * v4;
         const unsigned int v2518 = v2517 + v68;
-        const unsigned int v2521 = v2509 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2522 = shm2[v2521];
-        const iron_bf16 v2526 = iron_f32_to_bf16(v2522);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2531 = v2509 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2532 = shm2[v2531];
-        const iron_bf16 v2536 = iron_f32_to_bf16(v2532);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2541 = v2509 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2542 = shm2[v2541];
-        const iron_bf16 v2546 = iron_f32_to_bf16(v2542);  // kernels/convolution/conv_tiles.hpp:124
+        const iron_bf16 v2526 = iron_f32_to_bf16(v2522);
+        const iron_bf16 v2536 = iron_f32_to_bf16(v2532);
+        const iron_bf16 v2546 = iron_f32_to_bf16(v2542);
         const unsigned int v2551 = v2509 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2552 = shm2[v2551];
+        const iron_f32x4 v6384 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2551);
+        const float v2552 = v6384.v[0];
+        const float v2562 = v6384.v[1];
+        const float v2572 = v6384.v[2];
+        const float v2582 = v6384.v[3];
         const iron_bf16 v2556 = iron_f32_to_bf16(v2552);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2561 = v2509 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2562 = shm2[v2561];
-        const iron_bf16 v2566 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2571 = v2509 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2572 = shm2[v2571];
-        const iron_bf16 v2576 = iron_f32_to_bf16(v2572);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v2581 = v2509 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2582 = shm2[v2581];
-        const iron_bf16 v2586 = iron_f32_to_bf16(v2582);  // kernels/convolution/conv_tiles.hpp:124
-        const unsigned int v6381 = v2502 + v2518;
-        *reinterpret_cast<iron_bf16x8*>(out + v6381) = iron_bf16x8{{v2516, v2526, v2536, v2546, v2556, v2566, v2576, v2586}};
+        const iron_bf16 v2566 = iron_f32_to_bf16(v2562);
+        const iron_bf16 v2576 = iron_f32_to_bf16(v2572);
+        const iron_bf16 v2586 = iron_f32_to_bf16(v2582);
+        const unsigned int v6385 = v2502 + v2518;
+        *reinterpret_cast<iron_bf16x8*>(out + v6385) = iron_bf16x8{{v2516, v2526, v2536, v2546, v2556, v2566, v2576, v2586}};
       }
     } else {
       #pragma unroll 1
@@ -2603,7 +2602,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         const bool v2601 = v2599 < v4;
         const bool v2602 = v2600 && v2601;
         if (v2602) {
-          const unsigned int v2608 = v2595 * 68u;
+          const unsigned int v2608 = v2595 * 72u;
           const unsigned int v2609 = v2608 + v2598;
           const float v2610 = shm2[v2609];
           const iron_bf16 v2612 = iron_f32_to_bf16(v2610);  // kernels/convolution/conv_tiles.hpp:124
@@ -2614,6 +2613,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1555,16 +1558,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
   const bool v1552 = v1547 && v1551;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:417
     if (v1559) {
-      iron_frag_store<false>(v37, shm2, 0u, 68u);
+      iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v1565 = v1564 << 6u;
     const unsigned int v1566 = v26 + v1565;
-    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1570 = v1569 << 6u;
     const unsigned int v1571 = v22 + v1570;
     if (v1552) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1577,34 +1580,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const unsigned int v1580 = v1571 + v1579;
         const unsigned int v1582 = v1577 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1583 = v1566 + v1582;
-        const unsigned int v1589 = v1579 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1589 = v1579 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1590 = v1589 + v1582;
-        const float v1593 = shm2[v1590];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v4595 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1590);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v1593 = v4595.v[0];
+        const float v1601 = v4595.v[1];
+        const float v1609 = v4595.v[2];
+        const float v1617 = v4595.v[3];
         const iron_bf16 v1596 = iron_f32_to_bf16(v1593);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v1597 = v1580 * v1;
-        const unsigned int v1600 = v1590 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1601 = shm2[v1600];
-        const iron_bf16 v1604 = iron_f32_to_bf16(v1601);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1608 = v1590 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1609 = shm2[v1608];
-        const iron_bf16 v1612 = iron_f32_to_bf16(v1609);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1616 = v1590 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1617 = shm2[v1616];
-        const iron_bf16 v1620 = iron_f32_to_bf16(v1617);  // kernels/gemm/gemm_quant.cpp:57
+        const iron_bf16 v1604 = iron_f32_to_bf16(v1601);
+        const iron_bf16 v1612 = iron_f32_to_bf16(v1609);
+        const iron_bf16 v1620 = iron_f32_to_bf16(v1617);
         const unsigned int v1624 = v1590 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1625 = shm2[v1624];
+        const iron_f32x4 v4598 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1624);
+        const float v1625 = v4598.v[0];
+        const float v1633 = v4598.v[1];
+        const float v1641 = v4598.v[2];
+        const float v1649 = v4598.v[3];
         const iron_bf16 v1628 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1632 = v1590 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1633 = shm2[v1632];
-        const iron_bf16 v1636 = iron_f32_to_bf16(v1633);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1640 = v1590 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1641 = shm2[v1640];
-        const iron_bf16 v1644 = iron_f32_to_bf16(v1641);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1648 = v1590 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1649 = shm2[v1648];
-        const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v4595 = v1583 + v1597;
-        *reinterpret_cast<iron_bf16x8*>(out + v4595) = iron_bf16x8{{v1596, v1604, v1612, v1620, v1628, v1636, v1644, v1652}};
+        const iron_bf16 v1636 = iron_f32_to_bf16(v1633);
+        const iron_bf16 v1644 = iron_f32_to_bf16(v1641);
+        const iron_bf16 v1652 = iron_f32_to_bf16(v1649);
+        const unsigned int v4599 = v1583 + v1597;
+        *reinterpret_cast<iron_bf16x8*>(out + v4599) = iron_bf16x8{{v1596, v1604, v1612, v1620, v1628, v1636, v1644, v1652}};
       }
     } else {
       const unsigned int v1655 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -1619,7 +1618,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const bool v1666 = v1664 < v1;
         const bool v1667 = v1665 && v1666;
         if (v1667) {
-          const unsigned int v1673 = v1660 * 68u;
+          const unsigned int v1673 = v1660 * 72u;
           const unsigned int v1674 = v1673 + v1663;
           const float v1675 = shm2[v1674];
           const iron_bf16 v1676 = iron_f32_to_bf16(v1675);  // kernels/gemm/gemm_quant.cpp:57
@@ -1629,6 +1628,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -1582,16 +1585,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
   const bool v1576 = v1571 && v1575;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:417
     if (v1583) {
-      iron_frag_store<false>(v37, shm2, 0u, 68u);
+      iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v1589 = v1588 << 6u;
     const unsigned int v1590 = v26 + v1589;
-    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1594 = v1593 << 6u;
     const unsigned int v1595 = v22 + v1594;
     if (v1576) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1604,34 +1607,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
         const unsigned int v1604 = v1595 + v1603;
         const unsigned int v1606 = v1601 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1607 = v1590 + v1606;
-        const unsigned int v1613 = v1603 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1613 = v1603 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1614 = v1613 + v1606;
-        const float v1617 = shm2[v1614];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v4647 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1614);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v1617 = v4647.v[0];
+        const float v1625 = v4647.v[1];
+        const float v1633 = v4647.v[2];
+        const float v1641 = v4647.v[3];
         const iron_bf16 v1620 = iron_f32_to_bf16(v1617);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v1621 = v1604 * v1;
-        const unsigned int v1624 = v1614 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1625 = shm2[v1624];
-        const iron_bf16 v1628 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1632 = v1614 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1633 = shm2[v1632];
-        const iron_bf16 v1636 = iron_f32_to_bf16(v1633);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1640 = v1614 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1641 = shm2[v1640];
-        const iron_bf16 v1644 = iron_f32_to_bf16(v1641);  // kernels/gemm/gemm_quant.cpp:57
+        const iron_bf16 v1628 = iron_f32_to_bf16(v1625);
+        const iron_bf16 v1636 = iron_f32_to_bf16(v1633);
+        const iron_bf16 v1644 = iron_f32_to_bf16(v1641);
         const unsigned int v1648 = v1614 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1649 = shm2[v1648];
+        const iron_f32x4 v4650 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1648);
+        const float v1649 = v4650.v[0];
+        const float v1657 = v4650.v[1];
+        const float v1665 = v4650.v[2];
+        const float v1673 = v4650.v[3];
         const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1656 = v1614 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1657 = shm2[v1656];
-        const iron_bf16 v1660 = iron_f32_to_bf16(v1657);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1664 = v1614 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1665 = shm2[v1664];
-        const iron_bf16 v1668 = iron_f32_to_bf16(v1665);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1672 = v1614 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v1673 = shm2[v1672];
-        const iron_bf16 v1676 = iron_f32_to_bf16(v1673);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v4647 = v1607 + v1621;
-        *reinterpret_cast<iron_bf16x8*>(out + v4647) = iron_bf16x8{{v1620, v1628, v1636, v1644, v1652, v1660, v1668, v1676}};
+        const iron_bf16 v1660 = iron_f32_to_bf16(v1657);
+        const iron_bf16 v1668 = iron_f32_to_bf16(v1665);
+        const iron_bf16 v1676 = iron_f32_to_bf16(v1673);
+        const unsigned int v4651 = v1607 + v1621;
+        *reinterpret_cast<iron_bf16x8*>(out + v4651) = iron_bf16x8{{v1620, v1628, v1636, v1644, v1652, v1660, v1668, v1676}};
       }
     } else {
       const unsigned int v1679 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -1646,7 +1645,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
         const bool v1690 = v1688 < v1;
         const bool v1691 = v1689 && v1690;
         if (v1691) {
-          const unsigned int v1697 = v1684 * 68u;
+          const unsigned int v1697 = v1684 * 72u;
           const unsigned int v1698 = v1697 + v1687;
           const float v1699 = shm2[v1698];
           const iron_bf16 v1700 = iron_f32_to_bf16(v1699);  // kernels/gemm/gemm_quant.cpp:57
@@ -1656,6 +1655,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -59,6 +59,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -716,16 +719,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const bool v438 = v433 && v437;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:417
     if (v445) {
-      iron_frag_store<false>(v43, shm2, 0u, 68u);
+      iron_frag_store<false>(v43, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v451 = v450 << 6u;
     const unsigned int v452 = v30 + v451;
-    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v456 = v455 << 6u;
     const unsigned int v457 = v26 + v456;
     if (v438) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -739,43 +742,39 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v466 = v457 + v465;
         const unsigned int v468 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v469 = v452 + v468;
-        const unsigned int v475 = v465 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v475 = v465 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v476 = v475 + v468;
-        const float v479 = shm2[v476];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v2464 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v479 = v2464.v[0];
+        const float v490 = v2464.v[1];
+        const float v501 = v2464.v[2];
+        const float v512 = v2464.v[3];
         const float v482 = v479 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v483 = iron_f32_to_bf16(v482);
         const unsigned int v485 = v484 + v466;
         const unsigned int v486 = v485 * v2;
-        const unsigned int v489 = v476 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v490 = shm2[v489];
-        const float v493 = v490 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v493 = v490 * v6;
         const iron_bf16 v494 = iron_f32_to_bf16(v493);
-        const unsigned int v500 = v476 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v501 = shm2[v500];
-        const float v504 = v501 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v504 = v501 * v6;
         const iron_bf16 v505 = iron_f32_to_bf16(v504);
-        const unsigned int v511 = v476 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v512 = shm2[v511];
-        const float v515 = v512 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v515 = v512 * v6;
         const iron_bf16 v516 = iron_f32_to_bf16(v515);
         const unsigned int v522 = v476 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v523 = shm2[v522];
+        const iron_f32x4 v2467 = *reinterpret_cast<const iron_f32x4*>(shm2 + v522);
+        const float v523 = v2467.v[0];
+        const float v534 = v2467.v[1];
+        const float v545 = v2467.v[2];
+        const float v556 = v2467.v[3];
         const float v526 = v523 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v527 = iron_f32_to_bf16(v526);
-        const unsigned int v533 = v476 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v534 = shm2[v533];
-        const float v537 = v534 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v537 = v534 * v6;
         const iron_bf16 v538 = iron_f32_to_bf16(v537);
-        const unsigned int v544 = v476 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v545 = shm2[v544];
-        const float v548 = v545 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v548 = v545 * v6;
         const iron_bf16 v549 = iron_f32_to_bf16(v548);
-        const unsigned int v555 = v476 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v556 = shm2[v555];
-        const float v559 = v556 * v6;  // kernels/gemm/gemm.cpp:123
+        const float v559 = v556 * v6;
         const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        const unsigned int v2464 = v469 + v486;
-        *reinterpret_cast<iron_bf16x8*>(out + v2464) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};
+        const unsigned int v2468 = v469 + v486;
+        *reinterpret_cast<iron_bf16x8*>(out + v2468) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};
       }
     } else {
       const unsigned int v565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -790,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const bool v576 = v574 < v2;
         const bool v577 = v575 && v576;
         if (v577) {
-          const unsigned int v583 = v570 * 68u;
+          const unsigned int v583 = v570 * 72u;
           const unsigned int v584 = v583 + v573;
           const float v585 = shm2[v584];
           const float v586 = v585 * v6;  // kernels/gemm/gemm.cpp:123
@@ -803,6 +802,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -56,6 +56,11 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 }
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
+// Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -691,16 +696,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const bool v435 = v430 && v434;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:417
     if (v442) {
-      iron_frag_store<false>(v40, shm2, 0u, 68u);
+      iron_frag_store<false>(v40, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v448 = v447 << 6u;
     const unsigned int v449 = v29 + v448;
-    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v453 = v452 << 6u;
     const unsigned int v454 = v25 + v453;
     if (v435) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -713,9 +718,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v463 = v454 + v462;
         const unsigned int v465 = v460 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v466 = v449 + v465;
-        const unsigned int v472 = v462 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v472 = v462 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v473 = v472 + v465;
-        const float v476 = shm2[v473];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v2477 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v476 = v2477.v[0];
+        const float v488 = v2477.v[1];
+        const float v500 = v2477.v[2];
+        const float v512 = v2477.v[3];
         const unsigned int v479 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
         const unsigned int v480 = v479 + v466;
         const iron_bf16 v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -724,9 +733,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v484 = fmaf(v476, v3, v483);
         const iron_bf16 v485 = iron_f32_to_bf16(v484);
         c[v480] = v485;
-        const unsigned int v487 = v473 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v488 = shm2[v487];
-        const unsigned int v490 = v466 + 1u;
+        const unsigned int v490 = v466 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v492 = v479 + v490;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v493 = c[v492];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v494 = iron_to_f32(v493);
@@ -734,9 +741,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v496 = fmaf(v488, v3, v495);
         const iron_bf16 v497 = iron_f32_to_bf16(v496);
         c[v492] = v497;
-        const unsigned int v499 = v473 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v500 = shm2[v499];
-        const unsigned int v502 = v466 + 2u;
+        const unsigned int v502 = v466 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v504 = v479 + v502;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v505 = c[v504];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v506 = iron_to_f32(v505);
@@ -744,9 +749,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v508 = fmaf(v500, v3, v507);
         const iron_bf16 v509 = iron_f32_to_bf16(v508);
         c[v504] = v509;
-        const unsigned int v511 = v473 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v512 = shm2[v511];
-        const unsigned int v514 = v466 + 3u;
+        const unsigned int v514 = v466 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v516 = v479 + v514;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v517 = c[v516];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v518 = iron_to_f32(v517);
@@ -755,7 +758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const iron_bf16 v521 = iron_f32_to_bf16(v520);
         c[v516] = v521;
         const unsigned int v523 = v473 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v524 = shm2[v523];
+        const iron_f32x4 v2480 = *reinterpret_cast<const iron_f32x4*>(shm2 + v523);
+        const float v524 = v2480.v[0];
+        const float v536 = v2480.v[1];
+        const float v548 = v2480.v[2];
+        const float v560 = v2480.v[3];
         const unsigned int v526 = v466 + 4u;
         const unsigned int v528 = v479 + v526;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -764,9 +771,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v532 = fmaf(v524, v3, v531);
         const iron_bf16 v533 = iron_f32_to_bf16(v532);
         c[v528] = v533;
-        const unsigned int v535 = v473 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v536 = shm2[v535];
-        const unsigned int v538 = v466 + 5u;
+        const unsigned int v538 = v466 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v540 = v479 + v538;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v541 = c[v540];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v542 = iron_to_f32(v541);
@@ -774,9 +779,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v544 = fmaf(v536, v3, v543);
         const iron_bf16 v545 = iron_f32_to_bf16(v544);
         c[v540] = v545;
-        const unsigned int v547 = v473 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v548 = shm2[v547];
-        const unsigned int v550 = v466 + 6u;
+        const unsigned int v550 = v466 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v552 = v479 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v553 = c[v552];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v554 = iron_to_f32(v553);
@@ -784,9 +787,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const float v556 = fmaf(v548, v3, v555);
         const iron_bf16 v557 = iron_f32_to_bf16(v556);
         c[v552] = v557;
-        const unsigned int v559 = v473 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v560 = shm2[v559];
-        const unsigned int v562 = v466 + 7u;
+        const unsigned int v562 = v466 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v564 = v479 + v562;  // kernels/gemm/gemm_epilogue.cpp:100
         const iron_bf16 v565 = c[v564];  // kernels/gemm/gemm_epilogue.cpp:101
         const float v566 = iron_to_f32(v565);
@@ -808,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const bool v581 = v579 < v1;
         const bool v582 = v580 && v581;
         if (v582) {
-          const unsigned int v588 = v575 * 68u;
+          const unsigned int v588 = v575 * 72u;
           const unsigned int v589 = v588 + v578;
           const float v590 = shm2[v589];
           const unsigned int v591 = v576 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -822,6 +823,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

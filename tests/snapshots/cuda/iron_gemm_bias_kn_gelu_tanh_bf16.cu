@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -756,16 +759,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const bool v434 = v429 && v56;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
     if (v441) {
-      iron_frag_store<false>(v39, shm2, 0u, 68u);
+      iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
     if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -778,18 +781,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const unsigned int v462 = v453 + v461;
         const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_bf16x8 v2648 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2648.v[0];
-        const iron_bf16 v500 = v2648.v[1];
-        const iron_bf16 v522 = v2648.v[2];
-        const iron_bf16 v544 = v2648.v[3];
-        const iron_bf16 v566 = v2648.v[4];
-        const iron_bf16 v588 = v2648.v[5];
-        const iron_bf16 v610 = v2648.v[6];
-        const iron_bf16 v632 = v2648.v[7];
+        const iron_f32x4 v2648 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v475 = v2648.v[0];
+        const float v497 = v2648.v[1];
+        const float v519 = v2648.v[2];
+        const float v541 = v2648.v[3];
+        const iron_bf16x8 v2649 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v478 = v2649.v[0];
+        const iron_bf16 v500 = v2649.v[1];
+        const iron_bf16 v522 = v2649.v[2];
+        const iron_bf16 v544 = v2649.v[3];
+        const iron_bf16 v566 = v2649.v[4];
+        const iron_bf16 v588 = v2649.v[5];
+        const iron_bf16 v610 = v2649.v[6];
+        const iron_bf16 v632 = v2649.v[7];
         const float v479 = iron_to_f32(v478);
         const float v480 = fmaf(v475, v3, v479);
         const float v481 = v480 * v480;  // kernels/primitives/activation.hpp:38
@@ -802,8 +809,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v491 = v480 * v490;
         const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v493 = v462 * v1;
-        const unsigned int v496 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v497 = shm2[v496];
         const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v502 = fmaf(v497, v3, v501);
         const float v503 = v502 * v502;  // kernels/primitives/activation.hpp:38
@@ -815,8 +820,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v512 = iron_recip_approx(v511);
         const float v513 = v502 * v512;
         const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v518 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v519 = shm2[v518];
         const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v524 = fmaf(v519, v3, v523);
         const float v525 = v524 * v524;  // kernels/primitives/activation.hpp:38
@@ -828,8 +831,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v534 = iron_recip_approx(v533);
         const float v535 = v524 * v534;
         const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v540 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v541 = shm2[v540];
         const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v546 = fmaf(v541, v3, v545);
         const float v547 = v546 * v546;  // kernels/primitives/activation.hpp:38
@@ -842,7 +843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v557 = v546 * v556;
         const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v562 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v563 = shm2[v562];
+        const iron_f32x4 v2652 = *reinterpret_cast<const iron_f32x4*>(shm2 + v562);
+        const float v563 = v2652.v[0];
+        const float v585 = v2652.v[1];
+        const float v607 = v2652.v[2];
+        const float v629 = v2652.v[3];
         const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v568 = fmaf(v563, v3, v567);
         const float v569 = v568 * v568;  // kernels/primitives/activation.hpp:38
@@ -854,8 +859,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v578 = iron_recip_approx(v577);
         const float v579 = v568 * v578;
         const iron_bf16 v580 = iron_f32_to_bf16(v579);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v584 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v585 = shm2[v584];
         const float v589 = iron_to_f32(v588);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v590 = fmaf(v585, v3, v589);
         const float v591 = v590 * v590;  // kernels/primitives/activation.hpp:38
@@ -867,8 +870,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v600 = iron_recip_approx(v599);
         const float v601 = v590 * v600;
         const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v606 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v607 = shm2[v606];
         const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v612 = fmaf(v607, v3, v611);
         const float v613 = v612 * v612;  // kernels/primitives/activation.hpp:38
@@ -880,8 +881,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v622 = iron_recip_approx(v621);
         const float v623 = v612 * v622;
         const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v628 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v629 = shm2[v628];
         const float v633 = iron_to_f32(v632);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v634 = fmaf(v629, v3, v633);
         const float v635 = v634 * v634;  // kernels/primitives/activation.hpp:38
@@ -893,8 +892,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const float v644 = iron_recip_approx(v643);
         const float v645 = v634 * v644;
         const iron_bf16 v646 = iron_f32_to_bf16(v645);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2649 = v465 + v493;
-        *reinterpret_cast<iron_bf16x8*>(out + v2649) = iron_bf16x8{{v492, v514, v536, v558, v580, v602, v624, v646}};
+        const unsigned int v2653 = v465 + v493;
+        *reinterpret_cast<iron_bf16x8*>(out + v2653) = iron_bf16x8{{v492, v514, v536, v558, v580, v602, v624, v646}};
       }
     } else {
       const unsigned int v649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -909,7 +908,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const bool v660 = v658 < v1;
         const bool v661 = v659 && v660;
         if (v661) {
-          const unsigned int v667 = v654 * 68u;
+          const unsigned int v667 = v654 * 72u;
           const unsigned int v668 = v667 + v657;
           const float v669 = shm2[v668];
           const iron_bf16 v670 = bias[v658];  // kernels/gemm/gemm_epilogue.cpp:66
@@ -930,6 +929,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

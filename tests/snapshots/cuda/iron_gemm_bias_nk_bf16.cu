@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -695,16 +698,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
   const bool v434 = v429 && v433;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
     if (v441) {
-      iron_frag_store<false>(v39, shm2, 0u, 68u);
+      iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
     if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -717,59 +720,55 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
         const unsigned int v462 = v453 + v461;
         const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_bf16x8 v2458 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2458.v[0];
-        const iron_bf16 v489 = v2458.v[1];
-        const iron_bf16 v500 = v2458.v[2];
-        const iron_bf16 v511 = v2458.v[3];
-        const iron_bf16 v522 = v2458.v[4];
-        const iron_bf16 v533 = v2458.v[5];
-        const iron_bf16 v544 = v2458.v[6];
-        const iron_bf16 v555 = v2458.v[7];
+        const iron_f32x4 v2458 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v475 = v2458.v[0];
+        const float v486 = v2458.v[1];
+        const float v497 = v2458.v[2];
+        const float v508 = v2458.v[3];
+        const iron_bf16x8 v2459 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v478 = v2459.v[0];
+        const iron_bf16 v489 = v2459.v[1];
+        const iron_bf16 v500 = v2459.v[2];
+        const iron_bf16 v511 = v2459.v[3];
+        const iron_bf16 v522 = v2459.v[4];
+        const iron_bf16 v533 = v2459.v[5];
+        const iron_bf16 v544 = v2459.v[6];
+        const iron_bf16 v555 = v2459.v[7];
         const float v479 = iron_to_f32(v478);
         const float v480 = fmaf(v475, v3, v479);
         const iron_bf16 v481 = iron_f32_to_bf16(v480);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v482 = v462 * v1;
-        const unsigned int v485 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v486 = shm2[v485];
         const float v490 = iron_to_f32(v489);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v491 = fmaf(v486, v3, v490);
         const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v496 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v497 = shm2[v496];
         const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v502 = fmaf(v497, v3, v501);
         const iron_bf16 v503 = iron_f32_to_bf16(v502);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v507 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v508 = shm2[v507];
         const float v512 = iron_to_f32(v511);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v513 = fmaf(v508, v3, v512);
         const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v518 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v519 = shm2[v518];
+        const iron_f32x4 v2462 = *reinterpret_cast<const iron_f32x4*>(shm2 + v518);
+        const float v519 = v2462.v[0];
+        const float v530 = v2462.v[1];
+        const float v541 = v2462.v[2];
+        const float v552 = v2462.v[3];
         const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v524 = fmaf(v519, v3, v523);
         const iron_bf16 v525 = iron_f32_to_bf16(v524);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v529 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v530 = shm2[v529];
         const float v534 = iron_to_f32(v533);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v535 = fmaf(v530, v3, v534);
         const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v540 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v541 = shm2[v540];
         const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v546 = fmaf(v541, v3, v545);
         const iron_bf16 v547 = iron_f32_to_bf16(v546);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v551 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v552 = shm2[v551];
         const float v556 = iron_to_f32(v555);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v557 = fmaf(v552, v3, v556);
         const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2459 = v465 + v482;
-        *reinterpret_cast<iron_bf16x8*>(out + v2459) = iron_bf16x8{{v481, v492, v503, v514, v525, v536, v547, v558}};
+        const unsigned int v2463 = v465 + v482;
+        *reinterpret_cast<iron_bf16x8*>(out + v2463) = iron_bf16x8{{v481, v492, v503, v514, v525, v536, v547, v558}};
       }
     } else {
       const unsigned int v561 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -784,7 +783,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
         const bool v572 = v570 < v1;
         const bool v573 = v571 && v572;
         if (v573) {
-          const unsigned int v579 = v566 * 68u;
+          const unsigned int v579 = v566 * 72u;
           const unsigned int v580 = v579 + v569;
           const float v581 = shm2[v580];
           const iron_bf16 v582 = bias[v570];  // kernels/gemm/gemm_epilogue.cpp:66
@@ -797,6 +796,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -711,16 +714,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const bool v434 = v429 && v433;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
     if (v441) {
-      iron_frag_store<false>(v39, shm2, 0u, 68u);
+      iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
     if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -733,18 +736,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v462 = v453 + v461;
         const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_bf16x8 v2584 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2584.v[0];
-        const iron_bf16 v496 = v2584.v[1];
-        const iron_bf16 v514 = v2584.v[2];
-        const iron_bf16 v532 = v2584.v[3];
-        const iron_bf16 v550 = v2584.v[4];
-        const iron_bf16 v568 = v2584.v[5];
-        const iron_bf16 v586 = v2584.v[6];
-        const iron_bf16 v604 = v2584.v[7];
+        const iron_f32x4 v2584 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v475 = v2584.v[0];
+        const float v493 = v2584.v[1];
+        const float v511 = v2584.v[2];
+        const float v529 = v2584.v[3];
+        const iron_bf16x8 v2585 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v478 = v2585.v[0];
+        const iron_bf16 v496 = v2585.v[1];
+        const iron_bf16 v514 = v2585.v[2];
+        const iron_bf16 v532 = v2585.v[3];
+        const iron_bf16 v550 = v2585.v[4];
+        const iron_bf16 v568 = v2585.v[5];
+        const iron_bf16 v586 = v2585.v[6];
+        const iron_bf16 v604 = v2585.v[7];
         const float v479 = iron_to_f32(v478);
         const float v480 = fmaf(v475, v3, v479);
         const float v482 = v480 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -754,8 +761,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v487 = v480 * v486;
         const iron_bf16 v488 = iron_f32_to_bf16(v487);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v489 = v462 * v1;
-        const unsigned int v492 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v493 = shm2[v492];
         const float v497 = iron_to_f32(v496);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v498 = fmaf(v493, v3, v497);
         const float v500 = v498 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -764,8 +769,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v504 = iron_recip_approx(v503);
         const float v505 = v498 * v504;
         const iron_bf16 v506 = iron_f32_to_bf16(v505);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v510 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v511 = shm2[v510];
         const float v515 = iron_to_f32(v514);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v516 = fmaf(v511, v3, v515);
         const float v518 = v516 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -774,8 +777,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v522 = iron_recip_approx(v521);
         const float v523 = v516 * v522;
         const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v528 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v529 = shm2[v528];
         const float v533 = iron_to_f32(v532);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v534 = fmaf(v529, v3, v533);
         const float v536 = v534 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -785,7 +786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v541 = v534 * v540;
         const iron_bf16 v542 = iron_f32_to_bf16(v541);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v546 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v547 = shm2[v546];
+        const iron_f32x4 v2588 = *reinterpret_cast<const iron_f32x4*>(shm2 + v546);
+        const float v547 = v2588.v[0];
+        const float v565 = v2588.v[1];
+        const float v583 = v2588.v[2];
+        const float v601 = v2588.v[3];
         const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v552 = fmaf(v547, v3, v551);
         const float v554 = v552 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -794,8 +799,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v558 = iron_recip_approx(v557);
         const float v559 = v552 * v558;
         const iron_bf16 v560 = iron_f32_to_bf16(v559);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v564 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v565 = shm2[v564];
         const float v569 = iron_to_f32(v568);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v570 = fmaf(v565, v3, v569);
         const float v572 = v570 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -804,8 +807,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v576 = iron_recip_approx(v575);
         const float v577 = v570 * v576;
         const iron_bf16 v578 = iron_f32_to_bf16(v577);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v582 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v583 = shm2[v582];
         const float v587 = iron_to_f32(v586);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v588 = fmaf(v583, v3, v587);
         const float v590 = v588 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -814,8 +815,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v594 = iron_recip_approx(v593);
         const float v595 = v588 * v594;
         const iron_bf16 v596 = iron_f32_to_bf16(v595);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v600 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v601 = shm2[v600];
         const float v605 = iron_to_f32(v604);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v606 = fmaf(v601, v3, v605);
         const float v608 = v606 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -824,8 +823,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v612 = iron_recip_approx(v611);
         const float v613 = v606 * v612;
         const iron_bf16 v614 = iron_f32_to_bf16(v613);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2585 = v465 + v489;
-        *reinterpret_cast<iron_bf16x8*>(out + v2585) = iron_bf16x8{{v488, v506, v524, v542, v560, v578, v596, v614}};
+        const unsigned int v2589 = v465 + v489;
+        *reinterpret_cast<iron_bf16x8*>(out + v2589) = iron_bf16x8{{v488, v506, v524, v542, v560, v578, v596, v614}};
       }
     } else {
       const unsigned int v617 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -840,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const bool v628 = v626 < v1;
         const bool v629 = v627 && v628;
         if (v629) {
-          const unsigned int v635 = v622 * 68u;
+          const unsigned int v635 = v622 * 72u;
           const unsigned int v636 = v635 + v625;
           const float v637 = shm2[v636];
           const iron_bf16 v638 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
@@ -858,6 +857,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -353,15 +353,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v287 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const unsigned int v287 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v288 = v287 < 8u;
-  const unsigned int v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 2, 16, 128> v293;
   iron_frag_fill(v293, 0.0f);
   const unsigned int v298 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v299 = threadIdx.x;
 
-  for (unsigned int v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (unsigned int v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (unsigned int v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -409,9 +409,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const unsigned int v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const unsigned int v360 = v359 << 6u;
       const unsigned int v2124 = v287 & 3u;
       const unsigned int v2126 = v2124 << 4u;
@@ -449,18 +449,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2166, shm4, 48u, 64u);
       iron_frag_mma_sync(v293, v2164, v2166);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const unsigned int v366 = v365 << 4u;
   const unsigned int v368 = v291 << 6u;
   const unsigned int v369 = v26 + v368;
   const unsigned int v370 = v369 + v366;
-  const unsigned int v371 = static_cast<unsigned int>(v293.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v371 = static_cast<unsigned int>(v293.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v372 = v370 + v371;
-  const unsigned int v373 = static_cast<unsigned int>(v293.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v373 = static_cast<unsigned int>(v293.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v374 = v30 + v373;
-  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v376 = v288 && v375;
   const bool v377 = v374 < v1;
   const bool v378 = v376 && v377;
@@ -472,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v383 = v382 + v374;
     out[v383] = v381;
   }
-  const unsigned int v384 = static_cast<unsigned int>(v293.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v384 = static_cast<unsigned int>(v293.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v385 = v370 + v384;
-  const unsigned int v386 = static_cast<unsigned int>(v293.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v386 = static_cast<unsigned int>(v293.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v387 = v30 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v389 = v288 && v388;
   const bool v390 = v387 < v1;
   const bool v391 = v389 && v390;
@@ -488,11 +488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v396 = v395 + v387;
     out[v396] = v394;
   }
-  const unsigned int v397 = static_cast<unsigned int>(v293.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v397 = static_cast<unsigned int>(v293.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v398 = v370 + v397;
-  const unsigned int v399 = static_cast<unsigned int>(v293.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v399 = static_cast<unsigned int>(v293.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v400 = v30 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v402 = v288 && v401;
   const bool v403 = v400 < v1;
   const bool v404 = v402 && v403;
@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v409 = v408 + v400;
     out[v409] = v407;
   }
-  const unsigned int v410 = static_cast<unsigned int>(v293.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v410 = static_cast<unsigned int>(v293.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v411 = v370 + v410;
-  const unsigned int v412 = static_cast<unsigned int>(v293.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v412 = static_cast<unsigned int>(v293.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v413 = v30 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v415 = v288 && v414;
   const bool v416 = v413 < v1;
   const bool v417 = v415 && v416;
@@ -520,11 +520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v422 = v421 + v413;
     out[v422] = v420;
   }
-  const unsigned int v423 = static_cast<unsigned int>(v293.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v423 = static_cast<unsigned int>(v293.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v424 = v370 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v293.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v425 = static_cast<unsigned int>(v293.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v426 = v30 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v428 = v288 && v427;
   const bool v429 = v426 < v1;
   const bool v430 = v428 && v429;
@@ -536,11 +536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v435 = v434 + v426;
     out[v435] = v433;
   }
-  const unsigned int v436 = static_cast<unsigned int>(v293.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v436 = static_cast<unsigned int>(v293.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v437 = v370 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v293.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v438 = static_cast<unsigned int>(v293.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v439 = v30 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v441 = v288 && v440;
   const bool v442 = v439 < v1;
   const bool v443 = v441 && v442;
@@ -552,11 +552,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v448 = v447 + v439;
     out[v448] = v446;
   }
-  const unsigned int v449 = static_cast<unsigned int>(v293.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v449 = static_cast<unsigned int>(v293.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v450 = v370 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v293.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v451 = static_cast<unsigned int>(v293.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v452 = v30 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v454 = v288 && v453;
   const bool v455 = v452 < v1;
   const bool v456 = v454 && v455;
@@ -568,11 +568,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v461 = v460 + v452;
     out[v461] = v459;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v293.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v462 = static_cast<unsigned int>(v293.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v463 = v370 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v293.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v464 = static_cast<unsigned int>(v293.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v465 = v30 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v467 = v288 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v474 = v473 + v465;
     out[v474] = v472;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v293.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v475 = static_cast<unsigned int>(v293.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v476 = v370 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v293.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v477 = static_cast<unsigned int>(v293.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v478 = v30 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v480 = v288 && v479;
   const bool v481 = v478 < v1;
   const bool v482 = v480 && v481;
@@ -600,11 +600,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v487 = v486 + v478;
     out[v487] = v485;
   }
-  const unsigned int v488 = static_cast<unsigned int>(v293.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v488 = static_cast<unsigned int>(v293.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v489 = v370 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v293.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v490 = static_cast<unsigned int>(v293.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v491 = v30 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v493 = v288 && v492;
   const bool v494 = v491 < v1;
   const bool v495 = v493 && v494;
@@ -616,11 +616,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v500 = v499 + v491;
     out[v500] = v498;
   }
-  const unsigned int v501 = static_cast<unsigned int>(v293.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v501 = static_cast<unsigned int>(v293.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v502 = v370 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v293.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v503 = static_cast<unsigned int>(v293.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v504 = v30 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v506 = v288 && v505;
   const bool v507 = v504 < v1;
   const bool v508 = v506 && v507;
@@ -632,11 +632,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v513 = v512 + v504;
     out[v513] = v511;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v293.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v514 = static_cast<unsigned int>(v293.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v515 = v370 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v293.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v516 = static_cast<unsigned int>(v293.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v517 = v30 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v519 = v288 && v518;
   const bool v520 = v517 < v1;
   const bool v521 = v519 && v520;
@@ -648,11 +648,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v526 = v525 + v517;
     out[v526] = v524;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v293.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v527 = static_cast<unsigned int>(v293.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v528 = v370 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v293.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v529 = static_cast<unsigned int>(v293.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v530 = v30 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v532 = v288 && v531;
   const bool v533 = v530 < v1;
   const bool v534 = v532 && v533;
@@ -664,11 +664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v539 = v538 + v530;
     out[v539] = v537;
   }
-  const unsigned int v540 = static_cast<unsigned int>(v293.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v540 = static_cast<unsigned int>(v293.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v541 = v370 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v293.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v542 = static_cast<unsigned int>(v293.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v543 = v30 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v545 = v288 && v544;
   const bool v546 = v543 < v1;
   const bool v547 = v545 && v546;
@@ -680,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v552 = v551 + v543;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v293.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v553 = static_cast<unsigned int>(v293.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v554 = v370 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v293.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v555 = static_cast<unsigned int>(v293.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v556 = v30 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v288 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -696,11 +696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v565 = v564 + v556;
     out[v565] = v563;
   }
-  const unsigned int v566 = static_cast<unsigned int>(v293.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v566 = static_cast<unsigned int>(v293.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v567 = v370 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v293.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v568 = static_cast<unsigned int>(v293.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v569 = v30 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v571 = v288 && v570;
   const bool v572 = v569 < v1;
   const bool v573 = v571 && v572;
@@ -712,11 +712,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v578 = v577 + v569;
     out[v578] = v576;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v293.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v579 = static_cast<unsigned int>(v293.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v580 = v370 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v293.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v581 = static_cast<unsigned int>(v293.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v582 = v30 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v584 = v288 && v583;
   const bool v585 = v582 < v1;
   const bool v586 = v584 && v585;
@@ -728,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v591 = v590 + v582;
     out[v591] = v589;
   }
-  const unsigned int v592 = static_cast<unsigned int>(v293.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v592 = static_cast<unsigned int>(v293.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v593 = v370 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v293.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v594 = static_cast<unsigned int>(v293.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v595 = v30 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v597 = v288 && v596;
   const bool v598 = v595 < v1;
   const bool v599 = v597 && v598;
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v604 = v603 + v595;
     out[v604] = v602;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v293.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v605 = static_cast<unsigned int>(v293.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v606 = v370 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v293.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v607 = static_cast<unsigned int>(v293.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v608 = v30 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v610 = v288 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -760,11 +760,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v617 = v616 + v608;
     out[v617] = v615;
   }
-  const unsigned int v618 = static_cast<unsigned int>(v293.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v618 = static_cast<unsigned int>(v293.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v619 = v370 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v293.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v620 = static_cast<unsigned int>(v293.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v621 = v30 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v623 = v288 && v622;
   const bool v624 = v621 < v1;
   const bool v625 = v623 && v624;
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v630 = v629 + v621;
     out[v630] = v628;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v293.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v631 = static_cast<unsigned int>(v293.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v632 = v370 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v293.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v633 = static_cast<unsigned int>(v293.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v634 = v30 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v636 = v288 && v635;
   const bool v637 = v634 < v1;
   const bool v638 = v636 && v637;
@@ -792,11 +792,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v643 = v642 + v634;
     out[v643] = v641;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v293.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v644 = static_cast<unsigned int>(v293.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v645 = v370 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v293.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v646 = static_cast<unsigned int>(v293.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v647 = v30 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v649 = v288 && v648;
   const bool v650 = v647 < v1;
   const bool v651 = v649 && v650;
@@ -808,11 +808,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v656 = v655 + v647;
     out[v656] = v654;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v293.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v657 = static_cast<unsigned int>(v293.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v658 = v370 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v293.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v659 = static_cast<unsigned int>(v293.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v660 = v30 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v662 = v288 && v661;
   const bool v663 = v660 < v1;
   const bool v664 = v662 && v663;
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v669 = v668 + v660;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v293.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v670 = static_cast<unsigned int>(v293.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v671 = v370 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v293.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v672 = static_cast<unsigned int>(v293.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v673 = v30 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v675 = v288 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -840,11 +840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v682 = v681 + v673;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v293.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v683 = static_cast<unsigned int>(v293.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v684 = v370 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v293.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v685 = static_cast<unsigned int>(v293.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v686 = v30 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v688 = v288 && v687;
   const bool v689 = v686 < v1;
   const bool v690 = v688 && v689;
@@ -856,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v695 = v694 + v686;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v293.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v696 = static_cast<unsigned int>(v293.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v697 = v370 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v293.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v698 = static_cast<unsigned int>(v293.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v699 = v30 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v701 = v288 && v700;
   const bool v702 = v699 < v1;
   const bool v703 = v701 && v702;
@@ -872,11 +872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v708 = v707 + v699;
     out[v708] = v706;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v293.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v709 = static_cast<unsigned int>(v293.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v710 = v370 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v293.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v711 = static_cast<unsigned int>(v293.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v712 = v30 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v714 = v288 && v713;
   const bool v715 = v712 < v1;
   const bool v716 = v714 && v715;
@@ -888,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v721 = v720 + v712;
     out[v721] = v719;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v293.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v722 = static_cast<unsigned int>(v293.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v723 = v370 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v293.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v724 = static_cast<unsigned int>(v293.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v725 = v30 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v727 = v288 && v726;
   const bool v728 = v725 < v1;
   const bool v729 = v727 && v728;
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v734 = v733 + v725;
     out[v734] = v732;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v293.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v735 = static_cast<unsigned int>(v293.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v736 = v370 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v293.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v737 = static_cast<unsigned int>(v293.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v738 = v30 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v740 = v288 && v739;
   const bool v741 = v738 < v1;
   const bool v742 = v740 && v741;
@@ -920,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v747 = v746 + v738;
     out[v747] = v745;
   }
-  const unsigned int v748 = static_cast<unsigned int>(v293.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v748 = static_cast<unsigned int>(v293.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v749 = v370 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v293.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v750 = static_cast<unsigned int>(v293.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v751 = v30 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v753 = v288 && v752;
   const bool v754 = v751 < v1;
   const bool v755 = v753 && v754;
@@ -936,11 +936,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v760 = v759 + v751;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v293.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v761 = static_cast<unsigned int>(v293.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v762 = v370 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v293.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v763 = static_cast<unsigned int>(v293.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v764 = v30 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v288 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v773 = v772 + v764;
     out[v773] = v771;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v293.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v774 = static_cast<unsigned int>(v293.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v775 = v370 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v293.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v776 = static_cast<unsigned int>(v293.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v777 = v30 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v779 = v288 && v778;
   const bool v780 = v777 < v1;
   const bool v781 = v779 && v780;
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v786 = v785 + v777;
     out[v786] = v784;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v293.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v787 = static_cast<unsigned int>(v293.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v788 = v370 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v293.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v789 = static_cast<unsigned int>(v293.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v790 = v30 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v792 = v288 && v791;
   const bool v793 = v790 < v1;
   const bool v794 = v792 && v793;
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v799 = v798 + v790;
     out[v799] = v797;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v293.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v800 = static_cast<unsigned int>(v293.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v801 = v370 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v293.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v802 = static_cast<unsigned int>(v293.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v803 = v30 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v805 = v288 && v804;
   const bool v806 = v803 < v1;
   const bool v807 = v805 && v806;
@@ -1000,11 +1000,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v812 = v811 + v803;
     out[v812] = v810;
   }
-  const unsigned int v813 = static_cast<unsigned int>(v293.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v813 = static_cast<unsigned int>(v293.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v814 = v370 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v293.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v815 = static_cast<unsigned int>(v293.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v816 = v30 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v818 = v288 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -1016,11 +1016,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v825 = v824 + v816;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v293.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v826 = static_cast<unsigned int>(v293.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v827 = v370 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v293.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v828 = static_cast<unsigned int>(v293.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v829 = v30 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v831 = v288 && v830;
   const bool v832 = v829 < v1;
   const bool v833 = v831 && v832;
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v838 = v837 + v829;
     out[v838] = v836;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v293.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v839 = static_cast<unsigned int>(v293.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v840 = v370 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v293.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v841 = static_cast<unsigned int>(v293.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v842 = v30 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v844 = v288 && v843;
   const bool v845 = v842 < v1;
   const bool v846 = v844 && v845;
@@ -1048,11 +1048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v851 = v850 + v842;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v293.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v852 = static_cast<unsigned int>(v293.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v853 = v370 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v293.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v854 = static_cast<unsigned int>(v293.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v855 = v30 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v857 = v288 && v856;
   const bool v858 = v855 < v1;
   const bool v859 = v857 && v858;
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v864 = v863 + v855;
     out[v864] = v862;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v293.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v865 = static_cast<unsigned int>(v293.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v866 = v370 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v293.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v867 = static_cast<unsigned int>(v293.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v868 = v30 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v870 = v288 && v869;
   const bool v871 = v868 < v1;
   const bool v872 = v870 && v871;
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v877 = v876 + v868;
     out[v877] = v875;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v293.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v878 = static_cast<unsigned int>(v293.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v879 = v370 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v293.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v880 = static_cast<unsigned int>(v293.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v881 = v30 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v883 = v288 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -1096,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v890 = v889 + v881;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v293.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v891 = static_cast<unsigned int>(v293.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v892 = v370 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v293.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v893 = static_cast<unsigned int>(v293.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v894 = v30 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v896 = v288 && v895;
   const bool v897 = v894 < v1;
   const bool v898 = v896 && v897;
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v903 = v902 + v894;
     out[v903] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v293.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v904 = static_cast<unsigned int>(v293.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v905 = v370 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v293.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v906 = static_cast<unsigned int>(v293.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v907 = v30 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v909 = v288 && v908;
   const bool v910 = v907 < v1;
   const bool v911 = v909 && v910;
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v916 = v915 + v907;
     out[v916] = v914;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v293.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v917 = static_cast<unsigned int>(v293.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v918 = v370 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v293.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v919 = static_cast<unsigned int>(v293.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v920 = v30 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v922 = v288 && v921;
   const bool v923 = v920 < v1;
   const bool v924 = v922 && v923;
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v929 = v928 + v920;
     out[v929] = v927;
   }
-  const unsigned int v930 = static_cast<unsigned int>(v293.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v930 = static_cast<unsigned int>(v293.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v931 = v370 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v293.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v932 = static_cast<unsigned int>(v293.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v933 = v30 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v935 = v288 && v934;
   const bool v936 = v933 < v1;
   const bool v937 = v935 && v936;
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v942 = v941 + v933;
     out[v942] = v940;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v293.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v943 = static_cast<unsigned int>(v293.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v944 = v370 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v293.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v945 = static_cast<unsigned int>(v293.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v946 = v30 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v948 = v288 && v947;
   const bool v949 = v946 < v1;
   const bool v950 = v948 && v949;
@@ -1176,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v955 = v954 + v946;
     out[v955] = v953;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v293.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v956 = static_cast<unsigned int>(v293.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v957 = v370 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v293.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v958 = static_cast<unsigned int>(v293.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v959 = v30 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v961 = v288 && v960;
   const bool v962 = v959 < v1;
   const bool v963 = v961 && v962;
@@ -1192,11 +1192,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v968 = v967 + v959;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v293.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v969 = static_cast<unsigned int>(v293.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v970 = v370 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v293.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v971 = static_cast<unsigned int>(v293.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v972 = v30 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v288 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1208,11 +1208,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v981 = v980 + v972;
     out[v981] = v979;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v293.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v982 = static_cast<unsigned int>(v293.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v983 = v370 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v293.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v984 = static_cast<unsigned int>(v293.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v985 = v30 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v987 = v288 && v986;
   const bool v988 = v985 < v1;
   const bool v989 = v987 && v988;
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v994 = v993 + v985;
     out[v994] = v992;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v293.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v995 = static_cast<unsigned int>(v293.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v996 = v370 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v293.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v997 = static_cast<unsigned int>(v293.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v998 = v30 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1000 = v288 && v999;
   const bool v1001 = v998 < v1;
   const bool v1002 = v1000 && v1001;
@@ -1240,11 +1240,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1007 = v1006 + v998;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v293.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1008 = static_cast<unsigned int>(v293.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1009 = v370 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v293.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1010 = static_cast<unsigned int>(v293.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1011 = v30 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1013 = v288 && v1012;
   const bool v1014 = v1011 < v1;
   const bool v1015 = v1013 && v1014;
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1020 = v1019 + v1011;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v293.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1021 = static_cast<unsigned int>(v293.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1022 = v370 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v293.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1023 = static_cast<unsigned int>(v293.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1024 = v30 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1026 = v288 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1033 = v1032 + v1024;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v293.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1034 = static_cast<unsigned int>(v293.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1035 = v370 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v293.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1036 = static_cast<unsigned int>(v293.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1037 = v30 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1039 = v288 && v1038;
   const bool v1040 = v1037 < v1;
   const bool v1041 = v1039 && v1040;
@@ -1288,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1046 = v1045 + v1037;
     out[v1046] = v1044;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v293.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1047 = static_cast<unsigned int>(v293.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1048 = v370 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v293.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1049 = static_cast<unsigned int>(v293.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1050 = v30 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1052 = v288 && v1051;
   const bool v1053 = v1050 < v1;
   const bool v1054 = v1052 && v1053;
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1059 = v1058 + v1050;
     out[v1059] = v1057;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v293.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1060 = static_cast<unsigned int>(v293.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1061 = v370 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v293.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1062 = static_cast<unsigned int>(v293.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1063 = v30 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1065 = v288 && v1064;
   const bool v1066 = v1063 < v1;
   const bool v1067 = v1065 && v1066;
@@ -1320,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1072 = v1071 + v1063;
     out[v1072] = v1070;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v293.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1073 = static_cast<unsigned int>(v293.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1074 = v370 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v293.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1075 = static_cast<unsigned int>(v293.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1076 = v30 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1078 = v288 && v1077;
   const bool v1079 = v1076 < v1;
   const bool v1080 = v1078 && v1079;
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1085 = v1084 + v1076;
     out[v1085] = v1083;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v293.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1086 = static_cast<unsigned int>(v293.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1087 = v370 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v293.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1088 = static_cast<unsigned int>(v293.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1089 = v30 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1091 = v288 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1352,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1098 = v1097 + v1089;
     out[v1098] = v1096;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v293.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1099 = static_cast<unsigned int>(v293.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1100 = v370 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v293.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1101 = static_cast<unsigned int>(v293.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1102 = v30 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1104 = v288 && v1103;
   const bool v1105 = v1102 < v1;
   const bool v1106 = v1104 && v1105;
@@ -1368,11 +1368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1111 = v1110 + v1102;
     out[v1111] = v1109;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v293.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1112 = static_cast<unsigned int>(v293.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1113 = v370 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v293.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1114 = static_cast<unsigned int>(v293.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1115 = v30 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1117 = v288 && v1116;
   const bool v1118 = v1115 < v1;
   const bool v1119 = v1117 && v1118;
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1124 = v1123 + v1115;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v293.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1125 = static_cast<unsigned int>(v293.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1126 = v370 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v293.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1127 = static_cast<unsigned int>(v293.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1128 = v30 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1130 = v288 && v1129;
   const bool v1131 = v1128 < v1;
   const bool v1132 = v1130 && v1131;
@@ -1400,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1137 = v1136 + v1128;
     out[v1137] = v1135;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v293.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1138 = static_cast<unsigned int>(v293.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1139 = v370 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v293.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1140 = static_cast<unsigned int>(v293.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1141 = v30 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1143 = v288 && v1142;
   const bool v1144 = v1141 < v1;
   const bool v1145 = v1143 && v1144;
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1150 = v1149 + v1141;
     out[v1150] = v1148;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v293.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1151 = static_cast<unsigned int>(v293.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1152 = v370 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v293.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1153 = static_cast<unsigned int>(v293.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1154 = v30 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1156 = v288 && v1155;
   const bool v1157 = v1154 < v1;
   const bool v1158 = v1156 && v1157;
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1163 = v1162 + v1154;
     out[v1163] = v1161;
   }
-  const unsigned int v1164 = static_cast<unsigned int>(v293.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1164 = static_cast<unsigned int>(v293.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1165 = v370 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v293.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1166 = static_cast<unsigned int>(v293.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1167 = v30 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1169 = v288 && v1168;
   const bool v1170 = v1167 < v1;
   const bool v1171 = v1169 && v1170;
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1176 = v1175 + v1167;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v293.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1177 = static_cast<unsigned int>(v293.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1178 = v370 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v293.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1179 = static_cast<unsigned int>(v293.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1180 = v30 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v288 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1464,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1189 = v1188 + v1180;
     out[v1189] = v1187;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v293.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1190 = static_cast<unsigned int>(v293.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1191 = v370 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v293.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1192 = static_cast<unsigned int>(v293.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1193 = v30 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1195 = v288 && v1194;
   const bool v1196 = v1193 < v1;
   const bool v1197 = v1195 && v1196;
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1202 = v1201 + v1193;
     out[v1202] = v1200;
   }
-  const unsigned int v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 2, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1212, 0.0f);
 
-  for (unsigned int v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (unsigned int v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (unsigned int v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1532,9 +1532,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
         shm4[(v1270 ^ (((v1270 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const unsigned int v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const unsigned int v2173 = v366 << 6u;
       const unsigned int v2175 = v1279 + v2173;
       iron_frag<iron_f16, 0, 16, 16> v2182;
@@ -1569,13 +1569,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2211, shm4, 48u, 64u);
       iron_frag_mma_sync(v1212, v2209, v2211);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v1212.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1290 = static_cast<unsigned int>(v1212.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1291 = v370 + v1290;
-  const unsigned int v1292 = static_cast<unsigned int>(v1212.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1292 = static_cast<unsigned int>(v1212.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1293 = v1204 + v1292;
-  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1295 = v288 && v1294;
   const bool v1296 = v1293 < v1;
   const bool v1297 = v1295 && v1296;
@@ -1587,11 +1587,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1302 = v1301 + v1293;
     out[v1302] = v1300;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v1212.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1303 = static_cast<unsigned int>(v1212.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1304 = v370 + v1303;
-  const unsigned int v1305 = static_cast<unsigned int>(v1212.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1305 = static_cast<unsigned int>(v1212.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1306 = v1204 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1308 = v288 && v1307;
   const bool v1309 = v1306 < v1;
   const bool v1310 = v1308 && v1309;
@@ -1603,11 +1603,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1315 = v1314 + v1306;
     out[v1315] = v1313;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v1212.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1316 = static_cast<unsigned int>(v1212.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1317 = v370 + v1316;
-  const unsigned int v1318 = static_cast<unsigned int>(v1212.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1318 = static_cast<unsigned int>(v1212.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1319 = v1204 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1321 = v288 && v1320;
   const bool v1322 = v1319 < v1;
   const bool v1323 = v1321 && v1322;
@@ -1619,11 +1619,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1328 = v1327 + v1319;
     out[v1328] = v1326;
   }
-  const unsigned int v1329 = static_cast<unsigned int>(v1212.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1329 = static_cast<unsigned int>(v1212.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1330 = v370 + v1329;
-  const unsigned int v1331 = static_cast<unsigned int>(v1212.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1331 = static_cast<unsigned int>(v1212.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1332 = v1204 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1334 = v288 && v1333;
   const bool v1335 = v1332 < v1;
   const bool v1336 = v1334 && v1335;
@@ -1635,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1341 = v1340 + v1332;
     out[v1341] = v1339;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v1212.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1342 = static_cast<unsigned int>(v1212.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1343 = v370 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v1212.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1344 = static_cast<unsigned int>(v1212.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1345 = v1204 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1347 = v288 && v1346;
   const bool v1348 = v1345 < v1;
   const bool v1349 = v1347 && v1348;
@@ -1651,11 +1651,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1354 = v1353 + v1345;
     out[v1354] = v1352;
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v1212.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1355 = static_cast<unsigned int>(v1212.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1356 = v370 + v1355;
-  const unsigned int v1357 = static_cast<unsigned int>(v1212.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1357 = static_cast<unsigned int>(v1212.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1358 = v1204 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1360 = v288 && v1359;
   const bool v1361 = v1358 < v1;
   const bool v1362 = v1360 && v1361;
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1367 = v1366 + v1358;
     out[v1367] = v1365;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v1212.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1368 = static_cast<unsigned int>(v1212.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1369 = v370 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v1212.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1370 = static_cast<unsigned int>(v1212.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1371 = v1204 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1373 = v288 && v1372;
   const bool v1374 = v1371 < v1;
   const bool v1375 = v1373 && v1374;
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1380 = v1379 + v1371;
     out[v1380] = v1378;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v1212.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1381 = static_cast<unsigned int>(v1212.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1382 = v370 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v1212.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1383 = static_cast<unsigned int>(v1212.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1384 = v1204 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1386 = v288 && v1385;
   const bool v1387 = v1384 < v1;
   const bool v1388 = v1386 && v1387;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1393 = v1392 + v1384;
     out[v1393] = v1391;
   }
-  const unsigned int v1394 = static_cast<unsigned int>(v1212.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1394 = static_cast<unsigned int>(v1212.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1395 = v370 + v1394;
-  const unsigned int v1396 = static_cast<unsigned int>(v1212.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1396 = static_cast<unsigned int>(v1212.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1397 = v1204 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1399 = v288 && v1398;
   const bool v1400 = v1397 < v1;
   const bool v1401 = v1399 && v1400;
@@ -1715,11 +1715,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1406 = v1405 + v1397;
     out[v1406] = v1404;
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v1212.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1407 = static_cast<unsigned int>(v1212.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1408 = v370 + v1407;
-  const unsigned int v1409 = static_cast<unsigned int>(v1212.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1409 = static_cast<unsigned int>(v1212.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1410 = v1204 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1412 = v288 && v1411;
   const bool v1413 = v1410 < v1;
   const bool v1414 = v1412 && v1413;
@@ -1731,11 +1731,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1419 = v1418 + v1410;
     out[v1419] = v1417;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v1212.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1420 = static_cast<unsigned int>(v1212.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1421 = v370 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v1212.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1422 = static_cast<unsigned int>(v1212.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1423 = v1204 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1425 = v288 && v1424;
   const bool v1426 = v1423 < v1;
   const bool v1427 = v1425 && v1426;
@@ -1747,11 +1747,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1432 = v1431 + v1423;
     out[v1432] = v1430;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v1212.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1433 = static_cast<unsigned int>(v1212.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1434 = v370 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v1212.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1435 = static_cast<unsigned int>(v1212.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1436 = v1204 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1438 = v288 && v1437;
   const bool v1439 = v1436 < v1;
   const bool v1440 = v1438 && v1439;
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1445 = v1444 + v1436;
     out[v1445] = v1443;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v1212.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1446 = static_cast<unsigned int>(v1212.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1447 = v370 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v1212.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1448 = static_cast<unsigned int>(v1212.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1449 = v1204 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1451 = v288 && v1450;
   const bool v1452 = v1449 < v1;
   const bool v1453 = v1451 && v1452;
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1458 = v1457 + v1449;
     out[v1458] = v1456;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v1212.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1459 = static_cast<unsigned int>(v1212.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1460 = v370 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v1212.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1461 = static_cast<unsigned int>(v1212.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1462 = v1204 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1464 = v288 && v1463;
   const bool v1465 = v1462 < v1;
   const bool v1466 = v1464 && v1465;
@@ -1795,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1471 = v1470 + v1462;
     out[v1471] = v1469;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v1212.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1472 = static_cast<unsigned int>(v1212.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1473 = v370 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v1212.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1474 = static_cast<unsigned int>(v1212.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1475 = v1204 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1477 = v288 && v1476;
   const bool v1478 = v1475 < v1;
   const bool v1479 = v1477 && v1478;
@@ -1811,11 +1811,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1484 = v1483 + v1475;
     out[v1484] = v1482;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v1212.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1485 = static_cast<unsigned int>(v1212.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1486 = v370 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v1212.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1487 = static_cast<unsigned int>(v1212.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1488 = v1204 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1490 = v288 && v1489;
   const bool v1491 = v1488 < v1;
   const bool v1492 = v1490 && v1491;
@@ -1827,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1497 = v1496 + v1488;
     out[v1497] = v1495;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v1212.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1498 = static_cast<unsigned int>(v1212.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1499 = v370 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v1212.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1500 = static_cast<unsigned int>(v1212.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1501 = v1204 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1503 = v288 && v1502;
   const bool v1504 = v1501 < v1;
   const bool v1505 = v1503 && v1504;
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1510 = v1509 + v1501;
     out[v1510] = v1508;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v1212.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1511 = static_cast<unsigned int>(v1212.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1512 = v370 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v1212.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1513 = static_cast<unsigned int>(v1212.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1514 = v1204 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1516 = v288 && v1515;
   const bool v1517 = v1514 < v1;
   const bool v1518 = v1516 && v1517;
@@ -1859,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1523 = v1522 + v1514;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1212.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1524 = static_cast<unsigned int>(v1212.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1525 = v370 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1212.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1526 = static_cast<unsigned int>(v1212.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1527 = v1204 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1529 = v288 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1536 = v1535 + v1527;
     out[v1536] = v1534;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v1212.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1537 = static_cast<unsigned int>(v1212.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1538 = v370 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v1212.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1539 = static_cast<unsigned int>(v1212.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1540 = v1204 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1542 = v288 && v1541;
   const bool v1543 = v1540 < v1;
   const bool v1544 = v1542 && v1543;
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1549 = v1548 + v1540;
     out[v1549] = v1547;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v1212.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1550 = static_cast<unsigned int>(v1212.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1551 = v370 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v1212.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1552 = static_cast<unsigned int>(v1212.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1553 = v1204 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1555 = v288 && v1554;
   const bool v1556 = v1553 < v1;
   const bool v1557 = v1555 && v1556;
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1562 = v1561 + v1553;
     out[v1562] = v1560;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v1212.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1563 = static_cast<unsigned int>(v1212.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1564 = v370 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v1212.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1565 = static_cast<unsigned int>(v1212.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1566 = v1204 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1568 = v288 && v1567;
   const bool v1569 = v1566 < v1;
   const bool v1570 = v1568 && v1569;
@@ -1923,11 +1923,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1575 = v1574 + v1566;
     out[v1575] = v1573;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v1212.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1576 = static_cast<unsigned int>(v1212.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1577 = v370 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v1212.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1578 = static_cast<unsigned int>(v1212.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1579 = v1204 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1581 = v288 && v1580;
   const bool v1582 = v1579 < v1;
   const bool v1583 = v1581 && v1582;
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1588 = v1587 + v1579;
     out[v1588] = v1586;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1212.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1589 = static_cast<unsigned int>(v1212.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1590 = v370 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1212.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1591 = static_cast<unsigned int>(v1212.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1592 = v1204 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1594 = v288 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1601 = v1600 + v1592;
     out[v1601] = v1599;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v1212.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1602 = static_cast<unsigned int>(v1212.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1603 = v370 + v1602;
-  const unsigned int v1604 = static_cast<unsigned int>(v1212.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1604 = static_cast<unsigned int>(v1212.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1605 = v1204 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1607 = v288 && v1606;
   const bool v1608 = v1605 < v1;
   const bool v1609 = v1607 && v1608;
@@ -1971,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1614 = v1613 + v1605;
     out[v1614] = v1612;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v1212.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1615 = static_cast<unsigned int>(v1212.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1616 = v370 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v1212.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1617 = static_cast<unsigned int>(v1212.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1618 = v1204 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1620 = v288 && v1619;
   const bool v1621 = v1618 < v1;
   const bool v1622 = v1620 && v1621;
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1627 = v1626 + v1618;
     out[v1627] = v1625;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v1212.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1628 = static_cast<unsigned int>(v1212.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1629 = v370 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v1212.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1630 = static_cast<unsigned int>(v1212.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1631 = v1204 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1633 = v288 && v1632;
   const bool v1634 = v1631 < v1;
   const bool v1635 = v1633 && v1634;
@@ -2003,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1640 = v1639 + v1631;
     out[v1640] = v1638;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1212.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1641 = static_cast<unsigned int>(v1212.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1642 = v370 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1212.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1643 = static_cast<unsigned int>(v1212.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1644 = v1204 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1646 = v288 && v1645;
   const bool v1647 = v1644 < v1;
   const bool v1648 = v1646 && v1647;
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1653 = v1652 + v1644;
     out[v1653] = v1651;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v1212.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1654 = static_cast<unsigned int>(v1212.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1655 = v370 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v1212.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1656 = static_cast<unsigned int>(v1212.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1657 = v1204 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1659 = v288 && v1658;
   const bool v1660 = v1657 < v1;
   const bool v1661 = v1659 && v1660;
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1666 = v1665 + v1657;
     out[v1666] = v1664;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v1212.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1667 = static_cast<unsigned int>(v1212.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1668 = v370 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1212.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1669 = static_cast<unsigned int>(v1212.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1670 = v1204 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1672 = v288 && v1671;
   const bool v1673 = v1670 < v1;
   const bool v1674 = v1672 && v1673;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1679 = v1678 + v1670;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1212.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1680 = static_cast<unsigned int>(v1212.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1681 = v370 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1212.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1682 = static_cast<unsigned int>(v1212.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1683 = v1204 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1685 = v288 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -2067,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1692 = v1691 + v1683;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v1212.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1693 = static_cast<unsigned int>(v1212.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1694 = v370 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v1212.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1695 = static_cast<unsigned int>(v1212.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1696 = v1204 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1698 = v288 && v1697;
   const bool v1699 = v1696 < v1;
   const bool v1700 = v1698 && v1699;
@@ -2083,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1705 = v1704 + v1696;
     out[v1705] = v1703;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v1212.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1706 = static_cast<unsigned int>(v1212.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1707 = v370 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v1212.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1708 = static_cast<unsigned int>(v1212.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1709 = v1204 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1711 = v288 && v1710;
   const bool v1712 = v1709 < v1;
   const bool v1713 = v1711 && v1712;
@@ -2099,11 +2099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1718 = v1717 + v1709;
     out[v1718] = v1716;
   }
-  const unsigned int v1719 = static_cast<unsigned int>(v1212.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1719 = static_cast<unsigned int>(v1212.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1720 = v370 + v1719;
-  const unsigned int v1721 = static_cast<unsigned int>(v1212.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1721 = static_cast<unsigned int>(v1212.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1722 = v1204 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1724 = v288 && v1723;
   const bool v1725 = v1722 < v1;
   const bool v1726 = v1724 && v1725;
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1731 = v1730 + v1722;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1212.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1732 = static_cast<unsigned int>(v1212.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1733 = v370 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1212.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1734 = static_cast<unsigned int>(v1212.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1735 = v1204 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1737 = v288 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -2131,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1744 = v1743 + v1735;
     out[v1744] = v1742;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v1212.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1745 = static_cast<unsigned int>(v1212.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1746 = v370 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v1212.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1747 = static_cast<unsigned int>(v1212.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1748 = v1204 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1750 = v288 && v1749;
   const bool v1751 = v1748 < v1;
   const bool v1752 = v1750 && v1751;
@@ -2147,11 +2147,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1757 = v1756 + v1748;
     out[v1757] = v1755;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v1212.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1758 = static_cast<unsigned int>(v1212.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1759 = v370 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v1212.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1760 = static_cast<unsigned int>(v1212.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1761 = v1204 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1763 = v288 && v1762;
   const bool v1764 = v1761 < v1;
   const bool v1765 = v1763 && v1764;
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1770 = v1769 + v1761;
     out[v1770] = v1768;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v1212.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1771 = static_cast<unsigned int>(v1212.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1772 = v370 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v1212.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1773 = static_cast<unsigned int>(v1212.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1774 = v1204 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1776 = v288 && v1775;
   const bool v1777 = v1774 < v1;
   const bool v1778 = v1776 && v1777;
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1783 = v1782 + v1774;
     out[v1783] = v1781;
   }
-  const unsigned int v1784 = static_cast<unsigned int>(v1212.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1784 = static_cast<unsigned int>(v1212.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1785 = v370 + v1784;
-  const unsigned int v1786 = static_cast<unsigned int>(v1212.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1786 = static_cast<unsigned int>(v1212.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1787 = v1204 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1789 = v288 && v1788;
   const bool v1790 = v1787 < v1;
   const bool v1791 = v1789 && v1790;
@@ -2195,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1796 = v1795 + v1787;
     out[v1796] = v1794;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1212.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1797 = static_cast<unsigned int>(v1212.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1798 = v370 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1212.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1799 = static_cast<unsigned int>(v1212.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1800 = v1204 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1802 = v288 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -2211,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1809 = v1808 + v1800;
     out[v1809] = v1807;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v1212.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1810 = static_cast<unsigned int>(v1212.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1811 = v370 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v1212.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1812 = static_cast<unsigned int>(v1212.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1813 = v1204 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1815 = v288 && v1814;
   const bool v1816 = v1813 < v1;
   const bool v1817 = v1815 && v1816;
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1822 = v1821 + v1813;
     out[v1822] = v1820;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v1212.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1823 = static_cast<unsigned int>(v1212.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1824 = v370 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v1212.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1825 = static_cast<unsigned int>(v1212.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1826 = v1204 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1828 = v288 && v1827;
   const bool v1829 = v1826 < v1;
   const bool v1830 = v1828 && v1829;
@@ -2243,11 +2243,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1835 = v1834 + v1826;
     out[v1835] = v1833;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v1212.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1836 = static_cast<unsigned int>(v1212.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1837 = v370 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v1212.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1838 = static_cast<unsigned int>(v1212.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1839 = v1204 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1841 = v288 && v1840;
   const bool v1842 = v1839 < v1;
   const bool v1843 = v1841 && v1842;
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1848 = v1847 + v1839;
     out[v1848] = v1846;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1212.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1849 = static_cast<unsigned int>(v1212.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1850 = v370 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1212.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1851 = static_cast<unsigned int>(v1212.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1852 = v1204 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1854 = v288 && v1853;
   const bool v1855 = v1852 < v1;
   const bool v1856 = v1854 && v1855;
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1861 = v1860 + v1852;
     out[v1861] = v1859;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v1212.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1862 = static_cast<unsigned int>(v1212.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1863 = v370 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v1212.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1864 = static_cast<unsigned int>(v1212.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1865 = v1204 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1867 = v288 && v1866;
   const bool v1868 = v1865 < v1;
   const bool v1869 = v1867 && v1868;
@@ -2291,11 +2291,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1874 = v1873 + v1865;
     out[v1874] = v1872;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v1212.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1875 = static_cast<unsigned int>(v1212.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1876 = v370 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1212.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1877 = static_cast<unsigned int>(v1212.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1878 = v1204 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1880 = v288 && v1879;
   const bool v1881 = v1878 < v1;
   const bool v1882 = v1880 && v1881;
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1887 = v1886 + v1878;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1212.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1888 = static_cast<unsigned int>(v1212.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1889 = v370 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1212.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1890 = static_cast<unsigned int>(v1212.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1891 = v1204 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1893 = v288 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2323,11 +2323,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1900 = v1899 + v1891;
     out[v1900] = v1898;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v1212.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1901 = static_cast<unsigned int>(v1212.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1902 = v370 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v1212.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1903 = static_cast<unsigned int>(v1212.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1904 = v1204 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1906 = v288 && v1905;
   const bool v1907 = v1904 < v1;
   const bool v1908 = v1906 && v1907;
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1913 = v1912 + v1904;
     out[v1913] = v1911;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v1212.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1914 = static_cast<unsigned int>(v1212.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1915 = v370 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v1212.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1916 = static_cast<unsigned int>(v1212.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1917 = v1204 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1919 = v288 && v1918;
   const bool v1920 = v1917 < v1;
   const bool v1921 = v1919 && v1920;
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1926 = v1925 + v1917;
     out[v1926] = v1924;
   }
-  const unsigned int v1927 = static_cast<unsigned int>(v1212.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1927 = static_cast<unsigned int>(v1212.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1928 = v370 + v1927;
-  const unsigned int v1929 = static_cast<unsigned int>(v1212.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1929 = static_cast<unsigned int>(v1212.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1930 = v1204 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1932 = v288 && v1931;
   const bool v1933 = v1930 < v1;
   const bool v1934 = v1932 && v1933;
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1939 = v1938 + v1930;
     out[v1939] = v1937;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1212.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1940 = static_cast<unsigned int>(v1212.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1941 = v370 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1212.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1942 = static_cast<unsigned int>(v1212.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1943 = v1204 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1945 = v288 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1952 = v1951 + v1943;
     out[v1952] = v1950;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v1212.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1953 = static_cast<unsigned int>(v1212.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1954 = v370 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v1212.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1955 = static_cast<unsigned int>(v1212.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1956 = v1204 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1958 = v288 && v1957;
   const bool v1959 = v1956 < v1;
   const bool v1960 = v1958 && v1959;
@@ -2403,11 +2403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1965 = v1964 + v1956;
     out[v1965] = v1963;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v1212.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1966 = static_cast<unsigned int>(v1212.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1967 = v370 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1212.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1968 = static_cast<unsigned int>(v1212.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1969 = v1204 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1971 = v288 && v1970;
   const bool v1972 = v1969 < v1;
   const bool v1973 = v1971 && v1972;
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1978 = v1977 + v1969;
     out[v1978] = v1976;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v1212.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1979 = static_cast<unsigned int>(v1212.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1980 = v370 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v1212.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1981 = static_cast<unsigned int>(v1212.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1982 = v1204 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1984 = v288 && v1983;
   const bool v1985 = v1982 < v1;
   const bool v1986 = v1984 && v1985;
@@ -2435,11 +2435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v1991 = v1990 + v1982;
     out[v1991] = v1989;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v1212.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1992 = static_cast<unsigned int>(v1212.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1993 = v370 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v1212.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1994 = static_cast<unsigned int>(v1212.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1995 = v1204 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1997 = v288 && v1996;
   const bool v1998 = v1995 < v1;
   const bool v1999 = v1997 && v1998;
@@ -2451,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2004 = v2003 + v1995;
     out[v2004] = v2002;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1212.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2005 = static_cast<unsigned int>(v1212.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2006 = v370 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1212.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2007 = static_cast<unsigned int>(v1212.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2008 = v1204 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2010 = v288 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2467,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2017 = v2016 + v2008;
     out[v2017] = v2015;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v1212.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2018 = static_cast<unsigned int>(v1212.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2019 = v370 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v1212.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2020 = static_cast<unsigned int>(v1212.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2021 = v1204 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2023 = v288 && v2022;
   const bool v2024 = v2021 < v1;
   const bool v2025 = v2023 && v2024;
@@ -2483,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2030 = v2029 + v2021;
     out[v2030] = v2028;
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v1212.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2031 = static_cast<unsigned int>(v1212.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2032 = v370 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v1212.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2033 = static_cast<unsigned int>(v1212.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2034 = v1204 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2036 = v288 && v2035;
   const bool v2037 = v2034 < v1;
   const bool v2038 = v2036 && v2037;
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2043 = v2042 + v2034;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v1212.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2044 = static_cast<unsigned int>(v1212.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2045 = v370 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v1212.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2046 = static_cast<unsigned int>(v1212.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2047 = v1204 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2049 = v288 && v2048;
   const bool v2050 = v2047 < v1;
   const bool v2051 = v2049 && v2050;
@@ -2515,11 +2515,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2056 = v2055 + v2047;
     out[v2056] = v2054;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1212.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2057 = static_cast<unsigned int>(v1212.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2058 = v370 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1212.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2059 = static_cast<unsigned int>(v1212.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2060 = v1204 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2062 = v288 && v2061;
   const bool v2063 = v2060 < v1;
   const bool v2064 = v2062 && v2063;
@@ -2531,11 +2531,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2069 = v2068 + v2060;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v1212.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2070 = static_cast<unsigned int>(v1212.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2071 = v370 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1212.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2072 = static_cast<unsigned int>(v1212.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2073 = v1204 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2075 = v288 && v2074;
   const bool v2076 = v2073 < v1;
   const bool v2077 = v2075 && v2076;
@@ -2547,11 +2547,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2082 = v2081 + v2073;
     out[v2082] = v2080;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v1212.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2083 = static_cast<unsigned int>(v1212.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2084 = v370 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1212.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2085 = static_cast<unsigned int>(v1212.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2086 = v1204 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2088 = v288 && v2087;
   const bool v2089 = v2086 < v1;
   const bool v2090 = v2088 && v2089;
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2095 = v2094 + v2086;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1212.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2096 = static_cast<unsigned int>(v1212.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2097 = v370 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1212.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2098 = static_cast<unsigned int>(v1212.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2099 = v1204 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2101 = v288 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
     const unsigned int v2108 = v2107 + v2099;
     out[v2108] = v2106;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v1212.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2109 = static_cast<unsigned int>(v1212.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2110 = v370 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v1212.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2111 = static_cast<unsigned int>(v1212.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2112 = v1204 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2114 = v288 && v2113;
   const bool v2115 = v2112 < v1;
   const bool v2116 = v2114 && v2115;

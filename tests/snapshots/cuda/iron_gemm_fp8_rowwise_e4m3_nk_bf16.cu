@@ -350,15 +350,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v310 = v309 < 8u;
-  const unsigned int v313 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v313 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 2, 16, 128> v315;
   iron_frag_fill(v315, 0.0f);
   const unsigned int v320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v321 = threadIdx.x;
 
-  for (unsigned int v318 = 0u; v318 < v2; v318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (unsigned int v318 = 0u; v318 < v2; v318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (unsigned int v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -406,9 +406,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const unsigned int v381 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v381 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const unsigned int v382 = v381 << 6u;
       const unsigned int v2530 = v309 & 3u;
       const unsigned int v2532 = v2530 << 4u;
@@ -446,18 +446,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2572, shm4, 48u, 64u);
       iron_frag_mma_sync(v315, v2570, v2572);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const unsigned int v388 = v387 << 4u;
   const unsigned int v390 = v313 << 6u;
   const unsigned int v391 = v21 + v390;
   const unsigned int v392 = v391 + v388;
-  const unsigned int v393 = static_cast<unsigned int>(v315.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v393 = static_cast<unsigned int>(v315.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v394 = v392 + v393;
-  const unsigned int v395 = static_cast<unsigned int>(v315.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v395 = static_cast<unsigned int>(v315.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v396 = v25 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v398 = v310 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
@@ -472,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v408 = v407 + v396;
     out[v408] = v406;
   }
-  const unsigned int v409 = static_cast<unsigned int>(v315.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v409 = static_cast<unsigned int>(v315.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v410 = v392 + v409;
-  const unsigned int v411 = static_cast<unsigned int>(v315.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v411 = static_cast<unsigned int>(v315.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v412 = v25 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v414 = v310 && v413;
   const bool v415 = v412 < v1;
   const bool v416 = v414 && v415;
@@ -491,11 +491,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v424 = v423 + v412;
     out[v424] = v422;
   }
-  const unsigned int v425 = static_cast<unsigned int>(v315.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v425 = static_cast<unsigned int>(v315.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v426 = v392 + v425;
-  const unsigned int v427 = static_cast<unsigned int>(v315.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v427 = static_cast<unsigned int>(v315.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v428 = v25 + v427;
-  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v430 = v310 && v429;
   const bool v431 = v428 < v1;
   const bool v432 = v430 && v431;
@@ -510,11 +510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v440 = v439 + v428;
     out[v440] = v438;
   }
-  const unsigned int v441 = static_cast<unsigned int>(v315.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v441 = static_cast<unsigned int>(v315.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v442 = v392 + v441;
-  const unsigned int v443 = static_cast<unsigned int>(v315.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v443 = static_cast<unsigned int>(v315.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v444 = v25 + v443;
-  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v446 = v310 && v445;
   const bool v447 = v444 < v1;
   const bool v448 = v446 && v447;
@@ -529,11 +529,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v456 = v455 + v444;
     out[v456] = v454;
   }
-  const unsigned int v457 = static_cast<unsigned int>(v315.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v457 = static_cast<unsigned int>(v315.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v458 = v392 + v457;
-  const unsigned int v459 = static_cast<unsigned int>(v315.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v459 = static_cast<unsigned int>(v315.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v460 = v25 + v459;
-  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v462 = v310 && v461;
   const bool v463 = v460 < v1;
   const bool v464 = v462 && v463;
@@ -548,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v472 = v471 + v460;
     out[v472] = v470;
   }
-  const unsigned int v473 = static_cast<unsigned int>(v315.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v473 = static_cast<unsigned int>(v315.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v474 = v392 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v315.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v475 = static_cast<unsigned int>(v315.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v476 = v25 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v478 = v310 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -567,11 +567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v488 = v487 + v476;
     out[v488] = v486;
   }
-  const unsigned int v489 = static_cast<unsigned int>(v315.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v489 = static_cast<unsigned int>(v315.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v490 = v392 + v489;
-  const unsigned int v491 = static_cast<unsigned int>(v315.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v491 = static_cast<unsigned int>(v315.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v492 = v25 + v491;
-  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v494 = v310 && v493;
   const bool v495 = v492 < v1;
   const bool v496 = v494 && v495;
@@ -586,11 +586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v504 = v503 + v492;
     out[v504] = v502;
   }
-  const unsigned int v505 = static_cast<unsigned int>(v315.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v505 = static_cast<unsigned int>(v315.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v506 = v392 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v315.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v507 = static_cast<unsigned int>(v315.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v510 = v310 && v509;
   const bool v511 = v508 < v1;
   const bool v512 = v510 && v511;
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v520 = v519 + v508;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v315.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v521 = static_cast<unsigned int>(v315.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v522 = v392 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v315.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v523 = static_cast<unsigned int>(v315.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v526 = v310 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -624,11 +624,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v536 = v535 + v524;
     out[v536] = v534;
   }
-  const unsigned int v537 = static_cast<unsigned int>(v315.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v537 = static_cast<unsigned int>(v315.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v538 = v392 + v537;
-  const unsigned int v539 = static_cast<unsigned int>(v315.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v539 = static_cast<unsigned int>(v315.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v542 = v310 && v541;
   const bool v543 = v540 < v1;
   const bool v544 = v542 && v543;
@@ -643,11 +643,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v552 = v551 + v540;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v315.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v553 = static_cast<unsigned int>(v315.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v554 = v392 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v315.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v555 = static_cast<unsigned int>(v315.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v310 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -662,11 +662,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v568 = v567 + v556;
     out[v568] = v566;
   }
-  const unsigned int v569 = static_cast<unsigned int>(v315.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v569 = static_cast<unsigned int>(v315.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v570 = v392 + v569;
-  const unsigned int v571 = static_cast<unsigned int>(v315.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v571 = static_cast<unsigned int>(v315.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v574 = v310 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v584 = v583 + v572;
     out[v584] = v582;
   }
-  const unsigned int v585 = static_cast<unsigned int>(v315.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v585 = static_cast<unsigned int>(v315.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v586 = v392 + v585;
-  const unsigned int v587 = static_cast<unsigned int>(v315.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v587 = static_cast<unsigned int>(v315.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v590 = v310 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
@@ -700,11 +700,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v600 = v599 + v588;
     out[v600] = v598;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v315.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v601 = static_cast<unsigned int>(v315.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v602 = v392 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v315.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v603 = static_cast<unsigned int>(v315.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v606 = v310 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v616 = v615 + v604;
     out[v616] = v614;
   }
-  const unsigned int v617 = static_cast<unsigned int>(v315.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v617 = static_cast<unsigned int>(v315.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v618 = v392 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v315.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v619 = static_cast<unsigned int>(v315.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v622 = v310 && v621;
   const bool v623 = v620 < v1;
   const bool v624 = v622 && v623;
@@ -738,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v632 = v631 + v620;
     out[v632] = v630;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v315.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v633 = static_cast<unsigned int>(v315.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v634 = v392 + v633;
-  const unsigned int v635 = static_cast<unsigned int>(v315.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v635 = static_cast<unsigned int>(v315.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v638 = v310 && v637;
   const bool v639 = v636 < v1;
   const bool v640 = v638 && v639;
@@ -757,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v648 = v647 + v636;
     out[v648] = v646;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v315.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v649 = static_cast<unsigned int>(v315.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v650 = v392 + v649;
-  const unsigned int v651 = static_cast<unsigned int>(v315.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v651 = static_cast<unsigned int>(v315.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v654 = v310 && v653;
   const bool v655 = v652 < v1;
   const bool v656 = v654 && v655;
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v664 = v663 + v652;
     out[v664] = v662;
   }
-  const unsigned int v665 = static_cast<unsigned int>(v315.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v665 = static_cast<unsigned int>(v315.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v666 = v392 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v315.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v667 = static_cast<unsigned int>(v315.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v670 = v310 && v669;
   const bool v671 = v668 < v1;
   const bool v672 = v670 && v671;
@@ -795,11 +795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v680 = v679 + v668;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v315.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v681 = static_cast<unsigned int>(v315.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v682 = v392 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v315.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v683 = static_cast<unsigned int>(v315.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v686 = v310 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v696 = v695 + v684;
     out[v696] = v694;
   }
-  const unsigned int v697 = static_cast<unsigned int>(v315.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v697 = static_cast<unsigned int>(v315.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v698 = v392 + v697;
-  const unsigned int v699 = static_cast<unsigned int>(v315.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v699 = static_cast<unsigned int>(v315.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v702 = v310 && v701;
   const bool v703 = v700 < v1;
   const bool v704 = v702 && v703;
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v712 = v711 + v700;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v315.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v713 = static_cast<unsigned int>(v315.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v714 = v392 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v315.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v715 = static_cast<unsigned int>(v315.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v718 = v310 && v717;
   const bool v719 = v716 < v1;
   const bool v720 = v718 && v719;
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v728 = v727 + v716;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v315.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v729 = static_cast<unsigned int>(v315.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v730 = v392 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v315.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v731 = static_cast<unsigned int>(v315.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v734 = v310 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v744 = v743 + v732;
     out[v744] = v742;
   }
-  const unsigned int v745 = static_cast<unsigned int>(v315.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v745 = static_cast<unsigned int>(v315.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v746 = v392 + v745;
-  const unsigned int v747 = static_cast<unsigned int>(v315.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v747 = static_cast<unsigned int>(v315.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v750 = v310 && v749;
   const bool v751 = v748 < v1;
   const bool v752 = v750 && v751;
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v760 = v759 + v748;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v315.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v761 = static_cast<unsigned int>(v315.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v762 = v392 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v315.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v763 = static_cast<unsigned int>(v315.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v310 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v776 = v775 + v764;
     out[v776] = v774;
   }
-  const unsigned int v777 = static_cast<unsigned int>(v315.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v777 = static_cast<unsigned int>(v315.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v778 = v392 + v777;
-  const unsigned int v779 = static_cast<unsigned int>(v315.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v779 = static_cast<unsigned int>(v315.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v782 = v310 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
@@ -928,11 +928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v792 = v791 + v780;
     out[v792] = v790;
   }
-  const unsigned int v793 = static_cast<unsigned int>(v315.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v793 = static_cast<unsigned int>(v315.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v794 = v392 + v793;
-  const unsigned int v795 = static_cast<unsigned int>(v315.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v795 = static_cast<unsigned int>(v315.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v798 = v310 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
@@ -947,11 +947,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v808 = v807 + v796;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v315.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v809 = static_cast<unsigned int>(v315.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v810 = v392 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v315.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v811 = static_cast<unsigned int>(v315.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v814 = v310 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v824 = v823 + v812;
     out[v824] = v822;
   }
-  const unsigned int v825 = static_cast<unsigned int>(v315.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v825 = static_cast<unsigned int>(v315.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v826 = v392 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v315.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v827 = static_cast<unsigned int>(v315.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v830 = v310 && v829;
   const bool v831 = v828 < v1;
   const bool v832 = v830 && v831;
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v840 = v839 + v828;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v315.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v841 = static_cast<unsigned int>(v315.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v842 = v392 + v841;
-  const unsigned int v843 = static_cast<unsigned int>(v315.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v843 = static_cast<unsigned int>(v315.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v846 = v310 && v845;
   const bool v847 = v844 < v1;
   const bool v848 = v846 && v847;
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v856 = v855 + v844;
     out[v856] = v854;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v315.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v857 = static_cast<unsigned int>(v315.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v858 = v392 + v857;
-  const unsigned int v859 = static_cast<unsigned int>(v315.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v859 = static_cast<unsigned int>(v315.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v862 = v310 && v861;
   const bool v863 = v860 < v1;
   const bool v864 = v862 && v863;
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v872 = v871 + v860;
     out[v872] = v870;
   }
-  const unsigned int v873 = static_cast<unsigned int>(v315.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v873 = static_cast<unsigned int>(v315.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v874 = v392 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v315.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v875 = static_cast<unsigned int>(v315.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v878 = v310 && v877;
   const bool v879 = v876 < v1;
   const bool v880 = v878 && v879;
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v888 = v887 + v876;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v315.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v889 = static_cast<unsigned int>(v315.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v890 = v392 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v315.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v891 = static_cast<unsigned int>(v315.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v894 = v310 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v904 = v903 + v892;
     out[v904] = v902;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v315.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v905 = static_cast<unsigned int>(v315.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v906 = v392 + v905;
-  const unsigned int v907 = static_cast<unsigned int>(v315.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v907 = static_cast<unsigned int>(v315.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v910 = v310 && v909;
   const bool v911 = v908 < v1;
   const bool v912 = v910 && v911;
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v920 = v919 + v908;
     out[v920] = v918;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v315.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v921 = static_cast<unsigned int>(v315.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v922 = v392 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v315.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v923 = static_cast<unsigned int>(v315.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v926 = v310 && v925;
   const bool v927 = v924 < v1;
   const bool v928 = v926 && v927;
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v936 = v935 + v924;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v315.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v937 = static_cast<unsigned int>(v315.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v938 = v392 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v315.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v939 = static_cast<unsigned int>(v315.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v942 = v310 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v952 = v951 + v940;
     out[v952] = v950;
   }
-  const unsigned int v953 = static_cast<unsigned int>(v315.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v953 = static_cast<unsigned int>(v315.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v954 = v392 + v953;
-  const unsigned int v955 = static_cast<unsigned int>(v315.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v955 = static_cast<unsigned int>(v315.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v958 = v310 && v957;
   const bool v959 = v956 < v1;
   const bool v960 = v958 && v959;
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v968 = v967 + v956;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v315.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v969 = static_cast<unsigned int>(v315.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v970 = v392 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v315.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v971 = static_cast<unsigned int>(v315.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v310 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v984 = v983 + v972;
     out[v984] = v982;
   }
-  const unsigned int v985 = static_cast<unsigned int>(v315.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v985 = static_cast<unsigned int>(v315.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v986 = v392 + v985;
-  const unsigned int v987 = static_cast<unsigned int>(v315.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v987 = static_cast<unsigned int>(v315.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v990 = v310 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1000 = v999 + v988;
     out[v1000] = v998;
   }
-  const unsigned int v1001 = static_cast<unsigned int>(v315.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1001 = static_cast<unsigned int>(v315.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1002 = v392 + v1001;
-  const unsigned int v1003 = static_cast<unsigned int>(v315.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1003 = static_cast<unsigned int>(v315.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1006 = v310 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1016 = v1015 + v1004;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v315.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1017 = static_cast<unsigned int>(v315.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1018 = v392 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v315.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1019 = static_cast<unsigned int>(v315.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1022 = v310 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1032 = v1031 + v1020;
     out[v1032] = v1030;
   }
-  const unsigned int v1033 = static_cast<unsigned int>(v315.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1033 = static_cast<unsigned int>(v315.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1034 = v392 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v315.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1035 = static_cast<unsigned int>(v315.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1038 = v310 && v1037;
   const bool v1039 = v1036 < v1;
   const bool v1040 = v1038 && v1039;
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1048 = v1047 + v1036;
     out[v1048] = v1046;
   }
-  const unsigned int v1049 = static_cast<unsigned int>(v315.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1049 = static_cast<unsigned int>(v315.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1050 = v392 + v1049;
-  const unsigned int v1051 = static_cast<unsigned int>(v315.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1051 = static_cast<unsigned int>(v315.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1054 = v310 && v1053;
   const bool v1055 = v1052 < v1;
   const bool v1056 = v1054 && v1055;
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1064 = v1063 + v1052;
     out[v1064] = v1062;
   }
-  const unsigned int v1065 = static_cast<unsigned int>(v315.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1065 = static_cast<unsigned int>(v315.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1066 = v392 + v1065;
-  const unsigned int v1067 = static_cast<unsigned int>(v315.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1067 = static_cast<unsigned int>(v315.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1070 = v310 && v1069;
   const bool v1071 = v1068 < v1;
   const bool v1072 = v1070 && v1071;
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1080 = v1079 + v1068;
     out[v1080] = v1078;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v315.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1081 = static_cast<unsigned int>(v315.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1082 = v392 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v315.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1083 = static_cast<unsigned int>(v315.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1086 = v310 && v1085;
   const bool v1087 = v1084 < v1;
   const bool v1088 = v1086 && v1087;
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1096 = v1095 + v1084;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v315.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1097 = static_cast<unsigned int>(v315.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1098 = v392 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v315.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1099 = static_cast<unsigned int>(v315.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1102 = v310 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1112 = v1111 + v1100;
     out[v1112] = v1110;
   }
-  const unsigned int v1113 = static_cast<unsigned int>(v315.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1113 = static_cast<unsigned int>(v315.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1114 = v392 + v1113;
-  const unsigned int v1115 = static_cast<unsigned int>(v315.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1115 = static_cast<unsigned int>(v315.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1118 = v310 && v1117;
   const bool v1119 = v1116 < v1;
   const bool v1120 = v1118 && v1119;
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1128 = v1127 + v1116;
     out[v1128] = v1126;
   }
-  const unsigned int v1129 = static_cast<unsigned int>(v315.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1129 = static_cast<unsigned int>(v315.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1130 = v392 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v315.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1131 = static_cast<unsigned int>(v315.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1134 = v310 && v1133;
   const bool v1135 = v1132 < v1;
   const bool v1136 = v1134 && v1135;
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1144 = v1143 + v1132;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v315.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1145 = static_cast<unsigned int>(v315.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1146 = v392 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v315.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1147 = static_cast<unsigned int>(v315.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1150 = v310 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1160 = v1159 + v1148;
     out[v1160] = v1158;
   }
-  const unsigned int v1161 = static_cast<unsigned int>(v315.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1161 = static_cast<unsigned int>(v315.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1162 = v392 + v1161;
-  const unsigned int v1163 = static_cast<unsigned int>(v315.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1163 = static_cast<unsigned int>(v315.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1166 = v310 && v1165;
   const bool v1167 = v1164 < v1;
   const bool v1168 = v1166 && v1167;
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1176 = v1175 + v1164;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v315.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1177 = static_cast<unsigned int>(v315.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1178 = v392 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v315.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1179 = static_cast<unsigned int>(v315.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v310 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1192 = v1191 + v1180;
     out[v1192] = v1190;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v315.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1193 = static_cast<unsigned int>(v315.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1194 = v392 + v1193;
-  const unsigned int v1195 = static_cast<unsigned int>(v315.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1195 = static_cast<unsigned int>(v315.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1198 = v310 && v1197;
   const bool v1199 = v1196 < v1;
   const bool v1200 = v1198 && v1199;
@@ -1422,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1208 = v1207 + v1196;
     out[v1208] = v1206;
   }
-  const unsigned int v1209 = static_cast<unsigned int>(v315.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1209 = static_cast<unsigned int>(v315.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1210 = v392 + v1209;
-  const unsigned int v1211 = static_cast<unsigned int>(v315.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1211 = static_cast<unsigned int>(v315.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1214 = v310 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1224 = v1223 + v1212;
     out[v1224] = v1222;
   }
-  const unsigned int v1225 = static_cast<unsigned int>(v315.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1225 = static_cast<unsigned int>(v315.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1226 = v392 + v1225;
-  const unsigned int v1227 = static_cast<unsigned int>(v315.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1227 = static_cast<unsigned int>(v315.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1230 = v310 && v1229;
   const bool v1231 = v1228 < v1;
   const bool v1232 = v1230 && v1231;
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1240 = v1239 + v1228;
     out[v1240] = v1238;
   }
-  const unsigned int v1241 = static_cast<unsigned int>(v315.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1241 = static_cast<unsigned int>(v315.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1242 = v392 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v315.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1243 = static_cast<unsigned int>(v315.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1246 = v310 && v1245;
   const bool v1247 = v1244 < v1;
   const bool v1248 = v1246 && v1247;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1256 = v1255 + v1244;
     out[v1256] = v1254;
   }
-  const unsigned int v1257 = static_cast<unsigned int>(v315.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1257 = static_cast<unsigned int>(v315.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1258 = v392 + v1257;
-  const unsigned int v1259 = static_cast<unsigned int>(v315.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1259 = static_cast<unsigned int>(v315.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1262 = v310 && v1261;
   const bool v1263 = v1260 < v1;
   const bool v1264 = v1262 && v1263;
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1272 = v1271 + v1260;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v315.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1273 = static_cast<unsigned int>(v315.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1274 = v392 + v1273;
-  const unsigned int v1275 = static_cast<unsigned int>(v315.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1275 = static_cast<unsigned int>(v315.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1278 = v310 && v1277;
   const bool v1279 = v1276 < v1;
   const bool v1280 = v1278 && v1279;
@@ -1517,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1288 = v1287 + v1276;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v315.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1289 = static_cast<unsigned int>(v315.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1290 = v392 + v1289;
-  const unsigned int v1291 = static_cast<unsigned int>(v315.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1291 = static_cast<unsigned int>(v315.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1294 = v310 && v1293;
   const bool v1295 = v1292 < v1;
   const bool v1296 = v1294 && v1295;
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1304 = v1303 + v1292;
     out[v1304] = v1302;
   }
-  const unsigned int v1305 = static_cast<unsigned int>(v315.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1305 = static_cast<unsigned int>(v315.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1306 = v392 + v1305;
-  const unsigned int v1307 = static_cast<unsigned int>(v315.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1307 = static_cast<unsigned int>(v315.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1310 = v310 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1320 = v1319 + v1308;
     out[v1320] = v1318;
   }
-  const unsigned int v1321 = static_cast<unsigned int>(v315.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1321 = static_cast<unsigned int>(v315.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1322 = v392 + v1321;
-  const unsigned int v1323 = static_cast<unsigned int>(v315.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1323 = static_cast<unsigned int>(v315.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1326 = v310 && v1325;
   const bool v1327 = v1324 < v1;
   const bool v1328 = v1326 && v1327;
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1336 = v1335 + v1324;
     out[v1336] = v1334;
   }
-  const unsigned int v1337 = static_cast<unsigned int>(v315.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1337 = static_cast<unsigned int>(v315.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1338 = v392 + v1337;
-  const unsigned int v1339 = static_cast<unsigned int>(v315.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1339 = static_cast<unsigned int>(v315.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1342 = v310 && v1341;
   const bool v1343 = v1340 < v1;
   const bool v1344 = v1342 && v1343;
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1352 = v1351 + v1340;
     out[v1352] = v1350;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v315.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1353 = static_cast<unsigned int>(v315.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1354 = v392 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v315.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1355 = static_cast<unsigned int>(v315.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1358 = v310 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1368 = v1367 + v1356;
     out[v1368] = v1366;
   }
-  const unsigned int v1369 = static_cast<unsigned int>(v315.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1369 = static_cast<unsigned int>(v315.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1370 = v392 + v1369;
-  const unsigned int v1371 = static_cast<unsigned int>(v315.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1371 = static_cast<unsigned int>(v315.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1374 = v310 && v1373;
   const bool v1375 = v1372 < v1;
   const bool v1376 = v1374 && v1375;
@@ -1631,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1384 = v1383 + v1372;
     out[v1384] = v1382;
   }
-  const unsigned int v1385 = static_cast<unsigned int>(v315.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1385 = static_cast<unsigned int>(v315.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1386 = v392 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v315.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1387 = static_cast<unsigned int>(v315.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1390 = v310 && v1389;
   const bool v1391 = v1388 < v1;
   const bool v1392 = v1390 && v1391;
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1400 = v1399 + v1388;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v315.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1401 = static_cast<unsigned int>(v315.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1402 = v392 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v315.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1403 = static_cast<unsigned int>(v315.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1406 = v310 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1416 = v1415 + v1404;
     out[v1416] = v1414;
   }
-  const unsigned int v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 2, 16, 128> v1426;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1426;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1426, 0.0f);
 
-  for (unsigned int v1429 = 0u; v1429 < v2; v1429 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (unsigned int v1429 = 0u; v1429 < v2; v1429 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (unsigned int v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1721,9 +1721,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const unsigned int v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const unsigned int v2579 = v388 << 6u;
       const unsigned int v2581 = v1493 + v2579;
       iron_frag<iron_f16, 0, 16, 16> v2588;
@@ -1758,13 +1758,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2617, shm4, 48u, 64u);
       iron_frag_mma_sync(v1426, v2615, v2617);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v1426.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1504 = static_cast<unsigned int>(v1426.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1505 = v392 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v1426.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1506 = static_cast<unsigned int>(v1426.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1507 = v1418 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1509 = v310 && v1508;
   const bool v1510 = v1507 < v1;
   const bool v1511 = v1509 && v1510;
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1519 = v1518 + v1507;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v1426.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1520 = static_cast<unsigned int>(v1426.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1521 = v392 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v1426.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1522 = static_cast<unsigned int>(v1426.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1523 = v1418 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1525 = v310 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
@@ -1798,11 +1798,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1535 = v1534 + v1523;
     out[v1535] = v1533;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v1426.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1536 = static_cast<unsigned int>(v1426.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1537 = v392 + v1536;
-  const unsigned int v1538 = static_cast<unsigned int>(v1426.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1538 = static_cast<unsigned int>(v1426.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1539 = v1418 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1541 = v310 && v1540;
   const bool v1542 = v1539 < v1;
   const bool v1543 = v1541 && v1542;
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1551 = v1550 + v1539;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v1426.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1552 = static_cast<unsigned int>(v1426.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1553 = v392 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v1426.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1554 = static_cast<unsigned int>(v1426.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1555 = v1418 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1557 = v310 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1567 = v1566 + v1555;
     out[v1567] = v1565;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v1426.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1568 = static_cast<unsigned int>(v1426.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1569 = v392 + v1568;
-  const unsigned int v1570 = static_cast<unsigned int>(v1426.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1570 = static_cast<unsigned int>(v1426.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1571 = v1418 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1573 = v310 && v1572;
   const bool v1574 = v1571 < v1;
   const bool v1575 = v1573 && v1574;
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1583 = v1582 + v1571;
     out[v1583] = v1581;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v1426.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1584 = static_cast<unsigned int>(v1426.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1585 = v392 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v1426.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1586 = static_cast<unsigned int>(v1426.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1587 = v1418 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1589 = v310 && v1588;
   const bool v1590 = v1587 < v1;
   const bool v1591 = v1589 && v1590;
@@ -1874,11 +1874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1599 = v1598 + v1587;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v1426.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1600 = static_cast<unsigned int>(v1426.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1601 = v392 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1426.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1602 = static_cast<unsigned int>(v1426.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1603 = v1418 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1605 = v310 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1893,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1615 = v1614 + v1603;
     out[v1615] = v1613;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v1426.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1616 = static_cast<unsigned int>(v1426.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1617 = v392 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v1426.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1618 = static_cast<unsigned int>(v1426.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1619 = v1418 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1621 = v310 && v1620;
   const bool v1622 = v1619 < v1;
   const bool v1623 = v1621 && v1622;
@@ -1912,11 +1912,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1631 = v1630 + v1619;
     out[v1631] = v1629;
   }
-  const unsigned int v1632 = static_cast<unsigned int>(v1426.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1632 = static_cast<unsigned int>(v1426.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1633 = v392 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v1426.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1634 = static_cast<unsigned int>(v1426.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1635 = v1418 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1637 = v310 && v1636;
   const bool v1638 = v1635 < v1;
   const bool v1639 = v1637 && v1638;
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1647 = v1646 + v1635;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1426.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1648 = static_cast<unsigned int>(v1426.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1649 = v392 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1426.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1650 = static_cast<unsigned int>(v1426.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1651 = v1418 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1653 = v310 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1663 = v1662 + v1651;
     out[v1663] = v1661;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v1426.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1664 = static_cast<unsigned int>(v1426.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1665 = v392 + v1664;
-  const unsigned int v1666 = static_cast<unsigned int>(v1426.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1666 = static_cast<unsigned int>(v1426.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1667 = v1418 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1669 = v310 && v1668;
   const bool v1670 = v1667 < v1;
   const bool v1671 = v1669 && v1670;
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1679 = v1678 + v1667;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1426.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1680 = static_cast<unsigned int>(v1426.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1681 = v392 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1426.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1682 = static_cast<unsigned int>(v1426.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1683 = v1418 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1685 = v310 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1695 = v1694 + v1683;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v1426.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1696 = static_cast<unsigned int>(v1426.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1697 = v392 + v1696;
-  const unsigned int v1698 = static_cast<unsigned int>(v1426.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1698 = static_cast<unsigned int>(v1426.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1699 = v1418 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1701 = v310 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1711 = v1710 + v1699;
     out[v1711] = v1709;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v1426.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1712 = static_cast<unsigned int>(v1426.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1713 = v392 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1426.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1714 = static_cast<unsigned int>(v1426.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1715 = v1418 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1717 = v310 && v1716;
   const bool v1718 = v1715 < v1;
   const bool v1719 = v1717 && v1718;
@@ -2026,11 +2026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1727 = v1726 + v1715;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1426.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1728 = static_cast<unsigned int>(v1426.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1729 = v392 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1426.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1730 = static_cast<unsigned int>(v1426.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1731 = v1418 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1733 = v310 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
@@ -2045,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1743 = v1742 + v1731;
     out[v1743] = v1741;
   }
-  const unsigned int v1744 = static_cast<unsigned int>(v1426.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1744 = static_cast<unsigned int>(v1426.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1745 = v392 + v1744;
-  const unsigned int v1746 = static_cast<unsigned int>(v1426.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1746 = static_cast<unsigned int>(v1426.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1747 = v1418 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1749 = v310 && v1748;
   const bool v1750 = v1747 < v1;
   const bool v1751 = v1749 && v1750;
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1759 = v1758 + v1747;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1426.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1760 = static_cast<unsigned int>(v1426.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1761 = v392 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1426.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1762 = static_cast<unsigned int>(v1426.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1763 = v1418 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1765 = v310 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
@@ -2083,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1775 = v1774 + v1763;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v1426.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1776 = static_cast<unsigned int>(v1426.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1777 = v392 + v1776;
-  const unsigned int v1778 = static_cast<unsigned int>(v1426.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1778 = static_cast<unsigned int>(v1426.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1779 = v1418 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1781 = v310 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
@@ -2102,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1791 = v1790 + v1779;
     out[v1791] = v1789;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v1426.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1792 = static_cast<unsigned int>(v1426.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1793 = v392 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v1426.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1794 = static_cast<unsigned int>(v1426.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1795 = v1418 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1797 = v310 && v1796;
   const bool v1798 = v1795 < v1;
   const bool v1799 = v1797 && v1798;
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1807 = v1806 + v1795;
     out[v1807] = v1805;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v1426.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1808 = static_cast<unsigned int>(v1426.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1809 = v392 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1426.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1810 = static_cast<unsigned int>(v1426.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1811 = v1418 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1813 = v310 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1823 = v1822 + v1811;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v1426.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1824 = static_cast<unsigned int>(v1426.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1825 = v392 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v1426.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1826 = static_cast<unsigned int>(v1426.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1827 = v1418 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1829 = v310 && v1828;
   const bool v1830 = v1827 < v1;
   const bool v1831 = v1829 && v1830;
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1839 = v1838 + v1827;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v1426.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1840 = static_cast<unsigned int>(v1426.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1841 = v392 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v1426.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1842 = static_cast<unsigned int>(v1426.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1843 = v1418 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1845 = v310 && v1844;
   const bool v1846 = v1843 < v1;
   const bool v1847 = v1845 && v1846;
@@ -2178,11 +2178,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1855 = v1854 + v1843;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1426.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1856 = static_cast<unsigned int>(v1426.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1857 = v392 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1426.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1858 = static_cast<unsigned int>(v1426.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1859 = v1418 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1861 = v310 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1871 = v1870 + v1859;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v1426.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1872 = static_cast<unsigned int>(v1426.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1873 = v392 + v1872;
-  const unsigned int v1874 = static_cast<unsigned int>(v1426.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1874 = static_cast<unsigned int>(v1426.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1875 = v1418 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1877 = v310 && v1876;
   const bool v1878 = v1875 < v1;
   const bool v1879 = v1877 && v1878;
@@ -2216,11 +2216,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1887 = v1886 + v1875;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1426.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1888 = static_cast<unsigned int>(v1426.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1889 = v392 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1426.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1890 = static_cast<unsigned int>(v1426.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1891 = v1418 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1893 = v310 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2235,11 +2235,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1903 = v1902 + v1891;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v1426.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1904 = static_cast<unsigned int>(v1426.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1905 = v392 + v1904;
-  const unsigned int v1906 = static_cast<unsigned int>(v1426.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1906 = static_cast<unsigned int>(v1426.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1907 = v1418 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1909 = v310 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1919 = v1918 + v1907;
     out[v1919] = v1917;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v1426.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1920 = static_cast<unsigned int>(v1426.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1921 = v392 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1426.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1922 = static_cast<unsigned int>(v1426.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1923 = v1418 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1925 = v310 && v1924;
   const bool v1926 = v1923 < v1;
   const bool v1927 = v1925 && v1926;
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1935 = v1934 + v1923;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1426.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1936 = static_cast<unsigned int>(v1426.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1937 = v392 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1426.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1938 = static_cast<unsigned int>(v1426.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1939 = v1418 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1941 = v310 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
@@ -2292,11 +2292,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1951 = v1950 + v1939;
     out[v1951] = v1949;
   }
-  const unsigned int v1952 = static_cast<unsigned int>(v1426.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1952 = static_cast<unsigned int>(v1426.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1953 = v392 + v1952;
-  const unsigned int v1954 = static_cast<unsigned int>(v1426.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1954 = static_cast<unsigned int>(v1426.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1955 = v1418 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1957 = v310 && v1956;
   const bool v1958 = v1955 < v1;
   const bool v1959 = v1957 && v1958;
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1967 = v1966 + v1955;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1426.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1968 = static_cast<unsigned int>(v1426.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1969 = v392 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1426.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1970 = static_cast<unsigned int>(v1426.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1971 = v1418 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1973 = v310 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1983 = v1982 + v1971;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v1426.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1984 = static_cast<unsigned int>(v1426.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1985 = v392 + v1984;
-  const unsigned int v1986 = static_cast<unsigned int>(v1426.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1986 = static_cast<unsigned int>(v1426.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1987 = v1418 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1989 = v310 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1999 = v1998 + v1987;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v1426.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2000 = static_cast<unsigned int>(v1426.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2001 = v392 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1426.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2002 = static_cast<unsigned int>(v1426.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2003 = v1418 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2005 = v310 && v2004;
   const bool v2006 = v2003 < v1;
   const bool v2007 = v2005 && v2006;
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2015 = v2014 + v2003;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v1426.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2016 = static_cast<unsigned int>(v1426.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2017 = v392 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1426.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2018 = static_cast<unsigned int>(v1426.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2019 = v1418 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2021 = v310 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2031 = v2030 + v2019;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v1426.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2032 = static_cast<unsigned int>(v1426.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2033 = v392 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v1426.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2034 = static_cast<unsigned int>(v1426.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2035 = v1418 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2037 = v310 && v2036;
   const bool v2038 = v2035 < v1;
   const bool v2039 = v2037 && v2038;
@@ -2406,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2047 = v2046 + v2035;
     out[v2047] = v2045;
   }
-  const unsigned int v2048 = static_cast<unsigned int>(v1426.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2048 = static_cast<unsigned int>(v1426.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2049 = v392 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1426.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2050 = static_cast<unsigned int>(v1426.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2051 = v1418 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2053 = v310 && v2052;
   const bool v2054 = v2051 < v1;
   const bool v2055 = v2053 && v2054;
@@ -2425,11 +2425,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2063 = v2062 + v2051;
     out[v2063] = v2061;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v1426.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2064 = static_cast<unsigned int>(v1426.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2065 = v392 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1426.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2066 = static_cast<unsigned int>(v1426.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2067 = v1418 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2069 = v310 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
@@ -2444,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2079 = v2078 + v2067;
     out[v2079] = v2077;
   }
-  const unsigned int v2080 = static_cast<unsigned int>(v1426.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2080 = static_cast<unsigned int>(v1426.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2081 = v392 + v2080;
-  const unsigned int v2082 = static_cast<unsigned int>(v1426.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2082 = static_cast<unsigned int>(v1426.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2083 = v1418 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2085 = v310 && v2084;
   const bool v2086 = v2083 < v1;
   const bool v2087 = v2085 && v2086;
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2095 = v2094 + v2083;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1426.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2096 = static_cast<unsigned int>(v1426.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2097 = v392 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1426.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2098 = static_cast<unsigned int>(v1426.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2099 = v1418 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2101 = v310 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2111 = v2110 + v2099;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v1426.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2112 = static_cast<unsigned int>(v1426.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2113 = v392 + v2112;
-  const unsigned int v2114 = static_cast<unsigned int>(v1426.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2114 = static_cast<unsigned int>(v1426.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2115 = v1418 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2117 = v310 && v2116;
   const bool v2118 = v2115 < v1;
   const bool v2119 = v2117 && v2118;
@@ -2501,11 +2501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2127 = v2126 + v2115;
     out[v2127] = v2125;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v1426.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2128 = static_cast<unsigned int>(v1426.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2129 = v392 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1426.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2130 = static_cast<unsigned int>(v1426.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2131 = v1418 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2133 = v310 && v2132;
   const bool v2134 = v2131 < v1;
   const bool v2135 = v2133 && v2134;
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2143 = v2142 + v2131;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1426.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2144 = static_cast<unsigned int>(v1426.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2145 = v392 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1426.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2146 = static_cast<unsigned int>(v1426.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2147 = v1418 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2149 = v310 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2159 = v2158 + v2147;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v1426.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2160 = static_cast<unsigned int>(v1426.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2161 = v392 + v2160;
-  const unsigned int v2162 = static_cast<unsigned int>(v1426.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2162 = static_cast<unsigned int>(v1426.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2163 = v1418 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2165 = v310 && v2164;
   const bool v2166 = v2163 < v1;
   const bool v2167 = v2165 && v2166;
@@ -2558,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2175 = v2174 + v2163;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1426.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2176 = static_cast<unsigned int>(v1426.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2177 = v392 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1426.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2178 = static_cast<unsigned int>(v1426.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2179 = v1418 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2181 = v310 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2191 = v2190 + v2179;
     out[v2191] = v2189;
   }
-  const unsigned int v2192 = static_cast<unsigned int>(v1426.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2192 = static_cast<unsigned int>(v1426.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2193 = v392 + v2192;
-  const unsigned int v2194 = static_cast<unsigned int>(v1426.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2194 = static_cast<unsigned int>(v1426.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2195 = v1418 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2197 = v310 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2207 = v2206 + v2195;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v1426.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2208 = static_cast<unsigned int>(v1426.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2209 = v392 + v2208;
-  const unsigned int v2210 = static_cast<unsigned int>(v1426.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2210 = static_cast<unsigned int>(v1426.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2211 = v1418 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2213 = v310 && v2212;
   const bool v2214 = v2211 < v1;
   const bool v2215 = v2213 && v2214;
@@ -2615,11 +2615,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2223 = v2222 + v2211;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v1426.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2224 = static_cast<unsigned int>(v1426.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2225 = v392 + v2224;
-  const unsigned int v2226 = static_cast<unsigned int>(v1426.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2226 = static_cast<unsigned int>(v1426.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2227 = v1418 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2229 = v310 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2239 = v2238 + v2227;
     out[v2239] = v2237;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v1426.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2240 = static_cast<unsigned int>(v1426.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2241 = v392 + v2240;
-  const unsigned int v2242 = static_cast<unsigned int>(v1426.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2242 = static_cast<unsigned int>(v1426.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2243 = v1418 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2245 = v310 && v2244;
   const bool v2246 = v2243 < v1;
   const bool v2247 = v2245 && v2246;
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2255 = v2254 + v2243;
     out[v2255] = v2253;
   }
-  const unsigned int v2256 = static_cast<unsigned int>(v1426.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2256 = static_cast<unsigned int>(v1426.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2257 = v392 + v2256;
-  const unsigned int v2258 = static_cast<unsigned int>(v1426.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2258 = static_cast<unsigned int>(v1426.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2259 = v1418 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2261 = v310 && v2260;
   const bool v2262 = v2259 < v1;
   const bool v2263 = v2261 && v2262;
@@ -2672,11 +2672,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2271 = v2270 + v2259;
     out[v2271] = v2269;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v1426.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2272 = static_cast<unsigned int>(v1426.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2273 = v392 + v2272;
-  const unsigned int v2274 = static_cast<unsigned int>(v1426.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2274 = static_cast<unsigned int>(v1426.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2275 = v1418 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2277 = v310 && v2276;
   const bool v2278 = v2275 < v1;
   const bool v2279 = v2277 && v2278;
@@ -2691,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2287 = v2286 + v2275;
     out[v2287] = v2285;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v1426.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2288 = static_cast<unsigned int>(v1426.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2289 = v392 + v2288;
-  const unsigned int v2290 = static_cast<unsigned int>(v1426.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2290 = static_cast<unsigned int>(v1426.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2291 = v1418 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2293 = v310 && v2292;
   const bool v2294 = v2291 < v1;
   const bool v2295 = v2293 && v2294;
@@ -2710,11 +2710,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2303 = v2302 + v2291;
     out[v2303] = v2301;
   }
-  const unsigned int v2304 = static_cast<unsigned int>(v1426.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2304 = static_cast<unsigned int>(v1426.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2305 = v392 + v2304;
-  const unsigned int v2306 = static_cast<unsigned int>(v1426.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2306 = static_cast<unsigned int>(v1426.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2307 = v1418 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2309 = v310 && v2308;
   const bool v2310 = v2307 < v1;
   const bool v2311 = v2309 && v2310;
@@ -2729,11 +2729,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2319 = v2318 + v2307;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v1426.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2320 = static_cast<unsigned int>(v1426.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2321 = v392 + v2320;
-  const unsigned int v2322 = static_cast<unsigned int>(v1426.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2322 = static_cast<unsigned int>(v1426.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2323 = v1418 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2325 = v310 && v2324;
   const bool v2326 = v2323 < v1;
   const bool v2327 = v2325 && v2326;
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2335 = v2334 + v2323;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v1426.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2336 = static_cast<unsigned int>(v1426.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2337 = v392 + v2336;
-  const unsigned int v2338 = static_cast<unsigned int>(v1426.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2338 = static_cast<unsigned int>(v1426.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2339 = v1418 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2341 = v310 && v2340;
   const bool v2342 = v2339 < v1;
   const bool v2343 = v2341 && v2342;
@@ -2767,11 +2767,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2351 = v2350 + v2339;
     out[v2351] = v2349;
   }
-  const unsigned int v2352 = static_cast<unsigned int>(v1426.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2352 = static_cast<unsigned int>(v1426.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2353 = v392 + v2352;
-  const unsigned int v2354 = static_cast<unsigned int>(v1426.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2354 = static_cast<unsigned int>(v1426.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2355 = v1418 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2357 = v310 && v2356;
   const bool v2358 = v2355 < v1;
   const bool v2359 = v2357 && v2358;
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2367 = v2366 + v2355;
     out[v2367] = v2365;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v1426.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2368 = static_cast<unsigned int>(v1426.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2369 = v392 + v2368;
-  const unsigned int v2370 = static_cast<unsigned int>(v1426.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2370 = static_cast<unsigned int>(v1426.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2371 = v1418 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2373 = v310 && v2372;
   const bool v2374 = v2371 < v1;
   const bool v2375 = v2373 && v2374;
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2383 = v2382 + v2371;
     out[v2383] = v2381;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v1426.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2384 = static_cast<unsigned int>(v1426.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2385 = v392 + v2384;
-  const unsigned int v2386 = static_cast<unsigned int>(v1426.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2386 = static_cast<unsigned int>(v1426.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2387 = v1418 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2389 = v310 && v2388;
   const bool v2390 = v2387 < v1;
   const bool v2391 = v2389 && v2390;
@@ -2824,11 +2824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2399 = v2398 + v2387;
     out[v2399] = v2397;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v1426.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2400 = static_cast<unsigned int>(v1426.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2401 = v392 + v2400;
-  const unsigned int v2402 = static_cast<unsigned int>(v1426.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2402 = static_cast<unsigned int>(v1426.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2403 = v1418 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2405 = v310 && v2404;
   const bool v2406 = v2403 < v1;
   const bool v2407 = v2405 && v2406;
@@ -2843,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2415 = v2414 + v2403;
     out[v2415] = v2413;
   }
-  const unsigned int v2416 = static_cast<unsigned int>(v1426.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2416 = static_cast<unsigned int>(v1426.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2417 = v392 + v2416;
-  const unsigned int v2418 = static_cast<unsigned int>(v1426.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2418 = static_cast<unsigned int>(v1426.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2419 = v1418 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2421 = v310 && v2420;
   const bool v2422 = v2419 < v1;
   const bool v2423 = v2421 && v2422;
@@ -2862,11 +2862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2431 = v2430 + v2419;
     out[v2431] = v2429;
   }
-  const unsigned int v2432 = static_cast<unsigned int>(v1426.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2432 = static_cast<unsigned int>(v1426.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2433 = v392 + v2432;
-  const unsigned int v2434 = static_cast<unsigned int>(v1426.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2434 = static_cast<unsigned int>(v1426.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2435 = v1418 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2437 = v310 && v2436;
   const bool v2438 = v2435 < v1;
   const bool v2439 = v2437 && v2438;
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2447 = v2446 + v2435;
     out[v2447] = v2445;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v1426.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2448 = static_cast<unsigned int>(v1426.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2449 = v392 + v2448;
-  const unsigned int v2450 = static_cast<unsigned int>(v1426.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2450 = static_cast<unsigned int>(v1426.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2451 = v1418 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2453 = v310 && v2452;
   const bool v2454 = v2451 < v1;
   const bool v2455 = v2453 && v2454;
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2463 = v2462 + v2451;
     out[v2463] = v2461;
   }
-  const unsigned int v2464 = static_cast<unsigned int>(v1426.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2464 = static_cast<unsigned int>(v1426.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2465 = v392 + v2464;
-  const unsigned int v2466 = static_cast<unsigned int>(v1426.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2466 = static_cast<unsigned int>(v1426.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2467 = v1418 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2469 = v310 && v2468;
   const bool v2470 = v2467 < v1;
   const bool v2471 = v2469 && v2470;
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2479 = v2478 + v2467;
     out[v2479] = v2477;
   }
-  const unsigned int v2480 = static_cast<unsigned int>(v1426.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2480 = static_cast<unsigned int>(v1426.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2481 = v392 + v2480;
-  const unsigned int v2482 = static_cast<unsigned int>(v1426.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2482 = static_cast<unsigned int>(v1426.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2483 = v1418 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2485 = v310 && v2484;
   const bool v2486 = v2483 < v1;
   const bool v2487 = v2485 && v2486;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2495 = v2494 + v2483;
     out[v2495] = v2493;
   }
-  const unsigned int v2496 = static_cast<unsigned int>(v1426.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2496 = static_cast<unsigned int>(v1426.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2497 = v392 + v2496;
-  const unsigned int v2498 = static_cast<unsigned int>(v1426.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2498 = static_cast<unsigned int>(v1426.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2499 = v1418 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2501 = v310 && v2500;
   const bool v2502 = v2499 < v1;
   const bool v2503 = v2501 && v2502;
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2511 = v2510 + v2499;
     out[v2511] = v2509;
   }
-  const unsigned int v2512 = static_cast<unsigned int>(v1426.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2512 = static_cast<unsigned int>(v1426.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2513 = v392 + v2512;
-  const unsigned int v2514 = static_cast<unsigned int>(v1426.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2514 = static_cast<unsigned int>(v1426.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2515 = v1418 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2517 = v310 && v2516;
   const bool v2518 = v2515 < v1;
   const bool v2519 = v2517 && v2518;

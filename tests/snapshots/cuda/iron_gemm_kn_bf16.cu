@@ -56,6 +56,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -738,16 +741,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const bool v434 = v429 && v56;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
     if (v441) {
-      iron_frag_store<false>(v39, shm2, 0u, 68u);
+      iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
     if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -760,42 +763,38 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v462 = v453 + v461;
         const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v2414 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v475 = v2414.v[0];
+        const float v484 = v2414.v[1];
+        const float v493 = v2414.v[2];
+        const float v502 = v2414.v[3];
         const float v478 = v475 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v479 = iron_f32_to_bf16(v478);
         const unsigned int v480 = v462 * v1;
-        const unsigned int v483 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v484 = shm2[v483];
-        const float v487 = v484 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v487 = v484 * v3;
         const iron_bf16 v488 = iron_f32_to_bf16(v487);
-        const unsigned int v492 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v493 = shm2[v492];
-        const float v496 = v493 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v496 = v493 * v3;
         const iron_bf16 v497 = iron_f32_to_bf16(v496);
-        const unsigned int v501 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v502 = shm2[v501];
-        const float v505 = v502 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v505 = v502 * v3;
         const iron_bf16 v506 = iron_f32_to_bf16(v505);
         const unsigned int v510 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v511 = shm2[v510];
+        const iron_f32x4 v2417 = *reinterpret_cast<const iron_f32x4*>(shm2 + v510);
+        const float v511 = v2417.v[0];
+        const float v520 = v2417.v[1];
+        const float v529 = v2417.v[2];
+        const float v538 = v2417.v[3];
         const float v514 = v511 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v515 = iron_f32_to_bf16(v514);
-        const unsigned int v519 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v520 = shm2[v519];
-        const float v523 = v520 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v523 = v520 * v3;
         const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const unsigned int v528 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v529 = shm2[v528];
-        const float v532 = v529 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v532 = v529 * v3;
         const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        const unsigned int v537 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v538 = shm2[v537];
-        const float v541 = v538 * v3;  // kernels/gemm/gemm.cpp:70
+        const float v541 = v538 * v3;
         const iron_bf16 v542 = iron_f32_to_bf16(v541);
-        const unsigned int v2414 = v465 + v480;
-        *reinterpret_cast<iron_bf16x8*>(out + v2414) = iron_bf16x8{{v479, v488, v497, v506, v515, v524, v533, v542}};
+        const unsigned int v2418 = v465 + v480;
+        *reinterpret_cast<iron_bf16x8*>(out + v2418) = iron_bf16x8{{v479, v488, v497, v506, v515, v524, v533, v542}};
       }
     } else {
       const unsigned int v545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -810,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const bool v556 = v554 < v1;
         const bool v557 = v555 && v556;
         if (v557) {
-          const unsigned int v563 = v550 * 68u;
+          const unsigned int v563 = v550 * 72u;
           const unsigned int v564 = v563 + v553;
           const float v565 = shm2[v564];
           const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:70
@@ -821,6 +820,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -56,6 +56,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -2177,16 +2180,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const bool v2120 = v2115 && v2119;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:417
     if (v2127) {
-      iron_frag_store<false>(v37, shm2, 0u, 68u);
+      iron_frag_store<false>(v37, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v2133 = v2132 << 6u;
     const unsigned int v2134 = v26 + v2133;
-    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v2138 = v2137 << 6u;
     const unsigned int v2139 = v22 + v2138;
     if (v2120) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -2199,34 +2202,30 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const unsigned int v2148 = v2139 + v2147;
         const unsigned int v2150 = v2145 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v2151 = v2134 + v2150;
-        const unsigned int v2157 = v2147 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2157 = v2147 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v2158 = v2157 + v2150;
-        const float v2161 = shm2[v2158];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v5731 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2158);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v2161 = v5731.v[0];
+        const float v2169 = v5731.v[1];
+        const float v2177 = v5731.v[2];
+        const float v2185 = v5731.v[3];
         const iron_bf16 v2164 = iron_f32_to_bf16(v2161);  // kernels/gemm/gemm_quant.cpp:77
         const unsigned int v2165 = v2148 * v1;
-        const unsigned int v2168 = v2158 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2169 = shm2[v2168];
-        const iron_bf16 v2172 = iron_f32_to_bf16(v2169);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2176 = v2158 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2177 = shm2[v2176];
-        const iron_bf16 v2180 = iron_f32_to_bf16(v2177);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2184 = v2158 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2185 = shm2[v2184];
-        const iron_bf16 v2188 = iron_f32_to_bf16(v2185);  // kernels/gemm/gemm_quant.cpp:77
+        const iron_bf16 v2172 = iron_f32_to_bf16(v2169);
+        const iron_bf16 v2180 = iron_f32_to_bf16(v2177);
+        const iron_bf16 v2188 = iron_f32_to_bf16(v2185);
         const unsigned int v2192 = v2158 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2193 = shm2[v2192];
+        const iron_f32x4 v5734 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2192);
+        const float v2193 = v5734.v[0];
+        const float v2201 = v5734.v[1];
+        const float v2209 = v5734.v[2];
+        const float v2217 = v5734.v[3];
         const iron_bf16 v2196 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2200 = v2158 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2201 = shm2[v2200];
-        const iron_bf16 v2204 = iron_f32_to_bf16(v2201);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2208 = v2158 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2209 = shm2[v2208];
-        const iron_bf16 v2212 = iron_f32_to_bf16(v2209);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2216 = v2158 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v2217 = shm2[v2216];
-        const iron_bf16 v2220 = iron_f32_to_bf16(v2217);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v5731 = v2151 + v2165;
-        *reinterpret_cast<iron_bf16x8*>(out + v5731) = iron_bf16x8{{v2164, v2172, v2180, v2188, v2196, v2204, v2212, v2220}};
+        const iron_bf16 v2204 = iron_f32_to_bf16(v2201);
+        const iron_bf16 v2212 = iron_f32_to_bf16(v2209);
+        const iron_bf16 v2220 = iron_f32_to_bf16(v2217);
+        const unsigned int v5735 = v2151 + v2165;
+        *reinterpret_cast<iron_bf16x8*>(out + v5735) = iron_bf16x8{{v2164, v2172, v2180, v2188, v2196, v2204, v2212, v2220}};
       }
     } else {
       const unsigned int v2223 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -2241,7 +2240,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const bool v2234 = v2232 < v1;
         const bool v2235 = v2233 && v2234;
         if (v2235) {
-          const unsigned int v2241 = v2228 * 68u;
+          const unsigned int v2241 = v2228 * 72u;
           const unsigned int v2242 = v2241 + v2231;
           const float v2243 = shm2[v2242];
           const iron_bf16 v2244 = iron_f32_to_bf16(v2243);  // kernels/gemm/gemm_quant.cpp:77
@@ -2251,6 +2250,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -57,6 +57,9 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
 // Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
@@ -695,16 +698,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const bool v434 = v429 && v433;
   __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
     if (v441) {
-      iron_frag_store<false>(v39, shm2, 0u, 68u);
+      iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
     if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -717,59 +720,55 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const unsigned int v462 = v453 + v461;
         const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
+        const iron_f32x4 v2458 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
+        const float v475 = v2458.v[0];
+        const float v486 = v2458.v[1];
+        const float v497 = v2458.v[2];
+        const float v508 = v2458.v[3];
         const unsigned int v478 = v462 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-        const unsigned int v2458 = v465 + v478;  // kernels/gemm/gemm_epilogue.cpp:87
-        const iron_bf16x8 v2459 = *reinterpret_cast<const iron_bf16x8*>(residual + v2458);
-        const iron_bf16 v480 = v2459.v[0];
-        const iron_bf16 v491 = v2459.v[1];
-        const iron_bf16 v502 = v2459.v[2];
-        const iron_bf16 v513 = v2459.v[3];
-        const iron_bf16 v524 = v2459.v[4];
-        const iron_bf16 v535 = v2459.v[5];
-        const iron_bf16 v546 = v2459.v[6];
-        const iron_bf16 v557 = v2459.v[7];
+        const unsigned int v2459 = v465 + v478;  // kernels/gemm/gemm_epilogue.cpp:87
+        const iron_bf16x8 v2460 = *reinterpret_cast<const iron_bf16x8*>(residual + v2459);
+        const iron_bf16 v480 = v2460.v[0];
+        const iron_bf16 v491 = v2460.v[1];
+        const iron_bf16 v502 = v2460.v[2];
+        const iron_bf16 v513 = v2460.v[3];
+        const iron_bf16 v524 = v2460.v[4];
+        const iron_bf16 v535 = v2460.v[5];
+        const iron_bf16 v546 = v2460.v[6];
+        const iron_bf16 v557 = v2460.v[7];
         const float v481 = iron_to_f32(v480);
         const float v482 = fmaf(v475, v3, v481);
         const iron_bf16 v483 = iron_f32_to_bf16(v482);
-        const unsigned int v485 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v486 = shm2[v485];
-        const float v492 = iron_to_f32(v491);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v492 = iron_to_f32(v491);
         const float v493 = fmaf(v486, v3, v492);
         const iron_bf16 v494 = iron_f32_to_bf16(v493);
-        const unsigned int v496 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v497 = shm2[v496];
-        const float v503 = iron_to_f32(v502);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v503 = iron_to_f32(v502);
         const float v504 = fmaf(v497, v3, v503);
         const iron_bf16 v505 = iron_f32_to_bf16(v504);
-        const unsigned int v507 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v508 = shm2[v507];
-        const float v514 = iron_to_f32(v513);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v514 = iron_to_f32(v513);
         const float v515 = fmaf(v508, v3, v514);
         const iron_bf16 v516 = iron_f32_to_bf16(v515);
         const unsigned int v518 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v519 = shm2[v518];
+        const iron_f32x4 v2463 = *reinterpret_cast<const iron_f32x4*>(shm2 + v518);
+        const float v519 = v2463.v[0];
+        const float v530 = v2463.v[1];
+        const float v541 = v2463.v[2];
+        const float v552 = v2463.v[3];
         const float v525 = iron_to_f32(v524);  // kernels/gemm/gemm_epilogue.cpp:87
         const float v526 = fmaf(v519, v3, v525);
         const iron_bf16 v527 = iron_f32_to_bf16(v526);
-        const unsigned int v529 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v530 = shm2[v529];
-        const float v536 = iron_to_f32(v535);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v536 = iron_to_f32(v535);
         const float v537 = fmaf(v530, v3, v536);
         const iron_bf16 v538 = iron_f32_to_bf16(v537);
-        const unsigned int v540 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v541 = shm2[v540];
-        const float v547 = iron_to_f32(v546);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v547 = iron_to_f32(v546);
         const float v548 = fmaf(v541, v3, v547);
         const iron_bf16 v549 = iron_f32_to_bf16(v548);
-        const unsigned int v551 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const float v552 = shm2[v551];
-        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v558 = iron_to_f32(v557);
         const float v559 = fmaf(v552, v3, v558);
         const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        *reinterpret_cast<iron_bf16x8*>(out + v2458) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};  // kernels/gemm/gemm_epilogue.cpp:86
+        *reinterpret_cast<iron_bf16x8*>(out + v2459) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};  // kernels/gemm/gemm_epilogue.cpp:86
       }
     } else {
       const unsigned int v561 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
@@ -784,7 +783,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         const bool v572 = v570 < v1;
         const bool v573 = v571 && v572;
         if (v573) {
-          const unsigned int v579 = v566 * 68u;
+          const unsigned int v579 = v566 * 72u;
           const unsigned int v580 = v579 + v569;
           const float v581 = shm2[v580];
           const unsigned int v582 = v567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
@@ -797,6 +796,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
   }
 }

@@ -276,21 +276,21 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
-  unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+  unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v312 = v311 < 8u;
-  const unsigned int v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 2, 16, 128> v317;
   iron_frag_fill(v317, 0.0f);
-  const unsigned int v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:214
+  const unsigned int v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
   const bool v321 = v320 == v308;
   const unsigned int v324 = v1 & 7u;
   const bool v325 = v324 == v308;
   const bool v326 = v321 && v325;
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const bool v3518 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:532
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3518 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
     if (v3518) {
-      const unsigned int v3522 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3522 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3525 = v311 << 5u;
       const unsigned int v3526 = v3525 + v3522;
       const unsigned int v3527 = v3526 >> 3u;
@@ -337,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3574 = v3572 + v3563;
         iron_copy_async<16>(shm3 + (v3574 ^ (((v3574 >> 6u) & 7u) << 3u)), a + v3571, v3568);
       }
-      const unsigned int v3576 = v3526 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v3576 = v3526 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
       const unsigned int v3578 = v3526 & 15u;
       const unsigned int v3579 = v3578 << 3u;
       const unsigned int v3581 = v26 + v3579;
@@ -379,10 +379,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3618, b + v3615, v3612);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     const bool v3621 = 64u < v2;
     if (v3621) {
-      const unsigned int v3625 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3625 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3628 = v311 << 5u;
       const unsigned int v3629 = v3628 + v3625;
       const unsigned int v3630 = v3629 >> 3u;
@@ -435,7 +435,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3677 = v3676 + v3666;
         iron_copy_async<16>(shm3 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), a + v3674, v3671);
       }
-      const unsigned int v3679 = v3629 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v3679 = v3629 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
       const unsigned int v3681 = v3629 & 15u;
       const unsigned int v3682 = v3681 << 3u;
       const unsigned int v3683 = 64u + v3679;
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3721, b + v3718, v3715);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
     for (unsigned int v2635 = v308; v2635 < v2; v2635 += 64u) {
       const unsigned int v2637 = v2635 >> 6u;
@@ -491,8 +491,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v312) {
-        const unsigned int v2641 = v2639 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-        const unsigned int v2648 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+        const unsigned int v2641 = v2639 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2648 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const unsigned int v2649 = v2648 << 6u;
         const unsigned int v2650 = v2641 + v2649;
         const unsigned int v3136 = v311 & 3u;
@@ -534,13 +534,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3186, shm4, v3182, 128u);
         iron_frag_mma_sync(v317, v3184, v3186);
       }
-      const unsigned int v2657 = v2635 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const unsigned int v2657 = v2635 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
       const unsigned int v2659 = v2637 + 2u;
       const unsigned int v2660 = v2659 % 3u;
       const bool v2661 = v2657 < v2;
       if (v2661) {
-        const unsigned int v2663 = v2660 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const unsigned int v2666 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v2663 = v2660 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2666 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v2668 = v311 << 5u;
         const unsigned int v2669 = v2668 + v2666;
         const unsigned int v2673 = v2669 >> 3u;
@@ -593,7 +593,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v2734 = v2733 + v2721;
           iron_copy_async<16>(shm3 + (v2734 ^ (((v2734 >> 6u) & 7u) << 3u)), a + v2730, v2726);
         }
-        const unsigned int v2746 = v2669 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+        const unsigned int v2746 = v2669 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
         const unsigned int v2748 = v2669 & 15u;
         const unsigned int v2750 = v2748 << 3u;
         const unsigned int v2751 = v2657 + v2746;
@@ -641,14 +641,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           iron_copy_async<16>(shm4 + v2807, b + v2803, v2799);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
     const unsigned int v356 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v357 = threadIdx.x;
 
-    for (unsigned int v354 = v308; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (unsigned int v354 = v308; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (unsigned int v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -672,29 +672,29 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         }
       }
 
-      for (unsigned int v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:253
-        const unsigned int v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:256
+      for (unsigned int v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
         const unsigned int v392 = v391 + v389;
-        const unsigned int v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:258
         const bool v394 = v393 < v2;
         const unsigned int v395 = v26 + v389;
         const bool v396 = v395 < v1;
         const bool v397 = v394 && v396;
         if (v397) {
-          const unsigned int v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:258
+          const unsigned int v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
           const unsigned int v400 = v399 + v26;
           const unsigned int v401 = v400 + v389;
           const iron_bf16 v402 = b[v401];
           shm4[v392] = v402;
         } else {
-          shm4[v392] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:260
+          shm4[v392] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const unsigned int v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const unsigned int v411 = v410 << 6u;
         const unsigned int v3189 = v311 & 3u;
         const unsigned int v3191 = v3189 << 4u;
@@ -732,19 +732,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3239, shm4, 6144u, 128u);
         iron_frag_mma_sync(v317, v3237, v3239);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const unsigned int v418 = v417 << 4u;
   const unsigned int v420 = v315 << 6u;
   const unsigned int v421 = v22 + v420;
   const unsigned int v422 = v421 + v418;
-  const unsigned int v423 = static_cast<unsigned int>(v317.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v423 = static_cast<unsigned int>(v317.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v424 = v422 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v317.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v425 = static_cast<unsigned int>(v317.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v428 = v312 && v427;
   const bool v429 = v426 < v1;
   const bool v430 = v428 && v429;
@@ -756,11 +756,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v435 = v434 + v426;
     out[v435] = v433;
   }
-  const unsigned int v436 = static_cast<unsigned int>(v317.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v436 = static_cast<unsigned int>(v317.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v437 = v422 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v317.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v438 = static_cast<unsigned int>(v317.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v441 = v312 && v440;
   const bool v442 = v439 < v1;
   const bool v443 = v441 && v442;
@@ -772,11 +772,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v448 = v447 + v439;
     out[v448] = v446;
   }
-  const unsigned int v449 = static_cast<unsigned int>(v317.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v449 = static_cast<unsigned int>(v317.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v450 = v422 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v317.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v451 = static_cast<unsigned int>(v317.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v454 = v312 && v453;
   const bool v455 = v452 < v1;
   const bool v456 = v454 && v455;
@@ -788,11 +788,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v461 = v460 + v452;
     out[v461] = v459;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v317.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v462 = static_cast<unsigned int>(v317.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v463 = v422 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v317.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v464 = static_cast<unsigned int>(v317.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v467 = v312 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v474 = v473 + v465;
     out[v474] = v472;
   }
-  const unsigned int v475 = static_cast<unsigned int>(v317.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v475 = static_cast<unsigned int>(v317.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v476 = v422 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v317.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v477 = static_cast<unsigned int>(v317.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v480 = v312 && v479;
   const bool v481 = v478 < v1;
   const bool v482 = v480 && v481;
@@ -820,11 +820,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v487 = v486 + v478;
     out[v487] = v485;
   }
-  const unsigned int v488 = static_cast<unsigned int>(v317.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v488 = static_cast<unsigned int>(v317.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v489 = v422 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v317.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v490 = static_cast<unsigned int>(v317.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v493 = v312 && v492;
   const bool v494 = v491 < v1;
   const bool v495 = v493 && v494;
@@ -836,11 +836,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v500 = v499 + v491;
     out[v500] = v498;
   }
-  const unsigned int v501 = static_cast<unsigned int>(v317.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v501 = static_cast<unsigned int>(v317.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v502 = v422 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v317.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v503 = static_cast<unsigned int>(v317.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v506 = v312 && v505;
   const bool v507 = v504 < v1;
   const bool v508 = v506 && v507;
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v513 = v512 + v504;
     out[v513] = v511;
   }
-  const unsigned int v514 = static_cast<unsigned int>(v317.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v514 = static_cast<unsigned int>(v317.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v515 = v422 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v317.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v516 = static_cast<unsigned int>(v317.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v519 = v312 && v518;
   const bool v520 = v517 < v1;
   const bool v521 = v519 && v520;
@@ -868,11 +868,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v526 = v525 + v517;
     out[v526] = v524;
   }
-  const unsigned int v527 = static_cast<unsigned int>(v317.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v527 = static_cast<unsigned int>(v317.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v528 = v422 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v317.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v529 = static_cast<unsigned int>(v317.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v532 = v312 && v531;
   const bool v533 = v530 < v1;
   const bool v534 = v532 && v533;
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v539 = v538 + v530;
     out[v539] = v537;
   }
-  const unsigned int v540 = static_cast<unsigned int>(v317.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v540 = static_cast<unsigned int>(v317.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v541 = v422 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v317.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v542 = static_cast<unsigned int>(v317.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v545 = v312 && v544;
   const bool v546 = v543 < v1;
   const bool v547 = v545 && v546;
@@ -900,11 +900,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v552 = v551 + v543;
     out[v552] = v550;
   }
-  const unsigned int v553 = static_cast<unsigned int>(v317.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v553 = static_cast<unsigned int>(v317.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v554 = v422 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v317.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v555 = static_cast<unsigned int>(v317.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v312 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v565 = v564 + v556;
     out[v565] = v563;
   }
-  const unsigned int v566 = static_cast<unsigned int>(v317.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v566 = static_cast<unsigned int>(v317.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v567 = v422 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v317.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v568 = static_cast<unsigned int>(v317.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v571 = v312 && v570;
   const bool v572 = v569 < v1;
   const bool v573 = v571 && v572;
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v578 = v577 + v569;
     out[v578] = v576;
   }
-  const unsigned int v579 = static_cast<unsigned int>(v317.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v579 = static_cast<unsigned int>(v317.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v580 = v422 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v317.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v581 = static_cast<unsigned int>(v317.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v584 = v312 && v583;
   const bool v585 = v582 < v1;
   const bool v586 = v584 && v585;
@@ -948,11 +948,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v591 = v590 + v582;
     out[v591] = v589;
   }
-  const unsigned int v592 = static_cast<unsigned int>(v317.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v592 = static_cast<unsigned int>(v317.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v593 = v422 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v317.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v594 = static_cast<unsigned int>(v317.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v597 = v312 && v596;
   const bool v598 = v595 < v1;
   const bool v599 = v597 && v598;
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v604 = v603 + v595;
     out[v604] = v602;
   }
-  const unsigned int v605 = static_cast<unsigned int>(v317.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v605 = static_cast<unsigned int>(v317.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v606 = v422 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v317.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v607 = static_cast<unsigned int>(v317.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v610 = v312 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v617 = v616 + v608;
     out[v617] = v615;
   }
-  const unsigned int v618 = static_cast<unsigned int>(v317.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v618 = static_cast<unsigned int>(v317.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v619 = v422 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v317.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v620 = static_cast<unsigned int>(v317.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v623 = v312 && v622;
   const bool v624 = v621 < v1;
   const bool v625 = v623 && v624;
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v630 = v629 + v621;
     out[v630] = v628;
   }
-  const unsigned int v631 = static_cast<unsigned int>(v317.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v631 = static_cast<unsigned int>(v317.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v632 = v422 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v317.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v633 = static_cast<unsigned int>(v317.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v636 = v312 && v635;
   const bool v637 = v634 < v1;
   const bool v638 = v636 && v637;
@@ -1012,11 +1012,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v643 = v642 + v634;
     out[v643] = v641;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v317.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v644 = static_cast<unsigned int>(v317.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v645 = v422 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v317.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v646 = static_cast<unsigned int>(v317.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v649 = v312 && v648;
   const bool v650 = v647 < v1;
   const bool v651 = v649 && v650;
@@ -1028,11 +1028,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v656 = v655 + v647;
     out[v656] = v654;
   }
-  const unsigned int v657 = static_cast<unsigned int>(v317.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v657 = static_cast<unsigned int>(v317.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v658 = v422 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v317.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v659 = static_cast<unsigned int>(v317.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v662 = v312 && v661;
   const bool v663 = v660 < v1;
   const bool v664 = v662 && v663;
@@ -1044,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v669 = v668 + v660;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v317.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v670 = static_cast<unsigned int>(v317.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v671 = v422 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v317.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v672 = static_cast<unsigned int>(v317.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v675 = v312 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -1060,11 +1060,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v682 = v681 + v673;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v317.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v683 = static_cast<unsigned int>(v317.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v684 = v422 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v317.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v685 = static_cast<unsigned int>(v317.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v688 = v312 && v687;
   const bool v689 = v686 < v1;
   const bool v690 = v688 && v689;
@@ -1076,11 +1076,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v695 = v694 + v686;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v317.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v696 = static_cast<unsigned int>(v317.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v697 = v422 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v317.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v698 = static_cast<unsigned int>(v317.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v701 = v312 && v700;
   const bool v702 = v699 < v1;
   const bool v703 = v701 && v702;
@@ -1092,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v708 = v707 + v699;
     out[v708] = v706;
   }
-  const unsigned int v709 = static_cast<unsigned int>(v317.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v709 = static_cast<unsigned int>(v317.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v710 = v422 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v317.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v711 = static_cast<unsigned int>(v317.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v714 = v312 && v713;
   const bool v715 = v712 < v1;
   const bool v716 = v714 && v715;
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v721 = v720 + v712;
     out[v721] = v719;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v317.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v722 = static_cast<unsigned int>(v317.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v723 = v422 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v317.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v724 = static_cast<unsigned int>(v317.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v727 = v312 && v726;
   const bool v728 = v725 < v1;
   const bool v729 = v727 && v728;
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v734 = v733 + v725;
     out[v734] = v732;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v317.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v735 = static_cast<unsigned int>(v317.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v736 = v422 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v317.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v737 = static_cast<unsigned int>(v317.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v740 = v312 && v739;
   const bool v741 = v738 < v1;
   const bool v742 = v740 && v741;
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v747 = v746 + v738;
     out[v747] = v745;
   }
-  const unsigned int v748 = static_cast<unsigned int>(v317.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v748 = static_cast<unsigned int>(v317.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v749 = v422 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v317.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v750 = static_cast<unsigned int>(v317.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v753 = v312 && v752;
   const bool v754 = v751 < v1;
   const bool v755 = v753 && v754;
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v760 = v759 + v751;
     out[v760] = v758;
   }
-  const unsigned int v761 = static_cast<unsigned int>(v317.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v761 = static_cast<unsigned int>(v317.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v762 = v422 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v317.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v763 = static_cast<unsigned int>(v317.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v312 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -1172,11 +1172,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v773 = v772 + v764;
     out[v773] = v771;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v317.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v774 = static_cast<unsigned int>(v317.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v775 = v422 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v317.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v776 = static_cast<unsigned int>(v317.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v779 = v312 && v778;
   const bool v780 = v777 < v1;
   const bool v781 = v779 && v780;
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v786 = v785 + v777;
     out[v786] = v784;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v317.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v787 = static_cast<unsigned int>(v317.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v788 = v422 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v317.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v789 = static_cast<unsigned int>(v317.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v792 = v312 && v791;
   const bool v793 = v790 < v1;
   const bool v794 = v792 && v793;
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v799 = v798 + v790;
     out[v799] = v797;
   }
-  const unsigned int v800 = static_cast<unsigned int>(v317.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v800 = static_cast<unsigned int>(v317.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v801 = v422 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v317.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v802 = static_cast<unsigned int>(v317.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v805 = v312 && v804;
   const bool v806 = v803 < v1;
   const bool v807 = v805 && v806;
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v812 = v811 + v803;
     out[v812] = v810;
   }
-  const unsigned int v813 = static_cast<unsigned int>(v317.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v813 = static_cast<unsigned int>(v317.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v814 = v422 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v317.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v815 = static_cast<unsigned int>(v317.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v818 = v312 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v825 = v824 + v816;
     out[v825] = v823;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v317.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v826 = static_cast<unsigned int>(v317.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v827 = v422 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v317.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v828 = static_cast<unsigned int>(v317.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v831 = v312 && v830;
   const bool v832 = v829 < v1;
   const bool v833 = v831 && v832;
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v838 = v837 + v829;
     out[v838] = v836;
   }
-  const unsigned int v839 = static_cast<unsigned int>(v317.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v839 = static_cast<unsigned int>(v317.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v840 = v422 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v317.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v841 = static_cast<unsigned int>(v317.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v844 = v312 && v843;
   const bool v845 = v842 < v1;
   const bool v846 = v844 && v845;
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v851 = v850 + v842;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v317.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v852 = static_cast<unsigned int>(v317.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v853 = v422 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v317.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v854 = static_cast<unsigned int>(v317.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v857 = v312 && v856;
   const bool v858 = v855 < v1;
   const bool v859 = v857 && v858;
@@ -1284,11 +1284,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v864 = v863 + v855;
     out[v864] = v862;
   }
-  const unsigned int v865 = static_cast<unsigned int>(v317.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v865 = static_cast<unsigned int>(v317.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v866 = v422 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v317.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v867 = static_cast<unsigned int>(v317.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v870 = v312 && v869;
   const bool v871 = v868 < v1;
   const bool v872 = v870 && v871;
@@ -1300,11 +1300,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v877 = v876 + v868;
     out[v877] = v875;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v317.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v878 = static_cast<unsigned int>(v317.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v879 = v422 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v317.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v880 = static_cast<unsigned int>(v317.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v883 = v312 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -1316,11 +1316,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v890 = v889 + v881;
     out[v890] = v888;
   }
-  const unsigned int v891 = static_cast<unsigned int>(v317.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v891 = static_cast<unsigned int>(v317.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v892 = v422 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v317.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v893 = static_cast<unsigned int>(v317.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v896 = v312 && v895;
   const bool v897 = v894 < v1;
   const bool v898 = v896 && v897;
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v903 = v902 + v894;
     out[v903] = v901;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v317.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v904 = static_cast<unsigned int>(v317.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v905 = v422 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v317.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v906 = static_cast<unsigned int>(v317.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v909 = v312 && v908;
   const bool v910 = v907 < v1;
   const bool v911 = v909 && v910;
@@ -1348,11 +1348,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v916 = v915 + v907;
     out[v916] = v914;
   }
-  const unsigned int v917 = static_cast<unsigned int>(v317.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v917 = static_cast<unsigned int>(v317.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v918 = v422 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v317.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v919 = static_cast<unsigned int>(v317.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v922 = v312 && v921;
   const bool v923 = v920 < v1;
   const bool v924 = v922 && v923;
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v929 = v928 + v920;
     out[v929] = v927;
   }
-  const unsigned int v930 = static_cast<unsigned int>(v317.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v930 = static_cast<unsigned int>(v317.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v931 = v422 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v317.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v932 = static_cast<unsigned int>(v317.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v935 = v312 && v934;
   const bool v936 = v933 < v1;
   const bool v937 = v935 && v936;
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v942 = v941 + v933;
     out[v942] = v940;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v317.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v943 = static_cast<unsigned int>(v317.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v944 = v422 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v317.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v945 = static_cast<unsigned int>(v317.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v948 = v312 && v947;
   const bool v949 = v946 < v1;
   const bool v950 = v948 && v949;
@@ -1396,11 +1396,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v955 = v954 + v946;
     out[v955] = v953;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v317.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v956 = static_cast<unsigned int>(v317.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v957 = v422 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v317.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v958 = static_cast<unsigned int>(v317.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v961 = v312 && v960;
   const bool v962 = v959 < v1;
   const bool v963 = v961 && v962;
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v968 = v967 + v959;
     out[v968] = v966;
   }
-  const unsigned int v969 = static_cast<unsigned int>(v317.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v969 = static_cast<unsigned int>(v317.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v970 = v422 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v317.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v971 = static_cast<unsigned int>(v317.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v312 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v981 = v980 + v972;
     out[v981] = v979;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v317.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v982 = static_cast<unsigned int>(v317.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v983 = v422 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v317.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v984 = static_cast<unsigned int>(v317.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v987 = v312 && v986;
   const bool v988 = v985 < v1;
   const bool v989 = v987 && v988;
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v994 = v993 + v985;
     out[v994] = v992;
   }
-  const unsigned int v995 = static_cast<unsigned int>(v317.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v995 = static_cast<unsigned int>(v317.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v996 = v422 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v317.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v997 = static_cast<unsigned int>(v317.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1000 = v312 && v999;
   const bool v1001 = v998 < v1;
   const bool v1002 = v1000 && v1001;
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1007 = v1006 + v998;
     out[v1007] = v1005;
   }
-  const unsigned int v1008 = static_cast<unsigned int>(v317.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1008 = static_cast<unsigned int>(v317.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1009 = v422 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v317.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1010 = static_cast<unsigned int>(v317.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1013 = v312 && v1012;
   const bool v1014 = v1011 < v1;
   const bool v1015 = v1013 && v1014;
@@ -1476,11 +1476,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1020 = v1019 + v1011;
     out[v1020] = v1018;
   }
-  const unsigned int v1021 = static_cast<unsigned int>(v317.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1021 = static_cast<unsigned int>(v317.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1022 = v422 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v317.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1023 = static_cast<unsigned int>(v317.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1026 = v312 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1492,11 +1492,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1033 = v1032 + v1024;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v317.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1034 = static_cast<unsigned int>(v317.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1035 = v422 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v317.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1036 = static_cast<unsigned int>(v317.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1039 = v312 && v1038;
   const bool v1040 = v1037 < v1;
   const bool v1041 = v1039 && v1040;
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1046 = v1045 + v1037;
     out[v1046] = v1044;
   }
-  const unsigned int v1047 = static_cast<unsigned int>(v317.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1047 = static_cast<unsigned int>(v317.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1048 = v422 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v317.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1049 = static_cast<unsigned int>(v317.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1052 = v312 && v1051;
   const bool v1053 = v1050 < v1;
   const bool v1054 = v1052 && v1053;
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1059 = v1058 + v1050;
     out[v1059] = v1057;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v317.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1060 = static_cast<unsigned int>(v317.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1061 = v422 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v317.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1062 = static_cast<unsigned int>(v317.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1065 = v312 && v1064;
   const bool v1066 = v1063 < v1;
   const bool v1067 = v1065 && v1066;
@@ -1540,11 +1540,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1072 = v1071 + v1063;
     out[v1072] = v1070;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v317.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1073 = static_cast<unsigned int>(v317.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1074 = v422 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v317.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1075 = static_cast<unsigned int>(v317.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1078 = v312 && v1077;
   const bool v1079 = v1076 < v1;
   const bool v1080 = v1078 && v1079;
@@ -1556,11 +1556,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1085 = v1084 + v1076;
     out[v1085] = v1083;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v317.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1086 = static_cast<unsigned int>(v317.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1087 = v422 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v317.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1088 = static_cast<unsigned int>(v317.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1091 = v312 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1572,11 +1572,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1098 = v1097 + v1089;
     out[v1098] = v1096;
   }
-  const unsigned int v1099 = static_cast<unsigned int>(v317.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1099 = static_cast<unsigned int>(v317.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1100 = v422 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v317.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1101 = static_cast<unsigned int>(v317.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1104 = v312 && v1103;
   const bool v1105 = v1102 < v1;
   const bool v1106 = v1104 && v1105;
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1111 = v1110 + v1102;
     out[v1111] = v1109;
   }
-  const unsigned int v1112 = static_cast<unsigned int>(v317.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1112 = static_cast<unsigned int>(v317.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1113 = v422 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v317.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1114 = static_cast<unsigned int>(v317.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1117 = v312 && v1116;
   const bool v1118 = v1115 < v1;
   const bool v1119 = v1117 && v1118;
@@ -1604,11 +1604,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1124 = v1123 + v1115;
     out[v1124] = v1122;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v317.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1125 = static_cast<unsigned int>(v317.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1126 = v422 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v317.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1127 = static_cast<unsigned int>(v317.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1130 = v312 && v1129;
   const bool v1131 = v1128 < v1;
   const bool v1132 = v1130 && v1131;
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1137 = v1136 + v1128;
     out[v1137] = v1135;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v317.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1138 = static_cast<unsigned int>(v317.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1139 = v422 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v317.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1140 = static_cast<unsigned int>(v317.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1143 = v312 && v1142;
   const bool v1144 = v1141 < v1;
   const bool v1145 = v1143 && v1144;
@@ -1636,11 +1636,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1150 = v1149 + v1141;
     out[v1150] = v1148;
   }
-  const unsigned int v1151 = static_cast<unsigned int>(v317.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1151 = static_cast<unsigned int>(v317.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1152 = v422 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v317.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1153 = static_cast<unsigned int>(v317.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1156 = v312 && v1155;
   const bool v1157 = v1154 < v1;
   const bool v1158 = v1156 && v1157;
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1163 = v1162 + v1154;
     out[v1163] = v1161;
   }
-  const unsigned int v1164 = static_cast<unsigned int>(v317.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1164 = static_cast<unsigned int>(v317.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1165 = v422 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v317.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1166 = static_cast<unsigned int>(v317.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1169 = v312 && v1168;
   const bool v1170 = v1167 < v1;
   const bool v1171 = v1169 && v1170;
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1176 = v1175 + v1167;
     out[v1176] = v1174;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v317.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1177 = static_cast<unsigned int>(v317.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1178 = v422 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v317.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1179 = static_cast<unsigned int>(v317.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v312 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1189 = v1188 + v1180;
     out[v1189] = v1187;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v317.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1190 = static_cast<unsigned int>(v317.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1191 = v422 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v317.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1192 = static_cast<unsigned int>(v317.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1195 = v312 && v1194;
   const bool v1196 = v1193 < v1;
   const bool v1197 = v1195 && v1196;
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1202 = v1201 + v1193;
     out[v1202] = v1200;
   }
-  const unsigned int v1203 = static_cast<unsigned int>(v317.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1203 = static_cast<unsigned int>(v317.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1204 = v422 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v317.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1205 = static_cast<unsigned int>(v317.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1208 = v312 && v1207;
   const bool v1209 = v1206 < v1;
   const bool v1210 = v1208 && v1209;
@@ -1716,11 +1716,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1215 = v1214 + v1206;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v317.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1216 = static_cast<unsigned int>(v317.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1217 = v422 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v317.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1218 = static_cast<unsigned int>(v317.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1221 = v312 && v1220;
   const bool v1222 = v1219 < v1;
   const bool v1223 = v1221 && v1222;
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1228 = v1227 + v1219;
     out[v1228] = v1226;
   }
-  const unsigned int v1229 = static_cast<unsigned int>(v317.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1229 = static_cast<unsigned int>(v317.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1230 = v422 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v317.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1231 = static_cast<unsigned int>(v317.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1234 = v312 && v1233;
   const bool v1235 = v1232 < v1;
   const bool v1236 = v1234 && v1235;
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1241 = v1240 + v1232;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v317.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1242 = static_cast<unsigned int>(v317.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1243 = v422 + v1242;
-  const unsigned int v1244 = static_cast<unsigned int>(v317.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1244 = static_cast<unsigned int>(v317.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1245 = v26 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1247 = v312 && v1246;
   const bool v1248 = v1245 < v1;
   const bool v1249 = v1247 && v1248;
@@ -1764,13 +1764,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1254 = v1253 + v1245;
     out[v1254] = v1252;
   }
-  const unsigned int v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 2, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1264, 0.0f);
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const bool v3724 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:532
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3724 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
     if (v3724) {
-      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3731 = v311 << 5u;
       const unsigned int v3732 = v3731 + v3728;
       const unsigned int v3733 = v3732 >> 3u;
@@ -1817,7 +1817,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3780 = v3778 + v3769;
         iron_copy_async<16>(shm3 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), a + v3777, v3774);
       }
-      const unsigned int v3781 = v3732 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v3781 = v3732 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
       const unsigned int v3783 = v3732 & 15u;
       const unsigned int v3784 = v3783 << 3u;
       const unsigned int v3786 = v1256 + v3784;
@@ -1859,10 +1859,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3823, b + v3820, v3817);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     const bool v3826 = 64u < v2;
     if (v3826) {
-      const unsigned int v3830 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3830 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3833 = v311 << 5u;
       const unsigned int v3834 = v3833 + v3830;
       const unsigned int v3835 = v3834 >> 3u;
@@ -1915,7 +1915,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         const unsigned int v3882 = v3881 + v3871;
         iron_copy_async<16>(shm3 + (v3882 ^ (((v3882 >> 6u) & 7u) << 3u)), a + v3879, v3876);
       }
-      const unsigned int v3883 = v3834 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const unsigned int v3883 = v3834 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
       const unsigned int v3885 = v3834 & 15u;
       const unsigned int v3886 = v3885 << 3u;
       const unsigned int v3887 = 64u + v3883;
@@ -1963,7 +1963,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3925, b + v3922, v3919);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
     for (unsigned int v2961 = v308; v2961 < v2; v2961 += 64u) {
       const unsigned int v2963 = v2961 >> 6u;
@@ -1971,8 +1971,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v312) {
-        const unsigned int v2967 = v2965 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-        const unsigned int v2975 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+        const unsigned int v2967 = v2965 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2975 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const unsigned int v2976 = v2967 + v2975;
         const unsigned int v3246 = v418 << 6u;
         const unsigned int v3248 = v2976 + v3246;
@@ -2011,13 +2011,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3292, shm4, v3288, 128u);
         iron_frag_mma_sync(v1264, v3290, v3292);
       }
-      const unsigned int v2983 = v2961 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const unsigned int v2983 = v2961 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
       const unsigned int v2985 = v2963 + 2u;
       const unsigned int v2986 = v2985 % 3u;
       const bool v2987 = v2983 < v2;
       if (v2987) {
-        const unsigned int v2989 = v2986 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const unsigned int v2992 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v2989 = v2986 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2992 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v2994 = v311 << 5u;
         const unsigned int v2995 = v2994 + v2992;
         const unsigned int v2999 = v2995 >> 3u;
@@ -2070,7 +2070,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           const unsigned int v3060 = v3059 + v3047;
           iron_copy_async<16>(shm3 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3052);
         }
-        const unsigned int v3072 = v2995 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+        const unsigned int v3072 = v2995 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
         const unsigned int v3074 = v2995 & 15u;
         const unsigned int v3076 = v3074 << 3u;
         const unsigned int v3077 = v2983 + v3072;
@@ -2118,14 +2118,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           iron_copy_async<16>(shm4 + v3133, b + v3129, v3125);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
     const unsigned int v1303 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1304 = threadIdx.x;
 
-    for (unsigned int v1301 = v308; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (unsigned int v1301 = v308; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (unsigned int v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -2149,29 +2149,29 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         }
       }
 
-      for (unsigned int v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:253
-        const unsigned int v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:256
+      for (unsigned int v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
         const unsigned int v1339 = v1338 + v1336;
-        const unsigned int v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:258
         const bool v1341 = v1340 < v2;
         const unsigned int v1342 = v1256 + v1336;
         const bool v1343 = v1342 < v1;
         const bool v1344 = v1341 && v1343;
         if (v1344) {
-          const unsigned int v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:258
+          const unsigned int v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
           const unsigned int v1347 = v1346 + v1256;
           const unsigned int v1348 = v1347 + v1336;
           const iron_bf16 v1349 = b[v1348];
           shm4[v1339] = v1349;
         } else {
-          shm4[v1339] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:260
+          shm4[v1339] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const unsigned int v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const unsigned int v3299 = v418 << 6u;
         const unsigned int v3301 = v1358 + v3299;
         iron_frag<iron_bf16, 0, 16, 16> v3310;
@@ -2206,14 +2206,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3345, shm4, 6144u, 128u);
         iron_frag_mma_sync(v1264, v3343, v3345);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v1264.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1370 = static_cast<unsigned int>(v1264.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1371 = v422 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v1264.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1372 = static_cast<unsigned int>(v1264.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1373 = v1256 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1375 = v312 && v1374;
   const bool v1376 = v1373 < v1;
   const bool v1377 = v1375 && v1376;
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1382 = v1381 + v1373;
     out[v1382] = v1380;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v1264.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1383 = static_cast<unsigned int>(v1264.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1384 = v422 + v1383;
-  const unsigned int v1385 = static_cast<unsigned int>(v1264.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1385 = static_cast<unsigned int>(v1264.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1386 = v1256 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1388 = v312 && v1387;
   const bool v1389 = v1386 < v1;
   const bool v1390 = v1388 && v1389;
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1395 = v1394 + v1386;
     out[v1395] = v1393;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v1264.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1396 = static_cast<unsigned int>(v1264.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1397 = v422 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v1264.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1398 = static_cast<unsigned int>(v1264.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1399 = v1256 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1401 = v312 && v1400;
   const bool v1402 = v1399 < v1;
   const bool v1403 = v1401 && v1402;
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1408 = v1407 + v1399;
     out[v1408] = v1406;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v1264.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1409 = static_cast<unsigned int>(v1264.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1410 = v422 + v1409;
-  const unsigned int v1411 = static_cast<unsigned int>(v1264.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1411 = static_cast<unsigned int>(v1264.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1412 = v1256 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1414 = v312 && v1413;
   const bool v1415 = v1412 < v1;
   const bool v1416 = v1414 && v1415;
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1421 = v1420 + v1412;
     out[v1421] = v1419;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v1264.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1422 = static_cast<unsigned int>(v1264.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1423 = v422 + v1422;
-  const unsigned int v1424 = static_cast<unsigned int>(v1264.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1424 = static_cast<unsigned int>(v1264.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1425 = v1256 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1427 = v312 && v1426;
   const bool v1428 = v1425 < v1;
   const bool v1429 = v1427 && v1428;
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1434 = v1433 + v1425;
     out[v1434] = v1432;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v1264.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1435 = static_cast<unsigned int>(v1264.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1436 = v422 + v1435;
-  const unsigned int v1437 = static_cast<unsigned int>(v1264.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1437 = static_cast<unsigned int>(v1264.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1438 = v1256 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1440 = v312 && v1439;
   const bool v1441 = v1438 < v1;
   const bool v1442 = v1440 && v1441;
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1447 = v1446 + v1438;
     out[v1447] = v1445;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v1264.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1448 = static_cast<unsigned int>(v1264.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1449 = v422 + v1448;
-  const unsigned int v1450 = static_cast<unsigned int>(v1264.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1450 = static_cast<unsigned int>(v1264.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1451 = v1256 + v1450;
-  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1453 = v312 && v1452;
   const bool v1454 = v1451 < v1;
   const bool v1455 = v1453 && v1454;
@@ -2321,11 +2321,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1460 = v1459 + v1451;
     out[v1460] = v1458;
   }
-  const unsigned int v1461 = static_cast<unsigned int>(v1264.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1461 = static_cast<unsigned int>(v1264.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1462 = v422 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v1264.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1463 = static_cast<unsigned int>(v1264.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1464 = v1256 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1466 = v312 && v1465;
   const bool v1467 = v1464 < v1;
   const bool v1468 = v1466 && v1467;
@@ -2337,11 +2337,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1473 = v1472 + v1464;
     out[v1473] = v1471;
   }
-  const unsigned int v1474 = static_cast<unsigned int>(v1264.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1474 = static_cast<unsigned int>(v1264.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1475 = v422 + v1474;
-  const unsigned int v1476 = static_cast<unsigned int>(v1264.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1476 = static_cast<unsigned int>(v1264.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1477 = v1256 + v1476;
-  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1479 = v312 && v1478;
   const bool v1480 = v1477 < v1;
   const bool v1481 = v1479 && v1480;
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1486 = v1485 + v1477;
     out[v1486] = v1484;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v1264.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1487 = static_cast<unsigned int>(v1264.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1488 = v422 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v1264.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1489 = static_cast<unsigned int>(v1264.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1490 = v1256 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1492 = v312 && v1491;
   const bool v1493 = v1490 < v1;
   const bool v1494 = v1492 && v1493;
@@ -2369,11 +2369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1499 = v1498 + v1490;
     out[v1499] = v1497;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v1264.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1500 = static_cast<unsigned int>(v1264.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1501 = v422 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v1264.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1502 = static_cast<unsigned int>(v1264.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1503 = v1256 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1505 = v312 && v1504;
   const bool v1506 = v1503 < v1;
   const bool v1507 = v1505 && v1506;
@@ -2385,11 +2385,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1512 = v1511 + v1503;
     out[v1512] = v1510;
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v1264.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1513 = static_cast<unsigned int>(v1264.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1514 = v422 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v1264.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1515 = static_cast<unsigned int>(v1264.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1516 = v1256 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1518 = v312 && v1517;
   const bool v1519 = v1516 < v1;
   const bool v1520 = v1518 && v1519;
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1525 = v1524 + v1516;
     out[v1525] = v1523;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v1264.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1526 = static_cast<unsigned int>(v1264.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1527 = v422 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v1264.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1528 = static_cast<unsigned int>(v1264.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1529 = v1256 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1531 = v312 && v1530;
   const bool v1532 = v1529 < v1;
   const bool v1533 = v1531 && v1532;
@@ -2417,11 +2417,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1538 = v1537 + v1529;
     out[v1538] = v1536;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v1264.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1539 = static_cast<unsigned int>(v1264.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1540 = v422 + v1539;
-  const unsigned int v1541 = static_cast<unsigned int>(v1264.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1541 = static_cast<unsigned int>(v1264.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1542 = v1256 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1544 = v312 && v1543;
   const bool v1545 = v1542 < v1;
   const bool v1546 = v1544 && v1545;
@@ -2433,11 +2433,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1551 = v1550 + v1542;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v1264.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1552 = static_cast<unsigned int>(v1264.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1553 = v422 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v1264.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1554 = static_cast<unsigned int>(v1264.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1555 = v1256 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1557 = v312 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1564 = v1563 + v1555;
     out[v1564] = v1562;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v1264.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1565 = static_cast<unsigned int>(v1264.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1566 = v422 + v1565;
-  const unsigned int v1567 = static_cast<unsigned int>(v1264.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1567 = static_cast<unsigned int>(v1264.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1568 = v1256 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1570 = v312 && v1569;
   const bool v1571 = v1568 < v1;
   const bool v1572 = v1570 && v1571;
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1577 = v1576 + v1568;
     out[v1577] = v1575;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v1264.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1578 = static_cast<unsigned int>(v1264.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1579 = v422 + v1578;
-  const unsigned int v1580 = static_cast<unsigned int>(v1264.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1580 = static_cast<unsigned int>(v1264.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1581 = v1256 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1583 = v312 && v1582;
   const bool v1584 = v1581 < v1;
   const bool v1585 = v1583 && v1584;
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1590 = v1589 + v1581;
     out[v1590] = v1588;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v1264.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1591 = static_cast<unsigned int>(v1264.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1592 = v422 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v1264.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1593 = static_cast<unsigned int>(v1264.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1594 = v1256 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1596 = v312 && v1595;
   const bool v1597 = v1594 < v1;
   const bool v1598 = v1596 && v1597;
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1603 = v1602 + v1594;
     out[v1603] = v1601;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v1264.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1604 = static_cast<unsigned int>(v1264.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1605 = v422 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v1264.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1606 = static_cast<unsigned int>(v1264.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1607 = v1256 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1609 = v312 && v1608;
   const bool v1610 = v1607 < v1;
   const bool v1611 = v1609 && v1610;
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1616 = v1615 + v1607;
     out[v1616] = v1614;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v1264.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1617 = static_cast<unsigned int>(v1264.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1618 = v422 + v1617;
-  const unsigned int v1619 = static_cast<unsigned int>(v1264.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1619 = static_cast<unsigned int>(v1264.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1620 = v1256 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1622 = v312 && v1621;
   const bool v1623 = v1620 < v1;
   const bool v1624 = v1622 && v1623;
@@ -2529,11 +2529,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1629 = v1628 + v1620;
     out[v1629] = v1627;
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v1264.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1630 = static_cast<unsigned int>(v1264.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1631 = v422 + v1630;
-  const unsigned int v1632 = static_cast<unsigned int>(v1264.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1632 = static_cast<unsigned int>(v1264.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1633 = v1256 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1635 = v312 && v1634;
   const bool v1636 = v1633 < v1;
   const bool v1637 = v1635 && v1636;
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1642 = v1641 + v1633;
     out[v1642] = v1640;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v1264.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1643 = static_cast<unsigned int>(v1264.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1644 = v422 + v1643;
-  const unsigned int v1645 = static_cast<unsigned int>(v1264.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1645 = static_cast<unsigned int>(v1264.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1646 = v1256 + v1645;
-  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1648 = v312 && v1647;
   const bool v1649 = v1646 < v1;
   const bool v1650 = v1648 && v1649;
@@ -2561,11 +2561,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1655 = v1654 + v1646;
     out[v1655] = v1653;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v1264.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1656 = static_cast<unsigned int>(v1264.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1657 = v422 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v1264.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1658 = static_cast<unsigned int>(v1264.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1659 = v1256 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1661 = v312 && v1660;
   const bool v1662 = v1659 < v1;
   const bool v1663 = v1661 && v1662;
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1668 = v1667 + v1659;
     out[v1668] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v1264.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1669 = static_cast<unsigned int>(v1264.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1670 = v422 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v1264.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1671 = static_cast<unsigned int>(v1264.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1672 = v1256 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1674 = v312 && v1673;
   const bool v1675 = v1672 < v1;
   const bool v1676 = v1674 && v1675;
@@ -2593,11 +2593,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1681 = v1680 + v1672;
     out[v1681] = v1679;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v1264.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1682 = static_cast<unsigned int>(v1264.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1683 = v422 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v1264.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1684 = static_cast<unsigned int>(v1264.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1685 = v1256 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1687 = v312 && v1686;
   const bool v1688 = v1685 < v1;
   const bool v1689 = v1687 && v1688;
@@ -2609,11 +2609,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1694 = v1693 + v1685;
     out[v1694] = v1692;
   }
-  const unsigned int v1695 = static_cast<unsigned int>(v1264.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1695 = static_cast<unsigned int>(v1264.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1696 = v422 + v1695;
-  const unsigned int v1697 = static_cast<unsigned int>(v1264.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1697 = static_cast<unsigned int>(v1264.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1698 = v1256 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1700 = v312 && v1699;
   const bool v1701 = v1698 < v1;
   const bool v1702 = v1700 && v1701;
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1707 = v1706 + v1698;
     out[v1707] = v1705;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v1264.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1708 = static_cast<unsigned int>(v1264.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1709 = v422 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v1264.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1710 = static_cast<unsigned int>(v1264.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1711 = v1256 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1713 = v312 && v1712;
   const bool v1714 = v1711 < v1;
   const bool v1715 = v1713 && v1714;
@@ -2641,11 +2641,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1720 = v1719 + v1711;
     out[v1720] = v1718;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v1264.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1721 = static_cast<unsigned int>(v1264.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1722 = v422 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v1264.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1723 = static_cast<unsigned int>(v1264.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1724 = v1256 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1726 = v312 && v1725;
   const bool v1727 = v1724 < v1;
   const bool v1728 = v1726 && v1727;
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1733 = v1732 + v1724;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v1264.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1734 = static_cast<unsigned int>(v1264.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1735 = v422 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v1264.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1736 = static_cast<unsigned int>(v1264.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1737 = v1256 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1739 = v312 && v1738;
   const bool v1740 = v1737 < v1;
   const bool v1741 = v1739 && v1740;
@@ -2673,11 +2673,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1746 = v1745 + v1737;
     out[v1746] = v1744;
   }
-  const unsigned int v1747 = static_cast<unsigned int>(v1264.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1747 = static_cast<unsigned int>(v1264.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1748 = v422 + v1747;
-  const unsigned int v1749 = static_cast<unsigned int>(v1264.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1749 = static_cast<unsigned int>(v1264.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1750 = v1256 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1752 = v312 && v1751;
   const bool v1753 = v1750 < v1;
   const bool v1754 = v1752 && v1753;
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1759 = v1758 + v1750;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1264.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1760 = static_cast<unsigned int>(v1264.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1761 = v422 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1264.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1762 = static_cast<unsigned int>(v1264.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1763 = v1256 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1765 = v312 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
@@ -2705,11 +2705,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1772 = v1771 + v1763;
     out[v1772] = v1770;
   }
-  const unsigned int v1773 = static_cast<unsigned int>(v1264.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1773 = static_cast<unsigned int>(v1264.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1774 = v422 + v1773;
-  const unsigned int v1775 = static_cast<unsigned int>(v1264.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1775 = static_cast<unsigned int>(v1264.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1776 = v1256 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1778 = v312 && v1777;
   const bool v1779 = v1776 < v1;
   const bool v1780 = v1778 && v1779;
@@ -2721,11 +2721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1785 = v1784 + v1776;
     out[v1785] = v1783;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v1264.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1786 = static_cast<unsigned int>(v1264.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1787 = v422 + v1786;
-  const unsigned int v1788 = static_cast<unsigned int>(v1264.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1788 = static_cast<unsigned int>(v1264.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1789 = v1256 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1791 = v312 && v1790;
   const bool v1792 = v1789 < v1;
   const bool v1793 = v1791 && v1792;
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1798 = v1797 + v1789;
     out[v1798] = v1796;
   }
-  const unsigned int v1799 = static_cast<unsigned int>(v1264.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1799 = static_cast<unsigned int>(v1264.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1800 = v422 + v1799;
-  const unsigned int v1801 = static_cast<unsigned int>(v1264.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1801 = static_cast<unsigned int>(v1264.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1802 = v1256 + v1801;
-  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1804 = v312 && v1803;
   const bool v1805 = v1802 < v1;
   const bool v1806 = v1804 && v1805;
@@ -2753,11 +2753,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1811 = v1810 + v1802;
     out[v1811] = v1809;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v1264.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1812 = static_cast<unsigned int>(v1264.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1813 = v422 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v1264.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1814 = static_cast<unsigned int>(v1264.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1815 = v1256 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1817 = v312 && v1816;
   const bool v1818 = v1815 < v1;
   const bool v1819 = v1817 && v1818;
@@ -2769,11 +2769,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1824 = v1823 + v1815;
     out[v1824] = v1822;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v1264.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1825 = static_cast<unsigned int>(v1264.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1826 = v422 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v1264.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1827 = static_cast<unsigned int>(v1264.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1828 = v1256 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1830 = v312 && v1829;
   const bool v1831 = v1828 < v1;
   const bool v1832 = v1830 && v1831;
@@ -2785,11 +2785,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1837 = v1836 + v1828;
     out[v1837] = v1835;
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v1264.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1838 = static_cast<unsigned int>(v1264.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1839 = v422 + v1838;
-  const unsigned int v1840 = static_cast<unsigned int>(v1264.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1840 = static_cast<unsigned int>(v1264.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1841 = v1256 + v1840;
-  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1843 = v312 && v1842;
   const bool v1844 = v1841 < v1;
   const bool v1845 = v1843 && v1844;
@@ -2801,11 +2801,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1850 = v1849 + v1841;
     out[v1850] = v1848;
   }
-  const unsigned int v1851 = static_cast<unsigned int>(v1264.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1851 = static_cast<unsigned int>(v1264.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1852 = v422 + v1851;
-  const unsigned int v1853 = static_cast<unsigned int>(v1264.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1853 = static_cast<unsigned int>(v1264.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1854 = v1256 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1856 = v312 && v1855;
   const bool v1857 = v1854 < v1;
   const bool v1858 = v1856 && v1857;
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1863 = v1862 + v1854;
     out[v1863] = v1861;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v1264.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1864 = static_cast<unsigned int>(v1264.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1865 = v422 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v1264.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1866 = static_cast<unsigned int>(v1264.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1867 = v1256 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1869 = v312 && v1868;
   const bool v1870 = v1867 < v1;
   const bool v1871 = v1869 && v1870;
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1876 = v1875 + v1867;
     out[v1876] = v1874;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v1264.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1877 = static_cast<unsigned int>(v1264.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1878 = v422 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v1264.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1879 = static_cast<unsigned int>(v1264.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1880 = v1256 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1882 = v312 && v1881;
   const bool v1883 = v1880 < v1;
   const bool v1884 = v1882 && v1883;
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1889 = v1888 + v1880;
     out[v1889] = v1887;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v1264.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1890 = static_cast<unsigned int>(v1264.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1891 = v422 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v1264.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1892 = static_cast<unsigned int>(v1264.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1893 = v1256 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1895 = v312 && v1894;
   const bool v1896 = v1893 < v1;
   const bool v1897 = v1895 && v1896;
@@ -2865,11 +2865,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1902 = v1901 + v1893;
     out[v1902] = v1900;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v1264.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1903 = static_cast<unsigned int>(v1264.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1904 = v422 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v1264.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1905 = static_cast<unsigned int>(v1264.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1906 = v1256 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1908 = v312 && v1907;
   const bool v1909 = v1906 < v1;
   const bool v1910 = v1908 && v1909;
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1915 = v1914 + v1906;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v1264.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1916 = static_cast<unsigned int>(v1264.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1917 = v422 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v1264.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1918 = static_cast<unsigned int>(v1264.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1919 = v1256 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1921 = v312 && v1920;
   const bool v1922 = v1919 < v1;
   const bool v1923 = v1921 && v1922;
@@ -2897,11 +2897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1928 = v1927 + v1919;
     out[v1928] = v1926;
   }
-  const unsigned int v1929 = static_cast<unsigned int>(v1264.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1929 = static_cast<unsigned int>(v1264.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1930 = v422 + v1929;
-  const unsigned int v1931 = static_cast<unsigned int>(v1264.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1931 = static_cast<unsigned int>(v1264.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1932 = v1256 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1934 = v312 && v1933;
   const bool v1935 = v1932 < v1;
   const bool v1936 = v1934 && v1935;
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1941 = v1940 + v1932;
     out[v1941] = v1939;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v1264.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1942 = static_cast<unsigned int>(v1264.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1943 = v422 + v1942;
-  const unsigned int v1944 = static_cast<unsigned int>(v1264.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1944 = static_cast<unsigned int>(v1264.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1945 = v1256 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1947 = v312 && v1946;
   const bool v1948 = v1945 < v1;
   const bool v1949 = v1947 && v1948;
@@ -2929,11 +2929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1954 = v1953 + v1945;
     out[v1954] = v1952;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v1264.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1955 = static_cast<unsigned int>(v1264.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1956 = v422 + v1955;
-  const unsigned int v1957 = static_cast<unsigned int>(v1264.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1957 = static_cast<unsigned int>(v1264.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1958 = v1256 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1960 = v312 && v1959;
   const bool v1961 = v1958 < v1;
   const bool v1962 = v1960 && v1961;
@@ -2945,11 +2945,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1967 = v1966 + v1958;
     out[v1967] = v1965;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1264.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1968 = static_cast<unsigned int>(v1264.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1969 = v422 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1264.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1970 = static_cast<unsigned int>(v1264.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1971 = v1256 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1973 = v312 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
@@ -2961,11 +2961,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1980 = v1979 + v1971;
     out[v1980] = v1978;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v1264.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1981 = static_cast<unsigned int>(v1264.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1982 = v422 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v1264.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1983 = static_cast<unsigned int>(v1264.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1984 = v1256 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1986 = v312 && v1985;
   const bool v1987 = v1984 < v1;
   const bool v1988 = v1986 && v1987;
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1993 = v1992 + v1984;
     out[v1993] = v1991;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v1264.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1994 = static_cast<unsigned int>(v1264.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1995 = v422 + v1994;
-  const unsigned int v1996 = static_cast<unsigned int>(v1264.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1996 = static_cast<unsigned int>(v1264.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1997 = v1256 + v1996;
-  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1999 = v312 && v1998;
   const bool v2000 = v1997 < v1;
   const bool v2001 = v1999 && v2000;
@@ -2993,11 +2993,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2006 = v2005 + v1997;
     out[v2006] = v2004;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v1264.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2007 = static_cast<unsigned int>(v1264.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2008 = v422 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v1264.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2009 = static_cast<unsigned int>(v1264.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2010 = v1256 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2012 = v312 && v2011;
   const bool v2013 = v2010 < v1;
   const bool v2014 = v2012 && v2013;
@@ -3009,11 +3009,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2019 = v2018 + v2010;
     out[v2019] = v2017;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v1264.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2020 = static_cast<unsigned int>(v1264.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2021 = v422 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v1264.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2022 = static_cast<unsigned int>(v1264.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2023 = v1256 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2025 = v312 && v2024;
   const bool v2026 = v2023 < v1;
   const bool v2027 = v2025 && v2026;
@@ -3025,11 +3025,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2032 = v2031 + v2023;
     out[v2032] = v2030;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v1264.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2033 = static_cast<unsigned int>(v1264.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2034 = v422 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v1264.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2035 = static_cast<unsigned int>(v1264.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2036 = v1256 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2038 = v312 && v2037;
   const bool v2039 = v2036 < v1;
   const bool v2040 = v2038 && v2039;
@@ -3041,11 +3041,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2045 = v2044 + v2036;
     out[v2045] = v2043;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v1264.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2046 = static_cast<unsigned int>(v1264.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2047 = v422 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v1264.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2048 = static_cast<unsigned int>(v1264.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2049 = v1256 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2051 = v312 && v2050;
   const bool v2052 = v2049 < v1;
   const bool v2053 = v2051 && v2052;
@@ -3057,11 +3057,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2058 = v2057 + v2049;
     out[v2058] = v2056;
   }
-  const unsigned int v2059 = static_cast<unsigned int>(v1264.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2059 = static_cast<unsigned int>(v1264.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2060 = v422 + v2059;
-  const unsigned int v2061 = static_cast<unsigned int>(v1264.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2061 = static_cast<unsigned int>(v1264.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2062 = v1256 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2064 = v312 && v2063;
   const bool v2065 = v2062 < v1;
   const bool v2066 = v2064 && v2065;
@@ -3073,11 +3073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2071 = v2070 + v2062;
     out[v2071] = v2069;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v1264.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2072 = static_cast<unsigned int>(v1264.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2073 = v422 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v1264.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2074 = static_cast<unsigned int>(v1264.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2075 = v1256 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2077 = v312 && v2076;
   const bool v2078 = v2075 < v1;
   const bool v2079 = v2077 && v2078;
@@ -3089,11 +3089,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2084 = v2083 + v2075;
     out[v2084] = v2082;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v1264.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2085 = static_cast<unsigned int>(v1264.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2086 = v422 + v2085;
-  const unsigned int v2087 = static_cast<unsigned int>(v1264.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2087 = static_cast<unsigned int>(v1264.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2088 = v1256 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2090 = v312 && v2089;
   const bool v2091 = v2088 < v1;
   const bool v2092 = v2090 && v2091;
@@ -3105,11 +3105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2097 = v2096 + v2088;
     out[v2097] = v2095;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v1264.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2098 = static_cast<unsigned int>(v1264.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2099 = v422 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v1264.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2100 = static_cast<unsigned int>(v1264.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2101 = v1256 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2103 = v312 && v2102;
   const bool v2104 = v2101 < v1;
   const bool v2105 = v2103 && v2104;
@@ -3121,11 +3121,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2110 = v2109 + v2101;
     out[v2110] = v2108;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v1264.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2111 = static_cast<unsigned int>(v1264.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2112 = v422 + v2111;
-  const unsigned int v2113 = static_cast<unsigned int>(v1264.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2113 = static_cast<unsigned int>(v1264.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2114 = v1256 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2116 = v312 && v2115;
   const bool v2117 = v2114 < v1;
   const bool v2118 = v2116 && v2117;
@@ -3137,11 +3137,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2123 = v2122 + v2114;
     out[v2123] = v2121;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v1264.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2124 = static_cast<unsigned int>(v1264.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2125 = v422 + v2124;
-  const unsigned int v2126 = static_cast<unsigned int>(v1264.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2126 = static_cast<unsigned int>(v1264.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2127 = v1256 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2129 = v312 && v2128;
   const bool v2130 = v2127 < v1;
   const bool v2131 = v2129 && v2130;
@@ -3153,11 +3153,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2136 = v2135 + v2127;
     out[v2136] = v2134;
   }
-  const unsigned int v2137 = static_cast<unsigned int>(v1264.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2137 = static_cast<unsigned int>(v1264.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2138 = v422 + v2137;
-  const unsigned int v2139 = static_cast<unsigned int>(v1264.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2139 = static_cast<unsigned int>(v1264.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2140 = v1256 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2142 = v312 && v2141;
   const bool v2143 = v2140 < v1;
   const bool v2144 = v2142 && v2143;
@@ -3169,11 +3169,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2149 = v2148 + v2140;
     out[v2149] = v2147;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v1264.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2150 = static_cast<unsigned int>(v1264.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2151 = v422 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v1264.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2152 = static_cast<unsigned int>(v1264.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2153 = v1256 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2155 = v312 && v2154;
   const bool v2156 = v2153 < v1;
   const bool v2157 = v2155 && v2156;
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2162 = v2161 + v2153;
     out[v2162] = v2160;
   }
-  const unsigned int v2163 = static_cast<unsigned int>(v1264.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2163 = static_cast<unsigned int>(v1264.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2164 = v422 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v1264.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2165 = static_cast<unsigned int>(v1264.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2166 = v1256 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2168 = v312 && v2167;
   const bool v2169 = v2166 < v1;
   const bool v2170 = v2168 && v2169;
@@ -3201,11 +3201,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2175 = v2174 + v2166;
     out[v2175] = v2173;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1264.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2176 = static_cast<unsigned int>(v1264.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2177 = v422 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1264.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2178 = static_cast<unsigned int>(v1264.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2179 = v1256 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2181 = v312 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
@@ -3217,11 +3217,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2188 = v2187 + v2179;
     out[v2188] = v2186;
   }
-  const unsigned int v2189 = static_cast<unsigned int>(v1264.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2189 = static_cast<unsigned int>(v1264.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2190 = v422 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v1264.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2191 = static_cast<unsigned int>(v1264.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2192 = v1256 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2194 = v312 && v2193;
   const bool v2195 = v2192 < v1;
   const bool v2196 = v2194 && v2195;

@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
-  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v284 = v283 < 8u;
-  const unsigned int v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 2, 16, 128> v289;
   iron_frag_fill(v289, 0.0f);
-  const unsigned int v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:216
+  const unsigned int v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
   const bool v293 = v292 == v280;
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:532
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
     if (v3452) {
-      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3459 = v283 << 5u;
       const unsigned int v3460 = v3459 + v3456;
       const unsigned int v3461 = v3460 >> 3u;
@@ -334,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3508 = v3506 + v3497;
         iron_copy_async<16>(shm3 + (v3508 ^ (((v3508 >> 6u) & 7u) << 3u)), a + v3505, v3502);
       }
-      const unsigned int v3509 = v26 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const unsigned int v3509 = v26 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3510 = v3509 < v1;
       const bool v3511 = v3510 && v3467;
       const unsigned int v3512 = v3509 * v2;
@@ -364,10 +364,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), b + v3531, v3528);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     const bool v3537 = 64u < v2;
     if (v3537) {
-      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3544 = v283 << 5u;
       const unsigned int v3545 = v3544 + v3541;
       const unsigned int v3546 = v3545 >> 3u;
@@ -420,7 +420,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3593 = v3592 + v3582;
         iron_copy_async<16>(shm3 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), a + v3590, v3587);
       }
-      const unsigned int v3594 = v26 + v3546;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const unsigned int v3594 = v26 + v3546;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3595 = v3594 < v1;
       const bool v3596 = v3595 && v3552;
       const unsigned int v3597 = v3594 * v2;
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), b + v3616, v3613);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
     for (unsigned int v2603 = v280; v2603 < v2; v2603 += 64u) {
       const unsigned int v2605 = v2603 >> 6u;
@@ -460,8 +460,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v284) {
-        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-        const unsigned int v2616 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2616 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const unsigned int v2617 = v2616 << 6u;
         const unsigned int v2618 = v2609 + v2617;
         const unsigned int v3102 = v283 & 3u;
@@ -503,13 +503,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3144, shm4, v3140, 64u);
         iron_frag_mma_sync(v289, v3142, v3144);
       }
-      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
       const unsigned int v2626 = v2605 + 2u;
       const unsigned int v2627 = v2626 % 3u;
       const bool v2628 = v2624 < v2;
       if (v2628) {
-        const unsigned int v2630 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const unsigned int v2633 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v2630 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2633 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v2635 = v283 << 5u;
         const unsigned int v2636 = v2635 + v2633;
         const unsigned int v2640 = v2636 >> 3u;
@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v2701 = v2700 + v2688;
           iron_copy_async<16>(shm3 + (v2701 ^ (((v2701 >> 6u) & 7u) << 3u)), a + v2697, v2693);
         }
-        const unsigned int v2718 = v26 + v2640;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v2718 = v26 + v2640;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v2720 = v2718 < v1;
         const bool v2722 = v2720 && v2648;
         const unsigned int v2723 = v2718 * v2;
@@ -594,14 +594,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), b + v2770, v2766);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
     const unsigned int v322 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v323 = threadIdx.x;
 
-    for (unsigned int v320 = v280; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (unsigned int v320 = v280; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (unsigned int v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -647,9 +647,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const unsigned int v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const unsigned int v382 = v381 << 6u;
         const unsigned int v3147 = v283 & 3u;
         const unsigned int v3149 = v3147 << 4u;
@@ -687,19 +687,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3189, shm4, 48u, 64u);
         iron_frag_mma_sync(v289, v3187, v3189);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const unsigned int v388 = v387 << 4u;
   const unsigned int v390 = v287 << 6u;
   const unsigned int v391 = v22 + v390;
   const unsigned int v392 = v391 + v388;
-  const unsigned int v393 = static_cast<unsigned int>(v289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v393 = static_cast<unsigned int>(v289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v394 = v392 + v393;
-  const unsigned int v395 = static_cast<unsigned int>(v289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v395 = static_cast<unsigned int>(v289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v398 = v284 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
@@ -711,11 +711,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v405 = v404 + v396;
     out[v405] = v403;
   }
-  const unsigned int v406 = static_cast<unsigned int>(v289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v406 = static_cast<unsigned int>(v289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v407 = v392 + v406;
-  const unsigned int v408 = static_cast<unsigned int>(v289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v408 = static_cast<unsigned int>(v289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v411 = v284 && v410;
   const bool v412 = v409 < v1;
   const bool v413 = v411 && v412;
@@ -727,11 +727,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v418 = v417 + v409;
     out[v418] = v416;
   }
-  const unsigned int v419 = static_cast<unsigned int>(v289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v419 = static_cast<unsigned int>(v289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v420 = v392 + v419;
-  const unsigned int v421 = static_cast<unsigned int>(v289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v421 = static_cast<unsigned int>(v289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v424 = v284 && v423;
   const bool v425 = v422 < v1;
   const bool v426 = v424 && v425;
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v431 = v430 + v422;
     out[v431] = v429;
   }
-  const unsigned int v432 = static_cast<unsigned int>(v289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v432 = static_cast<unsigned int>(v289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v433 = v392 + v432;
-  const unsigned int v434 = static_cast<unsigned int>(v289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v434 = static_cast<unsigned int>(v289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v437 = v284 && v436;
   const bool v438 = v435 < v1;
   const bool v439 = v437 && v438;
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v444 = v443 + v435;
     out[v444] = v442;
   }
-  const unsigned int v445 = static_cast<unsigned int>(v289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v445 = static_cast<unsigned int>(v289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v446 = v392 + v445;
-  const unsigned int v447 = static_cast<unsigned int>(v289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v447 = static_cast<unsigned int>(v289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v450 = v284 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v457 = v456 + v448;
     out[v457] = v455;
   }
-  const unsigned int v458 = static_cast<unsigned int>(v289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v458 = static_cast<unsigned int>(v289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v459 = v392 + v458;
-  const unsigned int v460 = static_cast<unsigned int>(v289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v460 = static_cast<unsigned int>(v289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v463 = v284 && v462;
   const bool v464 = v461 < v1;
   const bool v465 = v463 && v464;
@@ -791,11 +791,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v470 = v469 + v461;
     out[v470] = v468;
   }
-  const unsigned int v471 = static_cast<unsigned int>(v289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v471 = static_cast<unsigned int>(v289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v472 = v392 + v471;
-  const unsigned int v473 = static_cast<unsigned int>(v289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v473 = static_cast<unsigned int>(v289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v476 = v284 && v475;
   const bool v477 = v474 < v1;
   const bool v478 = v476 && v477;
@@ -807,11 +807,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v483 = v482 + v474;
     out[v483] = v481;
   }
-  const unsigned int v484 = static_cast<unsigned int>(v289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v484 = static_cast<unsigned int>(v289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v485 = v392 + v484;
-  const unsigned int v486 = static_cast<unsigned int>(v289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v486 = static_cast<unsigned int>(v289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v489 = v284 && v488;
   const bool v490 = v487 < v1;
   const bool v491 = v489 && v490;
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v496 = v495 + v487;
     out[v496] = v494;
   }
-  const unsigned int v497 = static_cast<unsigned int>(v289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v497 = static_cast<unsigned int>(v289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v498 = v392 + v497;
-  const unsigned int v499 = static_cast<unsigned int>(v289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v499 = static_cast<unsigned int>(v289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v502 = v284 && v501;
   const bool v503 = v500 < v1;
   const bool v504 = v502 && v503;
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v509 = v508 + v500;
     out[v509] = v507;
   }
-  const unsigned int v510 = static_cast<unsigned int>(v289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v510 = static_cast<unsigned int>(v289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v511 = v392 + v510;
-  const unsigned int v512 = static_cast<unsigned int>(v289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v512 = static_cast<unsigned int>(v289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v515 = v284 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
@@ -855,11 +855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v522 = v521 + v513;
     out[v522] = v520;
   }
-  const unsigned int v523 = static_cast<unsigned int>(v289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v523 = static_cast<unsigned int>(v289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v524 = v392 + v523;
-  const unsigned int v525 = static_cast<unsigned int>(v289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v525 = static_cast<unsigned int>(v289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v528 = v284 && v527;
   const bool v529 = v526 < v1;
   const bool v530 = v528 && v529;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v535 = v534 + v526;
     out[v535] = v533;
   }
-  const unsigned int v536 = static_cast<unsigned int>(v289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v536 = static_cast<unsigned int>(v289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v537 = v392 + v536;
-  const unsigned int v538 = static_cast<unsigned int>(v289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v538 = static_cast<unsigned int>(v289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v541 = v284 && v540;
   const bool v542 = v539 < v1;
   const bool v543 = v541 && v542;
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v548 = v547 + v539;
     out[v548] = v546;
   }
-  const unsigned int v549 = static_cast<unsigned int>(v289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v549 = static_cast<unsigned int>(v289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v550 = v392 + v549;
-  const unsigned int v551 = static_cast<unsigned int>(v289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v551 = static_cast<unsigned int>(v289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v554 = v284 && v553;
   const bool v555 = v552 < v1;
   const bool v556 = v554 && v555;
@@ -903,11 +903,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v561 = v560 + v552;
     out[v561] = v559;
   }
-  const unsigned int v562 = static_cast<unsigned int>(v289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v562 = static_cast<unsigned int>(v289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v563 = v392 + v562;
-  const unsigned int v564 = static_cast<unsigned int>(v289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v564 = static_cast<unsigned int>(v289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v567 = v284 && v566;
   const bool v568 = v565 < v1;
   const bool v569 = v567 && v568;
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v574 = v573 + v565;
     out[v574] = v572;
   }
-  const unsigned int v575 = static_cast<unsigned int>(v289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v575 = static_cast<unsigned int>(v289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v576 = v392 + v575;
-  const unsigned int v577 = static_cast<unsigned int>(v289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v577 = static_cast<unsigned int>(v289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v580 = v284 && v579;
   const bool v581 = v578 < v1;
   const bool v582 = v580 && v581;
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v587 = v586 + v578;
     out[v587] = v585;
   }
-  const unsigned int v588 = static_cast<unsigned int>(v289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v588 = static_cast<unsigned int>(v289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v589 = v392 + v588;
-  const unsigned int v590 = static_cast<unsigned int>(v289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v590 = static_cast<unsigned int>(v289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v593 = v284 && v592;
   const bool v594 = v591 < v1;
   const bool v595 = v593 && v594;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v600 = v599 + v591;
     out[v600] = v598;
   }
-  const unsigned int v601 = static_cast<unsigned int>(v289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v601 = static_cast<unsigned int>(v289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v602 = v392 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v603 = static_cast<unsigned int>(v289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v606 = v284 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v613 = v612 + v604;
     out[v613] = v611;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v614 = static_cast<unsigned int>(v289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v615 = v392 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v616 = static_cast<unsigned int>(v289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v619 = v284 && v618;
   const bool v620 = v617 < v1;
   const bool v621 = v619 && v620;
@@ -983,11 +983,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v626 = v625 + v617;
     out[v626] = v624;
   }
-  const unsigned int v627 = static_cast<unsigned int>(v289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v627 = static_cast<unsigned int>(v289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v628 = v392 + v627;
-  const unsigned int v629 = static_cast<unsigned int>(v289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v629 = static_cast<unsigned int>(v289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v632 = v284 && v631;
   const bool v633 = v630 < v1;
   const bool v634 = v632 && v633;
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v639 = v638 + v630;
     out[v639] = v637;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v640 = static_cast<unsigned int>(v289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v641 = v392 + v640;
-  const unsigned int v642 = static_cast<unsigned int>(v289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v642 = static_cast<unsigned int>(v289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v645 = v284 && v644;
   const bool v646 = v643 < v1;
   const bool v647 = v645 && v646;
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v652 = v651 + v643;
     out[v652] = v650;
   }
-  const unsigned int v653 = static_cast<unsigned int>(v289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v653 = static_cast<unsigned int>(v289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v654 = v392 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v655 = static_cast<unsigned int>(v289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v658 = v284 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v665 = v664 + v656;
     out[v665] = v663;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v666 = static_cast<unsigned int>(v289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v667 = v392 + v666;
-  const unsigned int v668 = static_cast<unsigned int>(v289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v668 = static_cast<unsigned int>(v289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v671 = v284 && v670;
   const bool v672 = v669 < v1;
   const bool v673 = v671 && v672;
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v678 = v677 + v669;
     out[v678] = v676;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v679 = static_cast<unsigned int>(v289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v680 = v392 + v679;
-  const unsigned int v681 = static_cast<unsigned int>(v289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v681 = static_cast<unsigned int>(v289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v684 = v284 && v683;
   const bool v685 = v682 < v1;
   const bool v686 = v684 && v685;
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v691 = v690 + v682;
     out[v691] = v689;
   }
-  const unsigned int v692 = static_cast<unsigned int>(v289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v692 = static_cast<unsigned int>(v289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v693 = v392 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v694 = static_cast<unsigned int>(v289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v697 = v284 && v696;
   const bool v698 = v695 < v1;
   const bool v699 = v697 && v698;
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v704 = v703 + v695;
     out[v704] = v702;
   }
-  const unsigned int v705 = static_cast<unsigned int>(v289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v705 = static_cast<unsigned int>(v289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v706 = v392 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v707 = static_cast<unsigned int>(v289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v710 = v284 && v709;
   const bool v711 = v708 < v1;
   const bool v712 = v710 && v711;
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v717 = v716 + v708;
     out[v717] = v715;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v718 = static_cast<unsigned int>(v289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v719 = v392 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v720 = static_cast<unsigned int>(v289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v723 = v284 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v730 = v729 + v721;
     out[v730] = v728;
   }
-  const unsigned int v731 = static_cast<unsigned int>(v289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v731 = static_cast<unsigned int>(v289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v732 = v392 + v731;
-  const unsigned int v733 = static_cast<unsigned int>(v289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v733 = static_cast<unsigned int>(v289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v736 = v284 && v735;
   const bool v737 = v734 < v1;
   const bool v738 = v736 && v737;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v743 = v742 + v734;
     out[v743] = v741;
   }
-  const unsigned int v744 = static_cast<unsigned int>(v289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v744 = static_cast<unsigned int>(v289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v745 = v392 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v746 = static_cast<unsigned int>(v289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v749 = v284 && v748;
   const bool v750 = v747 < v1;
   const bool v751 = v749 && v750;
@@ -1143,11 +1143,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v756 = v755 + v747;
     out[v756] = v754;
   }
-  const unsigned int v757 = static_cast<unsigned int>(v289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v757 = static_cast<unsigned int>(v289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v758 = v392 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v759 = static_cast<unsigned int>(v289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v762 = v284 && v761;
   const bool v763 = v760 < v1;
   const bool v764 = v762 && v763;
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v769 = v768 + v760;
     out[v769] = v767;
   }
-  const unsigned int v770 = static_cast<unsigned int>(v289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v770 = static_cast<unsigned int>(v289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v771 = v392 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v772 = static_cast<unsigned int>(v289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v775 = v284 && v774;
   const bool v776 = v773 < v1;
   const bool v777 = v775 && v776;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v782 = v781 + v773;
     out[v782] = v780;
   }
-  const unsigned int v783 = static_cast<unsigned int>(v289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v783 = static_cast<unsigned int>(v289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v784 = v392 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v785 = static_cast<unsigned int>(v289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v788 = v284 && v787;
   const bool v789 = v786 < v1;
   const bool v790 = v788 && v789;
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v795 = v794 + v786;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v796 = static_cast<unsigned int>(v289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v797 = v392 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v798 = static_cast<unsigned int>(v289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v801 = v284 && v800;
   const bool v802 = v799 < v1;
   const bool v803 = v801 && v802;
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v808 = v807 + v799;
     out[v808] = v806;
   }
-  const unsigned int v809 = static_cast<unsigned int>(v289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v809 = static_cast<unsigned int>(v289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v810 = v392 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v811 = static_cast<unsigned int>(v289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v814 = v284 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v821 = v820 + v812;
     out[v821] = v819;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v822 = static_cast<unsigned int>(v289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v823 = v392 + v822;
-  const unsigned int v824 = static_cast<unsigned int>(v289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v824 = static_cast<unsigned int>(v289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v827 = v284 && v826;
   const bool v828 = v825 < v1;
   const bool v829 = v827 && v828;
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v834 = v833 + v825;
     out[v834] = v832;
   }
-  const unsigned int v835 = static_cast<unsigned int>(v289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v835 = static_cast<unsigned int>(v289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v836 = v392 + v835;
-  const unsigned int v837 = static_cast<unsigned int>(v289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v837 = static_cast<unsigned int>(v289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v840 = v284 && v839;
   const bool v841 = v838 < v1;
   const bool v842 = v840 && v841;
@@ -1255,11 +1255,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v847 = v846 + v838;
     out[v847] = v845;
   }
-  const unsigned int v848 = static_cast<unsigned int>(v289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v848 = static_cast<unsigned int>(v289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v849 = v392 + v848;
-  const unsigned int v850 = static_cast<unsigned int>(v289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v850 = static_cast<unsigned int>(v289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v853 = v284 && v852;
   const bool v854 = v851 < v1;
   const bool v855 = v853 && v854;
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v860 = v859 + v851;
     out[v860] = v858;
   }
-  const unsigned int v861 = static_cast<unsigned int>(v289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v861 = static_cast<unsigned int>(v289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v862 = v392 + v861;
-  const unsigned int v863 = static_cast<unsigned int>(v289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v863 = static_cast<unsigned int>(v289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v866 = v284 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v873 = v872 + v864;
     out[v873] = v871;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v874 = static_cast<unsigned int>(v289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v875 = v392 + v874;
-  const unsigned int v876 = static_cast<unsigned int>(v289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v876 = static_cast<unsigned int>(v289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v879 = v284 && v878;
   const bool v880 = v877 < v1;
   const bool v881 = v879 && v880;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v886 = v885 + v877;
     out[v886] = v884;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v887 = static_cast<unsigned int>(v289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v888 = v392 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v889 = static_cast<unsigned int>(v289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v892 = v284 && v891;
   const bool v893 = v890 < v1;
   const bool v894 = v892 && v893;
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v899 = v898 + v890;
     out[v899] = v897;
   }
-  const unsigned int v900 = static_cast<unsigned int>(v289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v900 = static_cast<unsigned int>(v289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v901 = v392 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v902 = static_cast<unsigned int>(v289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v905 = v284 && v904;
   const bool v906 = v903 < v1;
   const bool v907 = v905 && v906;
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v912 = v911 + v903;
     out[v912] = v910;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v913 = static_cast<unsigned int>(v289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v914 = v392 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v915 = static_cast<unsigned int>(v289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v918 = v284 && v917;
   const bool v919 = v916 < v1;
   const bool v920 = v918 && v919;
@@ -1351,11 +1351,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v925 = v924 + v916;
     out[v925] = v923;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v926 = static_cast<unsigned int>(v289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v927 = v392 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v928 = static_cast<unsigned int>(v289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v931 = v284 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v938 = v937 + v929;
     out[v938] = v936;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v939 = static_cast<unsigned int>(v289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v940 = v392 + v939;
-  const unsigned int v941 = static_cast<unsigned int>(v289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v941 = static_cast<unsigned int>(v289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v944 = v284 && v943;
   const bool v945 = v942 < v1;
   const bool v946 = v944 && v945;
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v951 = v950 + v942;
     out[v951] = v949;
   }
-  const unsigned int v952 = static_cast<unsigned int>(v289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v952 = static_cast<unsigned int>(v289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v953 = v392 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v954 = static_cast<unsigned int>(v289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v957 = v284 && v956;
   const bool v958 = v955 < v1;
   const bool v959 = v957 && v958;
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v964 = v963 + v955;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v965 = static_cast<unsigned int>(v289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v966 = v392 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v967 = static_cast<unsigned int>(v289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v970 = v284 && v969;
   const bool v971 = v968 < v1;
   const bool v972 = v970 && v971;
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v977 = v976 + v968;
     out[v977] = v975;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v978 = static_cast<unsigned int>(v289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v979 = v392 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v980 = static_cast<unsigned int>(v289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v983 = v284 && v982;
   const bool v984 = v981 < v1;
   const bool v985 = v983 && v984;
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v990 = v989 + v981;
     out[v990] = v988;
   }
-  const unsigned int v991 = static_cast<unsigned int>(v289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v991 = static_cast<unsigned int>(v289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v992 = v392 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v993 = static_cast<unsigned int>(v289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v996 = v284 && v995;
   const bool v997 = v994 < v1;
   const bool v998 = v996 && v997;
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1003 = v1002 + v994;
     out[v1003] = v1001;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1004 = static_cast<unsigned int>(v289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1005 = v392 + v1004;
-  const unsigned int v1006 = static_cast<unsigned int>(v289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1006 = static_cast<unsigned int>(v289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1009 = v284 && v1008;
   const bool v1010 = v1007 < v1;
   const bool v1011 = v1009 && v1010;
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1016 = v1015 + v1007;
     out[v1016] = v1014;
   }
-  const unsigned int v1017 = static_cast<unsigned int>(v289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1017 = static_cast<unsigned int>(v289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1018 = v392 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1019 = static_cast<unsigned int>(v289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1022 = v284 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1029 = v1028 + v1020;
     out[v1029] = v1027;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1030 = static_cast<unsigned int>(v289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1031 = v392 + v1030;
-  const unsigned int v1032 = static_cast<unsigned int>(v289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1032 = static_cast<unsigned int>(v289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1035 = v284 && v1034;
   const bool v1036 = v1033 < v1;
   const bool v1037 = v1035 && v1036;
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1042 = v1041 + v1033;
     out[v1042] = v1040;
   }
-  const unsigned int v1043 = static_cast<unsigned int>(v289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1043 = static_cast<unsigned int>(v289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1044 = v392 + v1043;
-  const unsigned int v1045 = static_cast<unsigned int>(v289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1045 = static_cast<unsigned int>(v289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1048 = v284 && v1047;
   const bool v1049 = v1046 < v1;
   const bool v1050 = v1048 && v1049;
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1055 = v1054 + v1046;
     out[v1055] = v1053;
   }
-  const unsigned int v1056 = static_cast<unsigned int>(v289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1056 = static_cast<unsigned int>(v289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1057 = v392 + v1056;
-  const unsigned int v1058 = static_cast<unsigned int>(v289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1058 = static_cast<unsigned int>(v289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1061 = v284 && v1060;
   const bool v1062 = v1059 < v1;
   const bool v1063 = v1061 && v1062;
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1068 = v1067 + v1059;
     out[v1068] = v1066;
   }
-  const unsigned int v1069 = static_cast<unsigned int>(v289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1069 = static_cast<unsigned int>(v289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1070 = v392 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1071 = static_cast<unsigned int>(v289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1074 = v284 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
@@ -1543,11 +1543,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1081 = v1080 + v1072;
     out[v1081] = v1079;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1082 = static_cast<unsigned int>(v289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1083 = v392 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1084 = static_cast<unsigned int>(v289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1087 = v284 && v1086;
   const bool v1088 = v1085 < v1;
   const bool v1089 = v1087 && v1088;
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1094 = v1093 + v1085;
     out[v1094] = v1092;
   }
-  const unsigned int v1095 = static_cast<unsigned int>(v289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1095 = static_cast<unsigned int>(v289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1096 = v392 + v1095;
-  const unsigned int v1097 = static_cast<unsigned int>(v289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1097 = static_cast<unsigned int>(v289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1100 = v284 && v1099;
   const bool v1101 = v1098 < v1;
   const bool v1102 = v1100 && v1101;
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1107 = v1106 + v1098;
     out[v1107] = v1105;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1108 = static_cast<unsigned int>(v289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1109 = v392 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1110 = static_cast<unsigned int>(v289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1113 = v284 && v1112;
   const bool v1114 = v1111 < v1;
   const bool v1115 = v1113 && v1114;
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1120 = v1119 + v1111;
     out[v1120] = v1118;
   }
-  const unsigned int v1121 = static_cast<unsigned int>(v289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1121 = static_cast<unsigned int>(v289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1122 = v392 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1123 = static_cast<unsigned int>(v289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1126 = v284 && v1125;
   const bool v1127 = v1124 < v1;
   const bool v1128 = v1126 && v1127;
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1133 = v1132 + v1124;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1134 = static_cast<unsigned int>(v289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1135 = v392 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1136 = static_cast<unsigned int>(v289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1139 = v284 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1146 = v1145 + v1137;
     out[v1146] = v1144;
   }
-  const unsigned int v1147 = static_cast<unsigned int>(v289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1147 = static_cast<unsigned int>(v289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1148 = v392 + v1147;
-  const unsigned int v1149 = static_cast<unsigned int>(v289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1149 = static_cast<unsigned int>(v289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1152 = v284 && v1151;
   const bool v1153 = v1150 < v1;
   const bool v1154 = v1152 && v1153;
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1159 = v1158 + v1150;
     out[v1159] = v1157;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1160 = static_cast<unsigned int>(v289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1161 = v392 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1162 = static_cast<unsigned int>(v289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1165 = v284 && v1164;
   const bool v1166 = v1163 < v1;
   const bool v1167 = v1165 && v1166;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1172 = v1171 + v1163;
     out[v1172] = v1170;
   }
-  const unsigned int v1173 = static_cast<unsigned int>(v289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1173 = static_cast<unsigned int>(v289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1174 = v392 + v1173;
-  const unsigned int v1175 = static_cast<unsigned int>(v289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1175 = static_cast<unsigned int>(v289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1178 = v284 && v1177;
   const bool v1179 = v1176 < v1;
   const bool v1180 = v1178 && v1179;
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1185 = v1184 + v1176;
     out[v1185] = v1183;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1186 = static_cast<unsigned int>(v289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1187 = v392 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1188 = static_cast<unsigned int>(v289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1191 = v284 && v1190;
   const bool v1192 = v1189 < v1;
   const bool v1193 = v1191 && v1192;
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1198 = v1197 + v1189;
     out[v1198] = v1196;
   }
-  const unsigned int v1199 = static_cast<unsigned int>(v289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1199 = static_cast<unsigned int>(v289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1200 = v392 + v1199;
-  const unsigned int v1201 = static_cast<unsigned int>(v289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1201 = static_cast<unsigned int>(v289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1204 = v284 && v1203;
   const bool v1205 = v1202 < v1;
   const bool v1206 = v1204 && v1205;
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1211 = v1210 + v1202;
     out[v1211] = v1209;
   }
-  const unsigned int v1212 = static_cast<unsigned int>(v289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1212 = static_cast<unsigned int>(v289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1213 = v392 + v1212;
-  const unsigned int v1214 = static_cast<unsigned int>(v289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1214 = static_cast<unsigned int>(v289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1217 = v284 && v1216;
   const bool v1218 = v1215 < v1;
   const bool v1219 = v1217 && v1218;
@@ -1719,13 +1719,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1224 = v1223 + v1215;
     out[v1224] = v1222;
   }
-  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 2, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1234, 0.0f);
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:532
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
     if (v3622) {
-      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3629 = v283 << 5u;
       const unsigned int v3630 = v3629 + v3626;
       const unsigned int v3631 = v3630 >> 3u;
@@ -1772,7 +1772,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3678 = v3676 + v3667;
         iron_copy_async<16>(shm3 + (v3678 ^ (((v3678 >> 6u) & 7u) << 3u)), a + v3675, v3672);
       }
-      const unsigned int v3679 = v1226 + v3631;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const unsigned int v3679 = v1226 + v3631;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3680 = v3679 < v1;
       const bool v3681 = v3680 && v3637;
       const unsigned int v3682 = v3679 * v2;
@@ -1802,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), b + v3701, v3698);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     const bool v3707 = 64u < v2;
     if (v3707) {
-      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
       const unsigned int v3714 = v283 << 5u;
       const unsigned int v3715 = v3714 + v3711;
       const unsigned int v3716 = v3715 >> 3u;
@@ -1858,7 +1858,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         const unsigned int v3763 = v3762 + v3752;
         iron_copy_async<16>(shm3 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), a + v3760, v3757);
       }
-      const unsigned int v3764 = v1226 + v3716;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const unsigned int v3764 = v1226 + v3716;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3765 = v3764 < v1;
       const bool v3766 = v3765 && v3722;
       const unsigned int v3767 = v3764 * v2;
@@ -1890,7 +1890,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), b + v3786, v3783);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
     for (unsigned int v2928 = v280; v2928 < v2; v2928 += 64u) {
       const unsigned int v2930 = v2928 >> 6u;
@@ -1898,8 +1898,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v284) {
-        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const unsigned int v2943 = v2934 + v2942;
         const unsigned int v3196 = v388 << 6u;
         const unsigned int v3198 = v2943 + v3196;
@@ -1938,13 +1938,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3234, shm4, v3230, 64u);
         iron_frag_mma_sync(v1234, v3232, v3234);
       }
-      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
       const unsigned int v2951 = v2930 + 2u;
       const unsigned int v2952 = v2951 % 3u;
       const bool v2953 = v2949 < v2;
       if (v2953) {
-        const unsigned int v2955 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const unsigned int v2958 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v2955 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2958 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v2960 = v283 << 5u;
         const unsigned int v2961 = v2960 + v2958;
         const unsigned int v2965 = v2961 >> 3u;
@@ -1997,7 +1997,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           const unsigned int v3026 = v3025 + v3013;
           iron_copy_async<16>(shm3 + (v3026 ^ (((v3026 >> 6u) & 7u) << 3u)), a + v3022, v3018);
         }
-        const unsigned int v3043 = v1226 + v2965;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v3043 = v1226 + v2965;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v3045 = v3043 < v1;
         const bool v3047 = v3045 && v2973;
         const unsigned int v3048 = v3043 * v2;
@@ -2029,14 +2029,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v3099 ^ (((v3099 >> 6u) & 7u) << 3u)), b + v3095, v3091);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
     const unsigned int v1267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1268 = threadIdx.x;
 
-    for (unsigned int v1265 = v280; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (unsigned int v1265 = v280; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (unsigned int v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -2082,9 +2082,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const unsigned int v3241 = v388 << 6u;
         const unsigned int v3243 = v1327 + v3241;
         iron_frag<iron_bf16, 0, 16, 16> v3250;
@@ -2119,14 +2119,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3279, shm4, 48u, 64u);
         iron_frag_mma_sync(v1234, v3277, v3279);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v1234.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1338 = static_cast<unsigned int>(v1234.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1339 = v392 + v1338;
-  const unsigned int v1340 = static_cast<unsigned int>(v1234.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1340 = static_cast<unsigned int>(v1234.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1343 = v284 && v1342;
   const bool v1344 = v1341 < v1;
   const bool v1345 = v1343 && v1344;
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1350 = v1349 + v1341;
     out[v1350] = v1348;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v1234.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1351 = static_cast<unsigned int>(v1234.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1352 = v392 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v1234.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1353 = static_cast<unsigned int>(v1234.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1356 = v284 && v1355;
   const bool v1357 = v1354 < v1;
   const bool v1358 = v1356 && v1357;
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1363 = v1362 + v1354;
     out[v1363] = v1361;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v1234.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1364 = static_cast<unsigned int>(v1234.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1365 = v392 + v1364;
-  const unsigned int v1366 = static_cast<unsigned int>(v1234.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1366 = static_cast<unsigned int>(v1234.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1369 = v284 && v1368;
   const bool v1370 = v1367 < v1;
   const bool v1371 = v1369 && v1370;
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1376 = v1375 + v1367;
     out[v1376] = v1374;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v1234.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1377 = static_cast<unsigned int>(v1234.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1378 = v392 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v1234.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1379 = static_cast<unsigned int>(v1234.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1382 = v284 && v1381;
   const bool v1383 = v1380 < v1;
   const bool v1384 = v1382 && v1383;
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1389 = v1388 + v1380;
     out[v1389] = v1387;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v1234.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1390 = static_cast<unsigned int>(v1234.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1391 = v392 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v1234.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1392 = static_cast<unsigned int>(v1234.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1395 = v284 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1402 = v1401 + v1393;
     out[v1402] = v1400;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v1234.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1403 = static_cast<unsigned int>(v1234.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1404 = v392 + v1403;
-  const unsigned int v1405 = static_cast<unsigned int>(v1234.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1405 = static_cast<unsigned int>(v1234.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1408 = v284 && v1407;
   const bool v1409 = v1406 < v1;
   const bool v1410 = v1408 && v1409;
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1415 = v1414 + v1406;
     out[v1415] = v1413;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v1234.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1416 = static_cast<unsigned int>(v1234.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1417 = v392 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v1234.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1418 = static_cast<unsigned int>(v1234.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1421 = v284 && v1420;
   const bool v1422 = v1419 < v1;
   const bool v1423 = v1421 && v1422;
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1428 = v1427 + v1419;
     out[v1428] = v1426;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v1234.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1429 = static_cast<unsigned int>(v1234.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1430 = v392 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v1234.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1431 = static_cast<unsigned int>(v1234.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1434 = v284 && v1433;
   const bool v1435 = v1432 < v1;
   const bool v1436 = v1434 && v1435;
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1441 = v1440 + v1432;
     out[v1441] = v1439;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v1234.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1442 = static_cast<unsigned int>(v1234.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1443 = v392 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v1234.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1444 = static_cast<unsigned int>(v1234.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1447 = v284 && v1446;
   const bool v1448 = v1445 < v1;
   const bool v1449 = v1447 && v1448;
@@ -2266,11 +2266,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1454 = v1453 + v1445;
     out[v1454] = v1452;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v1234.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1455 = static_cast<unsigned int>(v1234.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1456 = v392 + v1455;
-  const unsigned int v1457 = static_cast<unsigned int>(v1234.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1457 = static_cast<unsigned int>(v1234.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1460 = v284 && v1459;
   const bool v1461 = v1458 < v1;
   const bool v1462 = v1460 && v1461;
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1467 = v1466 + v1458;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v1234.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1468 = static_cast<unsigned int>(v1234.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1469 = v392 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v1234.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1470 = static_cast<unsigned int>(v1234.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1473 = v284 && v1472;
   const bool v1474 = v1471 < v1;
   const bool v1475 = v1473 && v1474;
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1480 = v1479 + v1471;
     out[v1480] = v1478;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v1234.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1481 = static_cast<unsigned int>(v1234.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1482 = v392 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v1234.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1483 = static_cast<unsigned int>(v1234.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1486 = v284 && v1485;
   const bool v1487 = v1484 < v1;
   const bool v1488 = v1486 && v1487;
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1493 = v1492 + v1484;
     out[v1493] = v1491;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v1234.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1494 = static_cast<unsigned int>(v1234.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1495 = v392 + v1494;
-  const unsigned int v1496 = static_cast<unsigned int>(v1234.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1496 = static_cast<unsigned int>(v1234.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1499 = v284 && v1498;
   const bool v1500 = v1497 < v1;
   const bool v1501 = v1499 && v1500;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1506 = v1505 + v1497;
     out[v1506] = v1504;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v1234.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1507 = static_cast<unsigned int>(v1234.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1508 = v392 + v1507;
-  const unsigned int v1509 = static_cast<unsigned int>(v1234.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1509 = static_cast<unsigned int>(v1234.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1512 = v284 && v1511;
   const bool v1513 = v1510 < v1;
   const bool v1514 = v1512 && v1513;
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1519 = v1518 + v1510;
     out[v1519] = v1517;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v1234.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1520 = static_cast<unsigned int>(v1234.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1521 = v392 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v1234.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1522 = static_cast<unsigned int>(v1234.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1525 = v284 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1532 = v1531 + v1523;
     out[v1532] = v1530;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v1234.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1533 = static_cast<unsigned int>(v1234.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1534 = v392 + v1533;
-  const unsigned int v1535 = static_cast<unsigned int>(v1234.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1535 = static_cast<unsigned int>(v1234.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1538 = v284 && v1537;
   const bool v1539 = v1536 < v1;
   const bool v1540 = v1538 && v1539;
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1545 = v1544 + v1536;
     out[v1545] = v1543;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v1234.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1546 = static_cast<unsigned int>(v1234.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1547 = v392 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v1234.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1548 = static_cast<unsigned int>(v1234.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1551 = v284 && v1550;
   const bool v1552 = v1549 < v1;
   const bool v1553 = v1551 && v1552;
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1558 = v1557 + v1549;
     out[v1558] = v1556;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v1234.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1559 = static_cast<unsigned int>(v1234.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1560 = v392 + v1559;
-  const unsigned int v1561 = static_cast<unsigned int>(v1234.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1561 = static_cast<unsigned int>(v1234.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1564 = v284 && v1563;
   const bool v1565 = v1562 < v1;
   const bool v1566 = v1564 && v1565;
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1571 = v1570 + v1562;
     out[v1571] = v1569;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v1234.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1572 = static_cast<unsigned int>(v1234.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1573 = v392 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v1234.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1574 = static_cast<unsigned int>(v1234.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1577 = v284 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1584 = v1583 + v1575;
     out[v1584] = v1582;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v1234.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1585 = static_cast<unsigned int>(v1234.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1586 = v392 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v1234.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1587 = static_cast<unsigned int>(v1234.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1590 = v284 && v1589;
   const bool v1591 = v1588 < v1;
   const bool v1592 = v1590 && v1591;
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1597 = v1596 + v1588;
     out[v1597] = v1595;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v1234.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1598 = static_cast<unsigned int>(v1234.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1599 = v392 + v1598;
-  const unsigned int v1600 = static_cast<unsigned int>(v1234.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1600 = static_cast<unsigned int>(v1234.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1603 = v284 && v1602;
   const bool v1604 = v1601 < v1;
   const bool v1605 = v1603 && v1604;
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1610 = v1609 + v1601;
     out[v1610] = v1608;
   }
-  const unsigned int v1611 = static_cast<unsigned int>(v1234.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1611 = static_cast<unsigned int>(v1234.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1612 = v392 + v1611;
-  const unsigned int v1613 = static_cast<unsigned int>(v1234.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1613 = static_cast<unsigned int>(v1234.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1616 = v284 && v1615;
   const bool v1617 = v1614 < v1;
   const bool v1618 = v1616 && v1617;
@@ -2474,11 +2474,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1623 = v1622 + v1614;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v1234.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1624 = static_cast<unsigned int>(v1234.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1625 = v392 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v1234.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1626 = static_cast<unsigned int>(v1234.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1629 = v284 && v1628;
   const bool v1630 = v1627 < v1;
   const bool v1631 = v1629 && v1630;
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1636 = v1635 + v1627;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v1234.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1637 = static_cast<unsigned int>(v1234.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1638 = v392 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v1234.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1639 = static_cast<unsigned int>(v1234.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1642 = v284 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1649 = v1648 + v1640;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v1234.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1650 = static_cast<unsigned int>(v1234.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1651 = v392 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v1234.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1652 = static_cast<unsigned int>(v1234.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1655 = v284 && v1654;
   const bool v1656 = v1653 < v1;
   const bool v1657 = v1655 && v1656;
@@ -2522,11 +2522,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1662 = v1661 + v1653;
     out[v1662] = v1660;
   }
-  const unsigned int v1663 = static_cast<unsigned int>(v1234.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1663 = static_cast<unsigned int>(v1234.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1664 = v392 + v1663;
-  const unsigned int v1665 = static_cast<unsigned int>(v1234.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1665 = static_cast<unsigned int>(v1234.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1668 = v284 && v1667;
   const bool v1669 = v1666 < v1;
   const bool v1670 = v1668 && v1669;
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1675 = v1674 + v1666;
     out[v1675] = v1673;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v1234.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1676 = static_cast<unsigned int>(v1234.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1677 = v392 + v1676;
-  const unsigned int v1678 = static_cast<unsigned int>(v1234.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1678 = static_cast<unsigned int>(v1234.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1681 = v284 && v1680;
   const bool v1682 = v1679 < v1;
   const bool v1683 = v1681 && v1682;
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1688 = v1687 + v1679;
     out[v1688] = v1686;
   }
-  const unsigned int v1689 = static_cast<unsigned int>(v1234.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1689 = static_cast<unsigned int>(v1234.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1690 = v392 + v1689;
-  const unsigned int v1691 = static_cast<unsigned int>(v1234.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1691 = static_cast<unsigned int>(v1234.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1694 = v284 && v1693;
   const bool v1695 = v1692 < v1;
   const bool v1696 = v1694 && v1695;
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1701 = v1700 + v1692;
     out[v1701] = v1699;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v1234.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1702 = static_cast<unsigned int>(v1234.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1703 = v392 + v1702;
-  const unsigned int v1704 = static_cast<unsigned int>(v1234.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1704 = static_cast<unsigned int>(v1234.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1707 = v284 && v1706;
   const bool v1708 = v1705 < v1;
   const bool v1709 = v1707 && v1708;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1714 = v1713 + v1705;
     out[v1714] = v1712;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v1234.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1715 = static_cast<unsigned int>(v1234.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1716 = v392 + v1715;
-  const unsigned int v1717 = static_cast<unsigned int>(v1234.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1717 = static_cast<unsigned int>(v1234.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1720 = v284 && v1719;
   const bool v1721 = v1718 < v1;
   const bool v1722 = v1720 && v1721;
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1727 = v1726 + v1718;
     out[v1727] = v1725;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1234.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1728 = static_cast<unsigned int>(v1234.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1729 = v392 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1234.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1730 = static_cast<unsigned int>(v1234.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1733 = v284 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1740 = v1739 + v1731;
     out[v1740] = v1738;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v1234.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1741 = static_cast<unsigned int>(v1234.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1742 = v392 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v1234.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1743 = static_cast<unsigned int>(v1234.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1746 = v284 && v1745;
   const bool v1747 = v1744 < v1;
   const bool v1748 = v1746 && v1747;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1753 = v1752 + v1744;
     out[v1753] = v1751;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v1234.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1754 = static_cast<unsigned int>(v1234.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1755 = v392 + v1754;
-  const unsigned int v1756 = static_cast<unsigned int>(v1234.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1756 = static_cast<unsigned int>(v1234.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1759 = v284 && v1758;
   const bool v1760 = v1757 < v1;
   const bool v1761 = v1759 && v1760;
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1766 = v1765 + v1757;
     out[v1766] = v1764;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v1234.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1767 = static_cast<unsigned int>(v1234.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1768 = v392 + v1767;
-  const unsigned int v1769 = static_cast<unsigned int>(v1234.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1769 = static_cast<unsigned int>(v1234.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1772 = v284 && v1771;
   const bool v1773 = v1770 < v1;
   const bool v1774 = v1772 && v1773;
@@ -2666,11 +2666,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1779 = v1778 + v1770;
     out[v1779] = v1777;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v1234.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1780 = static_cast<unsigned int>(v1234.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1781 = v392 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v1234.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1782 = static_cast<unsigned int>(v1234.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1785 = v284 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1792 = v1791 + v1783;
     out[v1792] = v1790;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v1234.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1793 = static_cast<unsigned int>(v1234.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1794 = v392 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v1234.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1795 = static_cast<unsigned int>(v1234.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1798 = v284 && v1797;
   const bool v1799 = v1796 < v1;
   const bool v1800 = v1798 && v1799;
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1805 = v1804 + v1796;
     out[v1805] = v1803;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v1234.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1806 = static_cast<unsigned int>(v1234.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1807 = v392 + v1806;
-  const unsigned int v1808 = static_cast<unsigned int>(v1234.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1808 = static_cast<unsigned int>(v1234.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1811 = v284 && v1810;
   const bool v1812 = v1809 < v1;
   const bool v1813 = v1811 && v1812;
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1818 = v1817 + v1809;
     out[v1818] = v1816;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v1234.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1819 = static_cast<unsigned int>(v1234.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1820 = v392 + v1819;
-  const unsigned int v1821 = static_cast<unsigned int>(v1234.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1821 = static_cast<unsigned int>(v1234.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1824 = v284 && v1823;
   const bool v1825 = v1822 < v1;
   const bool v1826 = v1824 && v1825;
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1831 = v1830 + v1822;
     out[v1831] = v1829;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v1234.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1832 = static_cast<unsigned int>(v1234.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1833 = v392 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v1234.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1834 = static_cast<unsigned int>(v1234.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1837 = v284 && v1836;
   const bool v1838 = v1835 < v1;
   const bool v1839 = v1837 && v1838;
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1844 = v1843 + v1835;
     out[v1844] = v1842;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v1234.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1845 = static_cast<unsigned int>(v1234.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1846 = v392 + v1845;
-  const unsigned int v1847 = static_cast<unsigned int>(v1234.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1847 = static_cast<unsigned int>(v1234.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1850 = v284 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1857 = v1856 + v1848;
     out[v1857] = v1855;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v1234.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1858 = static_cast<unsigned int>(v1234.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1859 = v392 + v1858;
-  const unsigned int v1860 = static_cast<unsigned int>(v1234.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1860 = static_cast<unsigned int>(v1234.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1863 = v284 && v1862;
   const bool v1864 = v1861 < v1;
   const bool v1865 = v1863 && v1864;
@@ -2778,11 +2778,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1870 = v1869 + v1861;
     out[v1870] = v1868;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v1234.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1871 = static_cast<unsigned int>(v1234.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1872 = v392 + v1871;
-  const unsigned int v1873 = static_cast<unsigned int>(v1234.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1873 = static_cast<unsigned int>(v1234.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1876 = v284 && v1875;
   const bool v1877 = v1874 < v1;
   const bool v1878 = v1876 && v1877;
@@ -2794,11 +2794,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1883 = v1882 + v1874;
     out[v1883] = v1881;
   }
-  const unsigned int v1884 = static_cast<unsigned int>(v1234.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1884 = static_cast<unsigned int>(v1234.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1885 = v392 + v1884;
-  const unsigned int v1886 = static_cast<unsigned int>(v1234.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1886 = static_cast<unsigned int>(v1234.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1889 = v284 && v1888;
   const bool v1890 = v1887 < v1;
   const bool v1891 = v1889 && v1890;
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1896 = v1895 + v1887;
     out[v1896] = v1894;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v1234.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1897 = static_cast<unsigned int>(v1234.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1898 = v392 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v1234.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1899 = static_cast<unsigned int>(v1234.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1902 = v284 && v1901;
   const bool v1903 = v1900 < v1;
   const bool v1904 = v1902 && v1903;
@@ -2826,11 +2826,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1909 = v1908 + v1900;
     out[v1909] = v1907;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v1234.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1910 = static_cast<unsigned int>(v1234.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1911 = v392 + v1910;
-  const unsigned int v1912 = static_cast<unsigned int>(v1234.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1912 = static_cast<unsigned int>(v1234.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1915 = v284 && v1914;
   const bool v1916 = v1913 < v1;
   const bool v1917 = v1915 && v1916;
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1922 = v1921 + v1913;
     out[v1922] = v1920;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v1234.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1923 = static_cast<unsigned int>(v1234.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1924 = v392 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v1234.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1925 = static_cast<unsigned int>(v1234.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1928 = v284 && v1927;
   const bool v1929 = v1926 < v1;
   const bool v1930 = v1928 && v1929;
@@ -2858,11 +2858,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1935 = v1934 + v1926;
     out[v1935] = v1933;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1234.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1936 = static_cast<unsigned int>(v1234.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1937 = v392 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1234.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1938 = static_cast<unsigned int>(v1234.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1941 = v284 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1948 = v1947 + v1939;
     out[v1948] = v1946;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v1234.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1949 = static_cast<unsigned int>(v1234.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1950 = v392 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v1234.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1951 = static_cast<unsigned int>(v1234.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1954 = v284 && v1953;
   const bool v1955 = v1952 < v1;
   const bool v1956 = v1954 && v1955;
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1961 = v1960 + v1952;
     out[v1961] = v1959;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v1234.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1962 = static_cast<unsigned int>(v1234.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1963 = v392 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v1234.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1964 = static_cast<unsigned int>(v1234.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1967 = v284 && v1966;
   const bool v1968 = v1965 < v1;
   const bool v1969 = v1967 && v1968;
@@ -2906,11 +2906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1974 = v1973 + v1965;
     out[v1974] = v1972;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v1234.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1975 = static_cast<unsigned int>(v1234.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1976 = v392 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v1234.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1977 = static_cast<unsigned int>(v1234.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1980 = v284 && v1979;
   const bool v1981 = v1978 < v1;
   const bool v1982 = v1980 && v1981;
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1987 = v1986 + v1978;
     out[v1987] = v1985;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v1234.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1988 = static_cast<unsigned int>(v1234.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v1989 = v392 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1234.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1990 = static_cast<unsigned int>(v1234.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1993 = v284 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2000 = v1999 + v1991;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v1234.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2001 = static_cast<unsigned int>(v1234.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2002 = v392 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v1234.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2003 = static_cast<unsigned int>(v1234.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2006 = v284 && v2005;
   const bool v2007 = v2004 < v1;
   const bool v2008 = v2006 && v2007;
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2013 = v2012 + v2004;
     out[v2013] = v2011;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v1234.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2014 = static_cast<unsigned int>(v1234.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2015 = v392 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v1234.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2016 = static_cast<unsigned int>(v1234.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2019 = v284 && v2018;
   const bool v2020 = v2017 < v1;
   const bool v2021 = v2019 && v2020;
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2026 = v2025 + v2017;
     out[v2026] = v2024;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v1234.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2027 = static_cast<unsigned int>(v1234.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2028 = v392 + v2027;
-  const unsigned int v2029 = static_cast<unsigned int>(v1234.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2029 = static_cast<unsigned int>(v1234.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2032 = v284 && v2031;
   const bool v2033 = v2030 < v1;
   const bool v2034 = v2032 && v2033;
@@ -2986,11 +2986,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2039 = v2038 + v2030;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v1234.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2040 = static_cast<unsigned int>(v1234.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2041 = v392 + v2040;
-  const unsigned int v2042 = static_cast<unsigned int>(v1234.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2042 = static_cast<unsigned int>(v1234.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2045 = v284 && v2044;
   const bool v2046 = v2043 < v1;
   const bool v2047 = v2045 && v2046;
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2052 = v2051 + v2043;
     out[v2052] = v2050;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v1234.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2053 = static_cast<unsigned int>(v1234.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2054 = v392 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v1234.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2055 = static_cast<unsigned int>(v1234.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2058 = v284 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2065 = v2064 + v2056;
     out[v2065] = v2063;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v1234.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2066 = static_cast<unsigned int>(v1234.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2067 = v392 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v1234.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2068 = static_cast<unsigned int>(v1234.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2071 = v284 && v2070;
   const bool v2072 = v2069 < v1;
   const bool v2073 = v2071 && v2072;
@@ -3034,11 +3034,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2078 = v2077 + v2069;
     out[v2078] = v2076;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v1234.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2079 = static_cast<unsigned int>(v1234.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2080 = v392 + v2079;
-  const unsigned int v2081 = static_cast<unsigned int>(v1234.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2081 = static_cast<unsigned int>(v1234.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2084 = v284 && v2083;
   const bool v2085 = v2082 < v1;
   const bool v2086 = v2084 && v2085;
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2091 = v2090 + v2082;
     out[v2091] = v2089;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v1234.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2092 = static_cast<unsigned int>(v1234.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2093 = v392 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v1234.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2094 = static_cast<unsigned int>(v1234.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2097 = v284 && v2096;
   const bool v2098 = v2095 < v1;
   const bool v2099 = v2097 && v2098;
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2104 = v2103 + v2095;
     out[v2104] = v2102;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v1234.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2105 = static_cast<unsigned int>(v1234.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2106 = v392 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v1234.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2107 = static_cast<unsigned int>(v1234.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2110 = v284 && v2109;
   const bool v2111 = v2108 < v1;
   const bool v2112 = v2110 && v2111;
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2117 = v2116 + v2108;
     out[v2117] = v2115;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v1234.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2118 = static_cast<unsigned int>(v1234.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2119 = v392 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v1234.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2120 = static_cast<unsigned int>(v1234.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2123 = v284 && v2122;
   const bool v2124 = v2121 < v1;
   const bool v2125 = v2123 && v2124;
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2130 = v2129 + v2121;
     out[v2130] = v2128;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v1234.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2131 = static_cast<unsigned int>(v1234.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2132 = v392 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v1234.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2133 = static_cast<unsigned int>(v1234.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2136 = v284 && v2135;
   const bool v2137 = v2134 < v1;
   const bool v2138 = v2136 && v2137;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2143 = v2142 + v2134;
     out[v2143] = v2141;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1234.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2144 = static_cast<unsigned int>(v1234.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2145 = v392 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1234.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2146 = static_cast<unsigned int>(v1234.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2149 = v284 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2156 = v2155 + v2147;
     out[v2156] = v2154;
   }
-  const unsigned int v2157 = static_cast<unsigned int>(v1234.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2157 = static_cast<unsigned int>(v1234.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
   const unsigned int v2158 = v392 + v2157;
-  const unsigned int v2159 = static_cast<unsigned int>(v1234.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2159 = static_cast<unsigned int>(v1234.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
   const unsigned int v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2162 = v284 && v2161;
   const bool v2163 = v2160 < v1;
   const bool v2164 = v2162 && v2163;

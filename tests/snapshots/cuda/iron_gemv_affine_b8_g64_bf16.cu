@@ -60,6 +60,9 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_bf16x8 {
   iron_bf16 v[8];
 };
+struct alignas(8) iron_u32x2 {
+  unsigned int v[2];
+};
 struct alignas(16) iron_u32x4 {
   unsigned int v[4];
 };
@@ -1855,9 +1858,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_bf16(
       const unsigned int v3143 = v3120 << 6u;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3144 = v3143 + v3141;
       const unsigned int v3145 = v3144 + v3139;
-      const unsigned int v3148 = shm1[v3135];  // kernels/gemm/gemv_skinny.hpp:169
-      const unsigned int v3150 = v3135 + 1u;
-      const unsigned int v3151 = shm1[v3150];
+      const iron_u32x2 v4201 = *reinterpret_cast<const iron_u32x2*>(shm1 + v3135);  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3148 = v4201.v[0];
+      const unsigned int v3151 = v4201.v[1];
       const iron_bf16 v3152 = shm2[v3145];  // kernels/gemm/gemv_skinny.hpp:170
       const float v3153 = iron_to_f32(v3152);
       const iron_bf16 v3154 = shm3[v3145];  // kernels/gemm/gemv_skinny.hpp:171
@@ -1923,9 +1926,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_bf16(
       const unsigned int v3279 = v3278 + v3273;
       const unsigned int v3288 = v3143 + v3285;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3289 = v3288 + v3283;
-      const unsigned int v3292 = shm1[v3279];  // kernels/gemm/gemv_skinny.hpp:169
-      const unsigned int v3294 = v3279 + 1u;
-      const unsigned int v3295 = shm1[v3294];
+      const iron_u32x2 v4202 = *reinterpret_cast<const iron_u32x2*>(shm1 + v3279);  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3292 = v4202.v[0];
+      const unsigned int v3295 = v4202.v[1];
       const iron_bf16 v3296 = shm2[v3289];  // kernels/gemm/gemv_skinny.hpp:170
       const float v3297 = iron_to_f32(v3296);
       const iron_bf16 v3298 = shm3[v3289];  // kernels/gemm/gemv_skinny.hpp:171
@@ -1991,9 +1994,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_bf16(
       const unsigned int v3423 = v3422 + v3417;
       const unsigned int v3432 = v3143 + v3429;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3433 = v3432 + v3427;
-      const unsigned int v3436 = shm1[v3423];  // kernels/gemm/gemv_skinny.hpp:169
-      const unsigned int v3438 = v3423 + 1u;
-      const unsigned int v3439 = shm1[v3438];
+      const iron_u32x2 v4203 = *reinterpret_cast<const iron_u32x2*>(shm1 + v3423);  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3436 = v4203.v[0];
+      const unsigned int v3439 = v4203.v[1];
       const iron_bf16 v3440 = shm2[v3433];  // kernels/gemm/gemv_skinny.hpp:170
       const float v3441 = iron_to_f32(v3440);
       const iron_bf16 v3442 = shm3[v3433];  // kernels/gemm/gemv_skinny.hpp:171
@@ -2059,9 +2062,9 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemv_affine_b8_g64_bf16(
       const unsigned int v3567 = v3566 + v3561;
       const unsigned int v3576 = v3143 + v3573;  // kernels/gemm/gemv_skinny.hpp:167
       const unsigned int v3577 = v3576 + v3571;
-      const unsigned int v3580 = shm1[v3567];  // kernels/gemm/gemv_skinny.hpp:169
-      const unsigned int v3582 = v3567 + 1u;
-      const unsigned int v3583 = shm1[v3582];
+      const iron_u32x2 v4204 = *reinterpret_cast<const iron_u32x2*>(shm1 + v3567);  // kernels/gemm/gemv_skinny.hpp:169
+      const unsigned int v3580 = v4204.v[0];
+      const unsigned int v3583 = v4204.v[1];
       const iron_bf16 v3584 = shm2[v3577];  // kernels/gemm/gemv_skinny.hpp:170
       const float v3585 = iron_to_f32(v3584);
       const iron_bf16 v3586 = shm3[v3577];  // kernels/gemm/gemv_skinny.hpp:171

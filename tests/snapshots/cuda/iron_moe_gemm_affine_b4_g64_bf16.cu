@@ -1616,16 +1616,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
     const bool v1607 = v1602 && v1606;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:417
       if (v1614) {
-        iron_frag_store<false>(v92, shm2, 0u, 68u);
+        iron_frag_store<false>(v92, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v1620 = v1619 << 6u;
       const unsigned int v1621 = v80 + v1620;
-      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v1625 = v1624 << 6u;
       const unsigned int v1626 = v75 + v1625;
       if (v1607) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -1638,7 +1638,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
           const unsigned int v1635 = v1626 + v1634;
           const unsigned int v1637 = v1632 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1638 = v1621 + v1637;
-          const unsigned int v1644 = v1634 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1644 = v1634 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1645 = v1644 + v1637;
           const float v1648 = shm2[v1645];  // kernels/gemm/gemm_tiles.hpp:348
           const bool v1651 = v1635 < v76;  // kernels/moe/grouped_gemm.cpp:88
@@ -1757,7 +1757,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
           const bool v1761 = v1759 < v79;
           const bool v1762 = v1760 && v1761;
           if (v1762) {
-            const unsigned int v1768 = v1755 * 68u;
+            const unsigned int v1768 = v1755 * 72u;
             const unsigned int v1769 = v1768 + v1758;
             const float v1770 = shm2[v1769];
             const unsigned int v1772 = v1759 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1773,7 +1773,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g64_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v3112 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64

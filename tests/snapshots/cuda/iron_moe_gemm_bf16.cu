@@ -335,17 +335,17 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
     const bool v251 = v250 < 8u;
-    const unsigned int v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const unsigned int v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag<float, 2, 16, 128> v256;
     iron_frag_fill(v256, 0.0f);
-    const unsigned int v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:216
+    const unsigned int v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
     const bool v260 = v259 == v28;
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:531
-      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:532
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:533
       if (v3952) {
-        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v3959 = v250 << 5u;
         const unsigned int v3960 = v3959 + v3956;
         const unsigned int v3961 = v3960 >> 3u;
@@ -392,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4008 = v4006 + v3997;
           iron_copy_async<16>(shm3 + (v4008 ^ (((v4008 >> 6u) & 7u) << 3u)), x_sorted + v4005, v4002);
         }
-        const unsigned int v4009 = v79 + v3961;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v4009 = v79 + v3961;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v4010 = v4009 < v80;
         const bool v4011 = v4010 && v3967;
         const unsigned int v4012 = v4009 * v3;
@@ -422,10 +422,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), w + v4031, v4028);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
       const bool v4037 = 64u < v3;
       if (v4037) {
-        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v4044 = v250 << 5u;
         const unsigned int v4045 = v4044 + v4041;
         const unsigned int v4046 = v4045 >> 3u;
@@ -478,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4093 = v4092 + v4082;
           iron_copy_async<16>(shm3 + (v4093 ^ (((v4093 >> 6u) & 7u) << 3u)), x_sorted + v4090, v4087);
         }
-        const unsigned int v4094 = v79 + v4046;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v4094 = v79 + v4046;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v4095 = v4094 < v80;
         const bool v4096 = v4095 && v4052;
         const unsigned int v4097 = v4094 * v3;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4119 ^ (((v4119 >> 6u) & 7u) << 3u)), w + v4116, v4113);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
       for (unsigned int v3099 = v28; v3099 < v3; v3099 += 64u) {
         const unsigned int v3101 = v3099 >> 6u;
@@ -518,8 +518,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v251) {
-          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-          const unsigned int v3112 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+          const unsigned int v3112 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const unsigned int v3113 = v3112 << 6u;
           const unsigned int v3114 = v3105 + v3113;
           const unsigned int v3598 = v250 & 3u;
@@ -561,13 +561,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3640, shm4, v3636, 64u);
           iron_frag_mma_sync(v256, v3638, v3640);
         }
-        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
         const unsigned int v3122 = v3101 + 2u;
         const unsigned int v3123 = v3122 % 3u;
         const bool v3124 = v3120 < v3;
         if (v3124) {
-          const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-          const unsigned int v3129 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+          const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+          const unsigned int v3129 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
           const unsigned int v3131 = v250 << 5u;
           const unsigned int v3132 = v3131 + v3129;
           const unsigned int v3136 = v3132 >> 3u;
@@ -620,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3197 = v3196 + v3184;
             iron_copy_async<16>(shm3 + (v3197 ^ (((v3197 >> 6u) & 7u) << 3u)), x_sorted + v3193, v3189);
           }
-          const unsigned int v3214 = v79 + v3136;  // kernels/gemm/gemm_warpgroup.hpp:238
+          const unsigned int v3214 = v79 + v3136;  // kernels/gemm/gemm_warpgroup.hpp:239
           const bool v3216 = v3214 < v80;
           const bool v3218 = v3216 && v3144;
           const unsigned int v3219 = v3214 * v3;
@@ -652,14 +652,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), w + v3266, v3262);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
       }
       __syncthreads();
     } else {
       const unsigned int v289 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v290 = threadIdx.x;
 
-      for (unsigned int v287 = v28; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+      for (unsigned int v287 = v28; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
         for (unsigned int v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -705,9 +705,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:523
-          const unsigned int v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
+          const unsigned int v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const unsigned int v349 = v348 << 6u;
           const unsigned int v3643 = v250 & 3u;
           const unsigned int v3645 = v3643 << 4u;
@@ -745,19 +745,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3685, shm4, 48u, 64u);
           iron_frag_mma_sync(v256, v3683, v3685);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
       }
     }
-    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v355 = v354 << 4u;
     const unsigned int v357 = v254 << 6u;
     const unsigned int v358 = v75 + v357;
     const unsigned int v359 = v358 + v355;
-    const unsigned int v360 = static_cast<unsigned int>(v256.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v360 = static_cast<unsigned int>(v256.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v361 = v359 + v360;
-    const unsigned int v362 = static_cast<unsigned int>(v256.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v362 = static_cast<unsigned int>(v256.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v365 = v251 && v364;
     const bool v366 = v363 < v80;
     const bool v367 = v365 && v366;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v376] = v373;
       }
     }
-    const unsigned int v377 = static_cast<unsigned int>(v256.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v377 = static_cast<unsigned int>(v256.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v378 = v359 + v377;
-    const unsigned int v379 = static_cast<unsigned int>(v256.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v379 = static_cast<unsigned int>(v256.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v382 = v251 && v381;
     const bool v383 = v380 < v80;
     const bool v384 = v382 && v383;
@@ -797,11 +797,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v393] = v390;
       }
     }
-    const unsigned int v394 = static_cast<unsigned int>(v256.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v394 = static_cast<unsigned int>(v256.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v395 = v359 + v394;
-    const unsigned int v396 = static_cast<unsigned int>(v256.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v396 = static_cast<unsigned int>(v256.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v399 = v251 && v398;
     const bool v400 = v397 < v80;
     const bool v401 = v399 && v400;
@@ -819,11 +819,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v410] = v407;
       }
     }
-    const unsigned int v411 = static_cast<unsigned int>(v256.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v411 = static_cast<unsigned int>(v256.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v412 = v359 + v411;
-    const unsigned int v413 = static_cast<unsigned int>(v256.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v413 = static_cast<unsigned int>(v256.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v416 = v251 && v415;
     const bool v417 = v414 < v80;
     const bool v418 = v416 && v417;
@@ -841,11 +841,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v427] = v424;
       }
     }
-    const unsigned int v428 = static_cast<unsigned int>(v256.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v428 = static_cast<unsigned int>(v256.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v429 = v359 + v428;
-    const unsigned int v430 = static_cast<unsigned int>(v256.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v430 = static_cast<unsigned int>(v256.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v433 = v251 && v432;
     const bool v434 = v431 < v80;
     const bool v435 = v433 && v434;
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v444] = v441;
       }
     }
-    const unsigned int v445 = static_cast<unsigned int>(v256.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v445 = static_cast<unsigned int>(v256.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v446 = v359 + v445;
-    const unsigned int v447 = static_cast<unsigned int>(v256.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v447 = static_cast<unsigned int>(v256.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v450 = v251 && v449;
     const bool v451 = v448 < v80;
     const bool v452 = v450 && v451;
@@ -885,11 +885,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v461] = v458;
       }
     }
-    const unsigned int v462 = static_cast<unsigned int>(v256.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v462 = static_cast<unsigned int>(v256.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v463 = v359 + v462;
-    const unsigned int v464 = static_cast<unsigned int>(v256.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v464 = static_cast<unsigned int>(v256.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v467 = v251 && v466;
     const bool v468 = v465 < v80;
     const bool v469 = v467 && v468;
@@ -907,11 +907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v478] = v475;
       }
     }
-    const unsigned int v479 = static_cast<unsigned int>(v256.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v479 = static_cast<unsigned int>(v256.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v480 = v359 + v479;
-    const unsigned int v481 = static_cast<unsigned int>(v256.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v481 = static_cast<unsigned int>(v256.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v484 = v251 && v483;
     const bool v485 = v482 < v80;
     const bool v486 = v484 && v485;
@@ -929,11 +929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v495] = v492;
       }
     }
-    const unsigned int v496 = static_cast<unsigned int>(v256.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v496 = static_cast<unsigned int>(v256.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v497 = v359 + v496;
-    const unsigned int v498 = static_cast<unsigned int>(v256.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v498 = static_cast<unsigned int>(v256.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v501 = v251 && v500;
     const bool v502 = v499 < v80;
     const bool v503 = v501 && v502;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v512] = v509;
       }
     }
-    const unsigned int v513 = static_cast<unsigned int>(v256.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v513 = static_cast<unsigned int>(v256.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v514 = v359 + v513;
-    const unsigned int v515 = static_cast<unsigned int>(v256.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v515 = static_cast<unsigned int>(v256.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v518 = v251 && v517;
     const bool v519 = v516 < v80;
     const bool v520 = v518 && v519;
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v529] = v526;
       }
     }
-    const unsigned int v530 = static_cast<unsigned int>(v256.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v530 = static_cast<unsigned int>(v256.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v531 = v359 + v530;
-    const unsigned int v532 = static_cast<unsigned int>(v256.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v532 = static_cast<unsigned int>(v256.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v535 = v251 && v534;
     const bool v536 = v533 < v80;
     const bool v537 = v535 && v536;
@@ -995,11 +995,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v546] = v543;
       }
     }
-    const unsigned int v547 = static_cast<unsigned int>(v256.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v547 = static_cast<unsigned int>(v256.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v548 = v359 + v547;
-    const unsigned int v549 = static_cast<unsigned int>(v256.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v549 = static_cast<unsigned int>(v256.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v552 = v251 && v551;
     const bool v553 = v550 < v80;
     const bool v554 = v552 && v553;
@@ -1017,11 +1017,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v563] = v560;
       }
     }
-    const unsigned int v564 = static_cast<unsigned int>(v256.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v564 = static_cast<unsigned int>(v256.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v565 = v359 + v564;
-    const unsigned int v566 = static_cast<unsigned int>(v256.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v566 = static_cast<unsigned int>(v256.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v569 = v251 && v568;
     const bool v570 = v567 < v80;
     const bool v571 = v569 && v570;
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v580] = v577;
       }
     }
-    const unsigned int v581 = static_cast<unsigned int>(v256.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v581 = static_cast<unsigned int>(v256.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v582 = v359 + v581;
-    const unsigned int v583 = static_cast<unsigned int>(v256.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v583 = static_cast<unsigned int>(v256.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v586 = v251 && v585;
     const bool v587 = v584 < v80;
     const bool v588 = v586 && v587;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v597] = v594;
       }
     }
-    const unsigned int v598 = static_cast<unsigned int>(v256.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v598 = static_cast<unsigned int>(v256.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v599 = v359 + v598;
-    const unsigned int v600 = static_cast<unsigned int>(v256.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v600 = static_cast<unsigned int>(v256.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v603 = v251 && v602;
     const bool v604 = v601 < v80;
     const bool v605 = v603 && v604;
@@ -1083,11 +1083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v614] = v611;
       }
     }
-    const unsigned int v615 = static_cast<unsigned int>(v256.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v615 = static_cast<unsigned int>(v256.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v616 = v359 + v615;
-    const unsigned int v617 = static_cast<unsigned int>(v256.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v617 = static_cast<unsigned int>(v256.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v620 = v251 && v619;
     const bool v621 = v618 < v80;
     const bool v622 = v620 && v621;
@@ -1105,11 +1105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v631] = v628;
       }
     }
-    const unsigned int v632 = static_cast<unsigned int>(v256.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v632 = static_cast<unsigned int>(v256.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v633 = v359 + v632;
-    const unsigned int v634 = static_cast<unsigned int>(v256.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v634 = static_cast<unsigned int>(v256.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v637 = v251 && v636;
     const bool v638 = v635 < v80;
     const bool v639 = v637 && v638;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v648] = v645;
       }
     }
-    const unsigned int v649 = static_cast<unsigned int>(v256.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v649 = static_cast<unsigned int>(v256.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v650 = v359 + v649;
-    const unsigned int v651 = static_cast<unsigned int>(v256.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v651 = static_cast<unsigned int>(v256.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v654 = v251 && v653;
     const bool v655 = v652 < v80;
     const bool v656 = v654 && v655;
@@ -1149,11 +1149,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v665] = v662;
       }
     }
-    const unsigned int v666 = static_cast<unsigned int>(v256.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v666 = static_cast<unsigned int>(v256.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v667 = v359 + v666;
-    const unsigned int v668 = static_cast<unsigned int>(v256.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v668 = static_cast<unsigned int>(v256.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v671 = v251 && v670;
     const bool v672 = v669 < v80;
     const bool v673 = v671 && v672;
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v682] = v679;
       }
     }
-    const unsigned int v683 = static_cast<unsigned int>(v256.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v683 = static_cast<unsigned int>(v256.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v684 = v359 + v683;
-    const unsigned int v685 = static_cast<unsigned int>(v256.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v685 = static_cast<unsigned int>(v256.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v688 = v251 && v687;
     const bool v689 = v686 < v80;
     const bool v690 = v688 && v689;
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v699] = v696;
       }
     }
-    const unsigned int v700 = static_cast<unsigned int>(v256.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v700 = static_cast<unsigned int>(v256.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v701 = v359 + v700;
-    const unsigned int v702 = static_cast<unsigned int>(v256.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v702 = static_cast<unsigned int>(v256.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v705 = v251 && v704;
     const bool v706 = v703 < v80;
     const bool v707 = v705 && v706;
@@ -1215,11 +1215,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v716] = v713;
       }
     }
-    const unsigned int v717 = static_cast<unsigned int>(v256.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v717 = static_cast<unsigned int>(v256.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v718 = v359 + v717;
-    const unsigned int v719 = static_cast<unsigned int>(v256.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v719 = static_cast<unsigned int>(v256.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v722 = v251 && v721;
     const bool v723 = v720 < v80;
     const bool v724 = v722 && v723;
@@ -1237,11 +1237,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v733] = v730;
       }
     }
-    const unsigned int v734 = static_cast<unsigned int>(v256.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v734 = static_cast<unsigned int>(v256.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v735 = v359 + v734;
-    const unsigned int v736 = static_cast<unsigned int>(v256.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v736 = static_cast<unsigned int>(v256.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v739 = v251 && v738;
     const bool v740 = v737 < v80;
     const bool v741 = v739 && v740;
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v750] = v747;
       }
     }
-    const unsigned int v751 = static_cast<unsigned int>(v256.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v751 = static_cast<unsigned int>(v256.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v752 = v359 + v751;
-    const unsigned int v753 = static_cast<unsigned int>(v256.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v753 = static_cast<unsigned int>(v256.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v756 = v251 && v755;
     const bool v757 = v754 < v80;
     const bool v758 = v756 && v757;
@@ -1281,11 +1281,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v767] = v764;
       }
     }
-    const unsigned int v768 = static_cast<unsigned int>(v256.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v768 = static_cast<unsigned int>(v256.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v769 = v359 + v768;
-    const unsigned int v770 = static_cast<unsigned int>(v256.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v770 = static_cast<unsigned int>(v256.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v773 = v251 && v772;
     const bool v774 = v771 < v80;
     const bool v775 = v773 && v774;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v784] = v781;
       }
     }
-    const unsigned int v785 = static_cast<unsigned int>(v256.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v785 = static_cast<unsigned int>(v256.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v786 = v359 + v785;
-    const unsigned int v787 = static_cast<unsigned int>(v256.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v787 = static_cast<unsigned int>(v256.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v790 = v251 && v789;
     const bool v791 = v788 < v80;
     const bool v792 = v790 && v791;
@@ -1325,11 +1325,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v801] = v798;
       }
     }
-    const unsigned int v802 = static_cast<unsigned int>(v256.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v802 = static_cast<unsigned int>(v256.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v803 = v359 + v802;
-    const unsigned int v804 = static_cast<unsigned int>(v256.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v804 = static_cast<unsigned int>(v256.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v807 = v251 && v806;
     const bool v808 = v805 < v80;
     const bool v809 = v807 && v808;
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v818] = v815;
       }
     }
-    const unsigned int v819 = static_cast<unsigned int>(v256.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v819 = static_cast<unsigned int>(v256.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v820 = v359 + v819;
-    const unsigned int v821 = static_cast<unsigned int>(v256.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v821 = static_cast<unsigned int>(v256.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v824 = v251 && v823;
     const bool v825 = v822 < v80;
     const bool v826 = v824 && v825;
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v835] = v832;
       }
     }
-    const unsigned int v836 = static_cast<unsigned int>(v256.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v836 = static_cast<unsigned int>(v256.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v837 = v359 + v836;
-    const unsigned int v838 = static_cast<unsigned int>(v256.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v838 = static_cast<unsigned int>(v256.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v841 = v251 && v840;
     const bool v842 = v839 < v80;
     const bool v843 = v841 && v842;
@@ -1391,11 +1391,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v852] = v849;
       }
     }
-    const unsigned int v853 = static_cast<unsigned int>(v256.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v853 = static_cast<unsigned int>(v256.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v854 = v359 + v853;
-    const unsigned int v855 = static_cast<unsigned int>(v256.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v855 = static_cast<unsigned int>(v256.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v858 = v251 && v857;
     const bool v859 = v856 < v80;
     const bool v860 = v858 && v859;
@@ -1413,11 +1413,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v869] = v866;
       }
     }
-    const unsigned int v870 = static_cast<unsigned int>(v256.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v870 = static_cast<unsigned int>(v256.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v871 = v359 + v870;
-    const unsigned int v872 = static_cast<unsigned int>(v256.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v872 = static_cast<unsigned int>(v256.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v875 = v251 && v874;
     const bool v876 = v873 < v80;
     const bool v877 = v875 && v876;
@@ -1435,11 +1435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v886] = v883;
       }
     }
-    const unsigned int v887 = static_cast<unsigned int>(v256.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v887 = static_cast<unsigned int>(v256.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v888 = v359 + v887;
-    const unsigned int v889 = static_cast<unsigned int>(v256.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v889 = static_cast<unsigned int>(v256.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v892 = v251 && v891;
     const bool v893 = v890 < v80;
     const bool v894 = v892 && v893;
@@ -1457,11 +1457,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v903] = v900;
       }
     }
-    const unsigned int v904 = static_cast<unsigned int>(v256.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v904 = static_cast<unsigned int>(v256.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v905 = v359 + v904;
-    const unsigned int v906 = static_cast<unsigned int>(v256.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v906 = static_cast<unsigned int>(v256.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v909 = v251 && v908;
     const bool v910 = v907 < v80;
     const bool v911 = v909 && v910;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v920] = v917;
       }
     }
-    const unsigned int v921 = static_cast<unsigned int>(v256.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v921 = static_cast<unsigned int>(v256.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v922 = v359 + v921;
-    const unsigned int v923 = static_cast<unsigned int>(v256.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v923 = static_cast<unsigned int>(v256.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v926 = v251 && v925;
     const bool v927 = v924 < v80;
     const bool v928 = v926 && v927;
@@ -1501,11 +1501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v937] = v934;
       }
     }
-    const unsigned int v938 = static_cast<unsigned int>(v256.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v938 = static_cast<unsigned int>(v256.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v939 = v359 + v938;
-    const unsigned int v940 = static_cast<unsigned int>(v256.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v940 = static_cast<unsigned int>(v256.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v943 = v251 && v942;
     const bool v944 = v941 < v80;
     const bool v945 = v943 && v944;
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v954] = v951;
       }
     }
-    const unsigned int v955 = static_cast<unsigned int>(v256.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v955 = static_cast<unsigned int>(v256.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v956 = v359 + v955;
-    const unsigned int v957 = static_cast<unsigned int>(v256.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v957 = static_cast<unsigned int>(v256.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v960 = v251 && v959;
     const bool v961 = v958 < v80;
     const bool v962 = v960 && v961;
@@ -1545,11 +1545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v971] = v968;
       }
     }
-    const unsigned int v972 = static_cast<unsigned int>(v256.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v972 = static_cast<unsigned int>(v256.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v973 = v359 + v972;
-    const unsigned int v974 = static_cast<unsigned int>(v256.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v974 = static_cast<unsigned int>(v256.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v977 = v251 && v976;
     const bool v978 = v975 < v80;
     const bool v979 = v977 && v978;
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v988] = v985;
       }
     }
-    const unsigned int v989 = static_cast<unsigned int>(v256.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v989 = static_cast<unsigned int>(v256.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v990 = v359 + v989;
-    const unsigned int v991 = static_cast<unsigned int>(v256.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v991 = static_cast<unsigned int>(v256.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v994 = v251 && v993;
     const bool v995 = v992 < v80;
     const bool v996 = v994 && v995;
@@ -1589,11 +1589,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1005] = v1002;
       }
     }
-    const unsigned int v1006 = static_cast<unsigned int>(v256.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1006 = static_cast<unsigned int>(v256.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1007 = v359 + v1006;
-    const unsigned int v1008 = static_cast<unsigned int>(v256.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1008 = static_cast<unsigned int>(v256.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1011 = v251 && v1010;
     const bool v1012 = v1009 < v80;
     const bool v1013 = v1011 && v1012;
@@ -1611,11 +1611,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1022] = v1019;
       }
     }
-    const unsigned int v1023 = static_cast<unsigned int>(v256.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1023 = static_cast<unsigned int>(v256.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1024 = v359 + v1023;
-    const unsigned int v1025 = static_cast<unsigned int>(v256.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1025 = static_cast<unsigned int>(v256.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1028 = v251 && v1027;
     const bool v1029 = v1026 < v80;
     const bool v1030 = v1028 && v1029;
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1039] = v1036;
       }
     }
-    const unsigned int v1040 = static_cast<unsigned int>(v256.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1040 = static_cast<unsigned int>(v256.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1041 = v359 + v1040;
-    const unsigned int v1042 = static_cast<unsigned int>(v256.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1042 = static_cast<unsigned int>(v256.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1045 = v251 && v1044;
     const bool v1046 = v1043 < v80;
     const bool v1047 = v1045 && v1046;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1056] = v1053;
       }
     }
-    const unsigned int v1057 = static_cast<unsigned int>(v256.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1057 = static_cast<unsigned int>(v256.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1058 = v359 + v1057;
-    const unsigned int v1059 = static_cast<unsigned int>(v256.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1059 = static_cast<unsigned int>(v256.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1062 = v251 && v1061;
     const bool v1063 = v1060 < v80;
     const bool v1064 = v1062 && v1063;
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1073] = v1070;
       }
     }
-    const unsigned int v1074 = static_cast<unsigned int>(v256.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1074 = static_cast<unsigned int>(v256.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1075 = v359 + v1074;
-    const unsigned int v1076 = static_cast<unsigned int>(v256.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1076 = static_cast<unsigned int>(v256.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1079 = v251 && v1078;
     const bool v1080 = v1077 < v80;
     const bool v1081 = v1079 && v1080;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1090] = v1087;
       }
     }
-    const unsigned int v1091 = static_cast<unsigned int>(v256.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1091 = static_cast<unsigned int>(v256.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1092 = v359 + v1091;
-    const unsigned int v1093 = static_cast<unsigned int>(v256.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1093 = static_cast<unsigned int>(v256.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1096 = v251 && v1095;
     const bool v1097 = v1094 < v80;
     const bool v1098 = v1096 && v1097;
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1107] = v1104;
       }
     }
-    const unsigned int v1108 = static_cast<unsigned int>(v256.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1108 = static_cast<unsigned int>(v256.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1109 = v359 + v1108;
-    const unsigned int v1110 = static_cast<unsigned int>(v256.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1110 = static_cast<unsigned int>(v256.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1113 = v251 && v1112;
     const bool v1114 = v1111 < v80;
     const bool v1115 = v1113 && v1114;
@@ -1743,11 +1743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1124] = v1121;
       }
     }
-    const unsigned int v1125 = static_cast<unsigned int>(v256.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1125 = static_cast<unsigned int>(v256.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1126 = v359 + v1125;
-    const unsigned int v1127 = static_cast<unsigned int>(v256.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1127 = static_cast<unsigned int>(v256.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1130 = v251 && v1129;
     const bool v1131 = v1128 < v80;
     const bool v1132 = v1130 && v1131;
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1141] = v1138;
       }
     }
-    const unsigned int v1142 = static_cast<unsigned int>(v256.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1142 = static_cast<unsigned int>(v256.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1143 = v359 + v1142;
-    const unsigned int v1144 = static_cast<unsigned int>(v256.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1144 = static_cast<unsigned int>(v256.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1147 = v251 && v1146;
     const bool v1148 = v1145 < v80;
     const bool v1149 = v1147 && v1148;
@@ -1787,11 +1787,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1158] = v1155;
       }
     }
-    const unsigned int v1159 = static_cast<unsigned int>(v256.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1159 = static_cast<unsigned int>(v256.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1160 = v359 + v1159;
-    const unsigned int v1161 = static_cast<unsigned int>(v256.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1161 = static_cast<unsigned int>(v256.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1164 = v251 && v1163;
     const bool v1165 = v1162 < v80;
     const bool v1166 = v1164 && v1165;
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1175] = v1172;
       }
     }
-    const unsigned int v1176 = static_cast<unsigned int>(v256.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1176 = static_cast<unsigned int>(v256.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1177 = v359 + v1176;
-    const unsigned int v1178 = static_cast<unsigned int>(v256.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1178 = static_cast<unsigned int>(v256.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1181 = v251 && v1180;
     const bool v1182 = v1179 < v80;
     const bool v1183 = v1181 && v1182;
@@ -1831,11 +1831,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1192] = v1189;
       }
     }
-    const unsigned int v1193 = static_cast<unsigned int>(v256.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1193 = static_cast<unsigned int>(v256.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1194 = v359 + v1193;
-    const unsigned int v1195 = static_cast<unsigned int>(v256.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1195 = static_cast<unsigned int>(v256.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1198 = v251 && v1197;
     const bool v1199 = v1196 < v80;
     const bool v1200 = v1198 && v1199;
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1209] = v1206;
       }
     }
-    const unsigned int v1210 = static_cast<unsigned int>(v256.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1210 = static_cast<unsigned int>(v256.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1211 = v359 + v1210;
-    const unsigned int v1212 = static_cast<unsigned int>(v256.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1212 = static_cast<unsigned int>(v256.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1215 = v251 && v1214;
     const bool v1216 = v1213 < v80;
     const bool v1217 = v1215 && v1216;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1226] = v1223;
       }
     }
-    const unsigned int v1227 = static_cast<unsigned int>(v256.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1227 = static_cast<unsigned int>(v256.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1228 = v359 + v1227;
-    const unsigned int v1229 = static_cast<unsigned int>(v256.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1229 = static_cast<unsigned int>(v256.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1232 = v251 && v1231;
     const bool v1233 = v1230 < v80;
     const bool v1234 = v1232 && v1233;
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1243] = v1240;
       }
     }
-    const unsigned int v1244 = static_cast<unsigned int>(v256.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1244 = static_cast<unsigned int>(v256.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1245 = v359 + v1244;
-    const unsigned int v1246 = static_cast<unsigned int>(v256.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1246 = static_cast<unsigned int>(v256.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1249 = v251 && v1248;
     const bool v1250 = v1247 < v80;
     const bool v1251 = v1249 && v1250;
@@ -1919,11 +1919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1260] = v1257;
       }
     }
-    const unsigned int v1261 = static_cast<unsigned int>(v256.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1261 = static_cast<unsigned int>(v256.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1262 = v359 + v1261;
-    const unsigned int v1263 = static_cast<unsigned int>(v256.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1263 = static_cast<unsigned int>(v256.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1266 = v251 && v1265;
     const bool v1267 = v1264 < v80;
     const bool v1268 = v1266 && v1267;
@@ -1941,11 +1941,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1277] = v1274;
       }
     }
-    const unsigned int v1278 = static_cast<unsigned int>(v256.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1278 = static_cast<unsigned int>(v256.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1279 = v359 + v1278;
-    const unsigned int v1280 = static_cast<unsigned int>(v256.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1280 = static_cast<unsigned int>(v256.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1283 = v251 && v1282;
     const bool v1284 = v1281 < v80;
     const bool v1285 = v1283 && v1284;
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1294] = v1291;
       }
     }
-    const unsigned int v1295 = static_cast<unsigned int>(v256.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1295 = static_cast<unsigned int>(v256.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1296 = v359 + v1295;
-    const unsigned int v1297 = static_cast<unsigned int>(v256.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1297 = static_cast<unsigned int>(v256.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1300 = v251 && v1299;
     const bool v1301 = v1298 < v80;
     const bool v1302 = v1300 && v1301;
@@ -1985,11 +1985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1311] = v1308;
       }
     }
-    const unsigned int v1312 = static_cast<unsigned int>(v256.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1312 = static_cast<unsigned int>(v256.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1313 = v359 + v1312;
-    const unsigned int v1314 = static_cast<unsigned int>(v256.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1314 = static_cast<unsigned int>(v256.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1317 = v251 && v1316;
     const bool v1318 = v1315 < v80;
     const bool v1319 = v1317 && v1318;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1328] = v1325;
       }
     }
-    const unsigned int v1329 = static_cast<unsigned int>(v256.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1329 = static_cast<unsigned int>(v256.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1330 = v359 + v1329;
-    const unsigned int v1331 = static_cast<unsigned int>(v256.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1331 = static_cast<unsigned int>(v256.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1334 = v251 && v1333;
     const bool v1335 = v1332 < v80;
     const bool v1336 = v1334 && v1335;
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1345] = v1342;
       }
     }
-    const unsigned int v1346 = static_cast<unsigned int>(v256.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1346 = static_cast<unsigned int>(v256.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1347 = v359 + v1346;
-    const unsigned int v1348 = static_cast<unsigned int>(v256.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1348 = static_cast<unsigned int>(v256.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1351 = v251 && v1350;
     const bool v1352 = v1349 < v80;
     const bool v1353 = v1351 && v1352;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1362] = v1359;
       }
     }
-    const unsigned int v1363 = static_cast<unsigned int>(v256.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1363 = static_cast<unsigned int>(v256.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1364 = v359 + v1363;
-    const unsigned int v1365 = static_cast<unsigned int>(v256.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1365 = static_cast<unsigned int>(v256.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1368 = v251 && v1367;
     const bool v1369 = v1366 < v80;
     const bool v1370 = v1368 && v1369;
@@ -2073,11 +2073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1379] = v1376;
       }
     }
-    const unsigned int v1380 = static_cast<unsigned int>(v256.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1380 = static_cast<unsigned int>(v256.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1381 = v359 + v1380;
-    const unsigned int v1382 = static_cast<unsigned int>(v256.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1382 = static_cast<unsigned int>(v256.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1385 = v251 && v1384;
     const bool v1386 = v1383 < v80;
     const bool v1387 = v1385 && v1386;
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1396] = v1393;
       }
     }
-    const unsigned int v1397 = static_cast<unsigned int>(v256.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1397 = static_cast<unsigned int>(v256.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1398 = v359 + v1397;
-    const unsigned int v1399 = static_cast<unsigned int>(v256.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1399 = static_cast<unsigned int>(v256.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1402 = v251 && v1401;
     const bool v1403 = v1400 < v80;
     const bool v1404 = v1402 && v1403;
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1413] = v1410;
       }
     }
-    const unsigned int v1414 = static_cast<unsigned int>(v256.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1414 = static_cast<unsigned int>(v256.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1415 = v359 + v1414;
-    const unsigned int v1416 = static_cast<unsigned int>(v256.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1416 = static_cast<unsigned int>(v256.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1419 = v251 && v1418;
     const bool v1420 = v1417 < v80;
     const bool v1421 = v1419 && v1420;
@@ -2139,11 +2139,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1430] = v1427;
       }
     }
-    const unsigned int v1431 = static_cast<unsigned int>(v256.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1431 = static_cast<unsigned int>(v256.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1432 = v359 + v1431;
-    const unsigned int v1433 = static_cast<unsigned int>(v256.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1433 = static_cast<unsigned int>(v256.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1436 = v251 && v1435;
     const bool v1437 = v1434 < v80;
     const bool v1438 = v1436 && v1437;
@@ -2161,13 +2161,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1447] = v1444;
       }
     }
-    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-    iron_frag<float, 2, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+    iron_frag<float, 2, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag_fill(v1457, 0.0f);
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:531
-      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:532
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:533
       if (v4122) {
-        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v4129 = v250 << 5u;
         const unsigned int v4130 = v4129 + v4126;
         const unsigned int v4131 = v4130 >> 3u;
@@ -2214,7 +2214,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4178 = v4176 + v4167;
           iron_copy_async<16>(shm3 + (v4178 ^ (((v4178 >> 6u) & 7u) << 3u)), x_sorted + v4175, v4172);
         }
-        const unsigned int v4179 = v1449 + v4131;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v4179 = v1449 + v4131;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v4180 = v4179 < v80;
         const bool v4181 = v4180 && v4137;
         const unsigned int v4182 = v4179 * v3;
@@ -2244,10 +2244,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), w + v4201, v4198);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
       const bool v4207 = 64u < v3;
       if (v4207) {
-        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
         const unsigned int v4214 = v250 << 5u;
         const unsigned int v4215 = v4214 + v4211;
         const unsigned int v4216 = v4215 >> 3u;
@@ -2300,7 +2300,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v4263 = v4262 + v4252;
           iron_copy_async<16>(shm3 + (v4263 ^ (((v4263 >> 6u) & 7u) << 3u)), x_sorted + v4260, v4257);
         }
-        const unsigned int v4264 = v1449 + v4216;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const unsigned int v4264 = v1449 + v4216;  // kernels/gemm/gemm_warpgroup.hpp:239
         const bool v4265 = v4264 < v80;
         const bool v4266 = v4265 && v4222;
         const unsigned int v4267 = v4264 * v3;
@@ -2332,7 +2332,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_copy_async<16>(shm4 + (v4289 ^ (((v4289 >> 6u) & 7u) << 3u)), w + v4286, v4283);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
       for (unsigned int v3424 = v28; v3424 < v3; v3424 += 64u) {
         const unsigned int v3426 = v3424 >> 6u;
@@ -2340,8 +2340,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
         if (v251) {
-          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:539
-          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const unsigned int v3439 = v3430 + v3438;
           const unsigned int v3692 = v355 << 6u;
           const unsigned int v3694 = v3439 + v3692;
@@ -2380,13 +2380,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3730, shm4, v3726, 64u);
           iron_frag_mma_sync(v1457, v3728, v3730);
         }
-        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
         const unsigned int v3447 = v3426 + 2u;
         const unsigned int v3448 = v3447 % 3u;
         const bool v3449 = v3445 < v3;
         if (v3449) {
-          const unsigned int v3451 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-          const unsigned int v3454 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:386
+          const unsigned int v3451 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+          const unsigned int v3454 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
           const unsigned int v3456 = v250 << 5u;
           const unsigned int v3457 = v3456 + v3454;
           const unsigned int v3461 = v3457 >> 3u;
@@ -2439,7 +2439,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             const unsigned int v3522 = v3521 + v3509;
             iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), x_sorted + v3518, v3514);
           }
-          const unsigned int v3539 = v1449 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:238
+          const unsigned int v3539 = v1449 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:239
           const bool v3541 = v3539 < v80;
           const bool v3543 = v3541 && v3469;
           const unsigned int v3544 = v3539 * v3;
@@ -2471,14 +2471,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             iron_copy_async<16>(shm4 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), w + v3591, v3587);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:532
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
       }
       __syncthreads();
     } else {
       const unsigned int v1490 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
       const unsigned int v1491 = threadIdx.x;
 
-      for (unsigned int v1488 = v28; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+      for (unsigned int v1488 = v28; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
         for (unsigned int v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
           const unsigned int v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const unsigned int v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -2524,9 +2524,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
             shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:523
-          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
+          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const unsigned int v3737 = v355 << 6u;
           const unsigned int v3739 = v1550 + v3737;
           iron_frag<iron_bf16, 0, 16, 16> v3746;
@@ -2561,14 +2561,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           iron_frag_load_shared<true, 6, 3>(v3775, shm4, 48u, 64u);
           iron_frag_mma_sync(v1457, v3773, v3775);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
       }
     }
-    const unsigned int v1561 = static_cast<unsigned int>(v1457.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1561 = static_cast<unsigned int>(v1457.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1562 = v359 + v1561;
-    const unsigned int v1563 = static_cast<unsigned int>(v1457.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1563 = static_cast<unsigned int>(v1457.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1566 = v251 && v1565;
     const bool v1567 = v1564 < v80;
     const bool v1568 = v1566 && v1567;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1577] = v1574;
       }
     }
-    const unsigned int v1578 = static_cast<unsigned int>(v1457.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1578 = static_cast<unsigned int>(v1457.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1579 = v359 + v1578;
-    const unsigned int v1580 = static_cast<unsigned int>(v1457.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1580 = static_cast<unsigned int>(v1457.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1583 = v251 && v1582;
     const bool v1584 = v1581 < v80;
     const bool v1585 = v1583 && v1584;
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1594] = v1591;
       }
     }
-    const unsigned int v1595 = static_cast<unsigned int>(v1457.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1595 = static_cast<unsigned int>(v1457.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1596 = v359 + v1595;
-    const unsigned int v1597 = static_cast<unsigned int>(v1457.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1597 = static_cast<unsigned int>(v1457.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1600 = v251 && v1599;
     const bool v1601 = v1598 < v80;
     const bool v1602 = v1600 && v1601;
@@ -2630,11 +2630,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1611] = v1608;
       }
     }
-    const unsigned int v1612 = static_cast<unsigned int>(v1457.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1612 = static_cast<unsigned int>(v1457.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1613 = v359 + v1612;
-    const unsigned int v1614 = static_cast<unsigned int>(v1457.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1614 = static_cast<unsigned int>(v1457.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1617 = v251 && v1616;
     const bool v1618 = v1615 < v80;
     const bool v1619 = v1617 && v1618;
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1628] = v1625;
       }
     }
-    const unsigned int v1629 = static_cast<unsigned int>(v1457.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1629 = static_cast<unsigned int>(v1457.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1630 = v359 + v1629;
-    const unsigned int v1631 = static_cast<unsigned int>(v1457.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1631 = static_cast<unsigned int>(v1457.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1634 = v251 && v1633;
     const bool v1635 = v1632 < v80;
     const bool v1636 = v1634 && v1635;
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1645] = v1642;
       }
     }
-    const unsigned int v1646 = static_cast<unsigned int>(v1457.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1646 = static_cast<unsigned int>(v1457.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1647 = v359 + v1646;
-    const unsigned int v1648 = static_cast<unsigned int>(v1457.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1648 = static_cast<unsigned int>(v1457.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1651 = v251 && v1650;
     const bool v1652 = v1649 < v80;
     const bool v1653 = v1651 && v1652;
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1662] = v1659;
       }
     }
-    const unsigned int v1663 = static_cast<unsigned int>(v1457.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1663 = static_cast<unsigned int>(v1457.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1664 = v359 + v1663;
-    const unsigned int v1665 = static_cast<unsigned int>(v1457.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1665 = static_cast<unsigned int>(v1457.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1668 = v251 && v1667;
     const bool v1669 = v1666 < v80;
     const bool v1670 = v1668 && v1669;
@@ -2718,11 +2718,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1679] = v1676;
       }
     }
-    const unsigned int v1680 = static_cast<unsigned int>(v1457.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1680 = static_cast<unsigned int>(v1457.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1681 = v359 + v1680;
-    const unsigned int v1682 = static_cast<unsigned int>(v1457.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1682 = static_cast<unsigned int>(v1457.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1685 = v251 && v1684;
     const bool v1686 = v1683 < v80;
     const bool v1687 = v1685 && v1686;
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1696] = v1693;
       }
     }
-    const unsigned int v1697 = static_cast<unsigned int>(v1457.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1697 = static_cast<unsigned int>(v1457.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1698 = v359 + v1697;
-    const unsigned int v1699 = static_cast<unsigned int>(v1457.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1699 = static_cast<unsigned int>(v1457.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1702 = v251 && v1701;
     const bool v1703 = v1700 < v80;
     const bool v1704 = v1702 && v1703;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1713] = v1710;
       }
     }
-    const unsigned int v1714 = static_cast<unsigned int>(v1457.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1714 = static_cast<unsigned int>(v1457.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1715 = v359 + v1714;
-    const unsigned int v1716 = static_cast<unsigned int>(v1457.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1716 = static_cast<unsigned int>(v1457.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1719 = v251 && v1718;
     const bool v1720 = v1717 < v80;
     const bool v1721 = v1719 && v1720;
@@ -2784,11 +2784,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1730] = v1727;
       }
     }
-    const unsigned int v1731 = static_cast<unsigned int>(v1457.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1731 = static_cast<unsigned int>(v1457.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1732 = v359 + v1731;
-    const unsigned int v1733 = static_cast<unsigned int>(v1457.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1733 = static_cast<unsigned int>(v1457.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1736 = v251 && v1735;
     const bool v1737 = v1734 < v80;
     const bool v1738 = v1736 && v1737;
@@ -2806,11 +2806,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1747] = v1744;
       }
     }
-    const unsigned int v1748 = static_cast<unsigned int>(v1457.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1748 = static_cast<unsigned int>(v1457.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1749 = v359 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v1457.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1750 = static_cast<unsigned int>(v1457.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1753 = v251 && v1752;
     const bool v1754 = v1751 < v80;
     const bool v1755 = v1753 && v1754;
@@ -2828,11 +2828,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1764] = v1761;
       }
     }
-    const unsigned int v1765 = static_cast<unsigned int>(v1457.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1765 = static_cast<unsigned int>(v1457.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1766 = v359 + v1765;
-    const unsigned int v1767 = static_cast<unsigned int>(v1457.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1767 = static_cast<unsigned int>(v1457.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1770 = v251 && v1769;
     const bool v1771 = v1768 < v80;
     const bool v1772 = v1770 && v1771;
@@ -2850,11 +2850,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1781] = v1778;
       }
     }
-    const unsigned int v1782 = static_cast<unsigned int>(v1457.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1782 = static_cast<unsigned int>(v1457.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1783 = v359 + v1782;
-    const unsigned int v1784 = static_cast<unsigned int>(v1457.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1784 = static_cast<unsigned int>(v1457.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1787 = v251 && v1786;
     const bool v1788 = v1785 < v80;
     const bool v1789 = v1787 && v1788;
@@ -2872,11 +2872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1798] = v1795;
       }
     }
-    const unsigned int v1799 = static_cast<unsigned int>(v1457.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1799 = static_cast<unsigned int>(v1457.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1800 = v359 + v1799;
-    const unsigned int v1801 = static_cast<unsigned int>(v1457.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1801 = static_cast<unsigned int>(v1457.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1804 = v251 && v1803;
     const bool v1805 = v1802 < v80;
     const bool v1806 = v1804 && v1805;
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1815] = v1812;
       }
     }
-    const unsigned int v1816 = static_cast<unsigned int>(v1457.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1816 = static_cast<unsigned int>(v1457.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1817 = v359 + v1816;
-    const unsigned int v1818 = static_cast<unsigned int>(v1457.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1818 = static_cast<unsigned int>(v1457.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1821 = v251 && v1820;
     const bool v1822 = v1819 < v80;
     const bool v1823 = v1821 && v1822;
@@ -2916,11 +2916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1832] = v1829;
       }
     }
-    const unsigned int v1833 = static_cast<unsigned int>(v1457.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1833 = static_cast<unsigned int>(v1457.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1834 = v359 + v1833;
-    const unsigned int v1835 = static_cast<unsigned int>(v1457.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1835 = static_cast<unsigned int>(v1457.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1838 = v251 && v1837;
     const bool v1839 = v1836 < v80;
     const bool v1840 = v1838 && v1839;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1849] = v1846;
       }
     }
-    const unsigned int v1850 = static_cast<unsigned int>(v1457.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1850 = static_cast<unsigned int>(v1457.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1851 = v359 + v1850;
-    const unsigned int v1852 = static_cast<unsigned int>(v1457.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1852 = static_cast<unsigned int>(v1457.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1855 = v251 && v1854;
     const bool v1856 = v1853 < v80;
     const bool v1857 = v1855 && v1856;
@@ -2960,11 +2960,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1866] = v1863;
       }
     }
-    const unsigned int v1867 = static_cast<unsigned int>(v1457.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1867 = static_cast<unsigned int>(v1457.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1868 = v359 + v1867;
-    const unsigned int v1869 = static_cast<unsigned int>(v1457.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1869 = static_cast<unsigned int>(v1457.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1872 = v251 && v1871;
     const bool v1873 = v1870 < v80;
     const bool v1874 = v1872 && v1873;
@@ -2982,11 +2982,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1883] = v1880;
       }
     }
-    const unsigned int v1884 = static_cast<unsigned int>(v1457.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1884 = static_cast<unsigned int>(v1457.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1885 = v359 + v1884;
-    const unsigned int v1886 = static_cast<unsigned int>(v1457.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1886 = static_cast<unsigned int>(v1457.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1889 = v251 && v1888;
     const bool v1890 = v1887 < v80;
     const bool v1891 = v1889 && v1890;
@@ -3004,11 +3004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1900] = v1897;
       }
     }
-    const unsigned int v1901 = static_cast<unsigned int>(v1457.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1901 = static_cast<unsigned int>(v1457.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1902 = v359 + v1901;
-    const unsigned int v1903 = static_cast<unsigned int>(v1457.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1903 = static_cast<unsigned int>(v1457.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1906 = v251 && v1905;
     const bool v1907 = v1904 < v80;
     const bool v1908 = v1906 && v1907;
@@ -3026,11 +3026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1917] = v1914;
       }
     }
-    const unsigned int v1918 = static_cast<unsigned int>(v1457.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1918 = static_cast<unsigned int>(v1457.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1919 = v359 + v1918;
-    const unsigned int v1920 = static_cast<unsigned int>(v1457.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1920 = static_cast<unsigned int>(v1457.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1923 = v251 && v1922;
     const bool v1924 = v1921 < v80;
     const bool v1925 = v1923 && v1924;
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1934] = v1931;
       }
     }
-    const unsigned int v1935 = static_cast<unsigned int>(v1457.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1935 = static_cast<unsigned int>(v1457.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1936 = v359 + v1935;
-    const unsigned int v1937 = static_cast<unsigned int>(v1457.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1937 = static_cast<unsigned int>(v1457.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1940 = v251 && v1939;
     const bool v1941 = v1938 < v80;
     const bool v1942 = v1940 && v1941;
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1951] = v1948;
       }
     }
-    const unsigned int v1952 = static_cast<unsigned int>(v1457.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1952 = static_cast<unsigned int>(v1457.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1953 = v359 + v1952;
-    const unsigned int v1954 = static_cast<unsigned int>(v1457.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1954 = static_cast<unsigned int>(v1457.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1957 = v251 && v1956;
     const bool v1958 = v1955 < v80;
     const bool v1959 = v1957 && v1958;
@@ -3092,11 +3092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1968] = v1965;
       }
     }
-    const unsigned int v1969 = static_cast<unsigned int>(v1457.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1969 = static_cast<unsigned int>(v1457.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1970 = v359 + v1969;
-    const unsigned int v1971 = static_cast<unsigned int>(v1457.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1971 = static_cast<unsigned int>(v1457.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1974 = v251 && v1973;
     const bool v1975 = v1972 < v80;
     const bool v1976 = v1974 && v1975;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v1985] = v1982;
       }
     }
-    const unsigned int v1986 = static_cast<unsigned int>(v1457.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1986 = static_cast<unsigned int>(v1457.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1987 = v359 + v1986;
-    const unsigned int v1988 = static_cast<unsigned int>(v1457.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1988 = static_cast<unsigned int>(v1457.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1991 = v251 && v1990;
     const bool v1992 = v1989 < v80;
     const bool v1993 = v1991 && v1992;
@@ -3136,11 +3136,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2002] = v1999;
       }
     }
-    const unsigned int v2003 = static_cast<unsigned int>(v1457.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2003 = static_cast<unsigned int>(v1457.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2004 = v359 + v2003;
-    const unsigned int v2005 = static_cast<unsigned int>(v1457.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2005 = static_cast<unsigned int>(v1457.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2008 = v251 && v2007;
     const bool v2009 = v2006 < v80;
     const bool v2010 = v2008 && v2009;
@@ -3158,11 +3158,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2019] = v2016;
       }
     }
-    const unsigned int v2020 = static_cast<unsigned int>(v1457.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2020 = static_cast<unsigned int>(v1457.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2021 = v359 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v1457.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2022 = static_cast<unsigned int>(v1457.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2025 = v251 && v2024;
     const bool v2026 = v2023 < v80;
     const bool v2027 = v2025 && v2026;
@@ -3180,11 +3180,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2036] = v2033;
       }
     }
-    const unsigned int v2037 = static_cast<unsigned int>(v1457.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2037 = static_cast<unsigned int>(v1457.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2038 = v359 + v2037;
-    const unsigned int v2039 = static_cast<unsigned int>(v1457.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2039 = static_cast<unsigned int>(v1457.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2042 = v251 && v2041;
     const bool v2043 = v2040 < v80;
     const bool v2044 = v2042 && v2043;
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2053] = v2050;
       }
     }
-    const unsigned int v2054 = static_cast<unsigned int>(v1457.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2054 = static_cast<unsigned int>(v1457.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2055 = v359 + v2054;
-    const unsigned int v2056 = static_cast<unsigned int>(v1457.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2056 = static_cast<unsigned int>(v1457.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2059 = v251 && v2058;
     const bool v2060 = v2057 < v80;
     const bool v2061 = v2059 && v2060;
@@ -3224,11 +3224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2070] = v2067;
       }
     }
-    const unsigned int v2071 = static_cast<unsigned int>(v1457.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2071 = static_cast<unsigned int>(v1457.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2072 = v359 + v2071;
-    const unsigned int v2073 = static_cast<unsigned int>(v1457.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2073 = static_cast<unsigned int>(v1457.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2076 = v251 && v2075;
     const bool v2077 = v2074 < v80;
     const bool v2078 = v2076 && v2077;
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2087] = v2084;
       }
     }
-    const unsigned int v2088 = static_cast<unsigned int>(v1457.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2088 = static_cast<unsigned int>(v1457.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2089 = v359 + v2088;
-    const unsigned int v2090 = static_cast<unsigned int>(v1457.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2090 = static_cast<unsigned int>(v1457.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2093 = v251 && v2092;
     const bool v2094 = v2091 < v80;
     const bool v2095 = v2093 && v2094;
@@ -3268,11 +3268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2104] = v2101;
       }
     }
-    const unsigned int v2105 = static_cast<unsigned int>(v1457.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2105 = static_cast<unsigned int>(v1457.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2106 = v359 + v2105;
-    const unsigned int v2107 = static_cast<unsigned int>(v1457.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2107 = static_cast<unsigned int>(v1457.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2110 = v251 && v2109;
     const bool v2111 = v2108 < v80;
     const bool v2112 = v2110 && v2111;
@@ -3290,11 +3290,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2121] = v2118;
       }
     }
-    const unsigned int v2122 = static_cast<unsigned int>(v1457.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2122 = static_cast<unsigned int>(v1457.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2123 = v359 + v2122;
-    const unsigned int v2124 = static_cast<unsigned int>(v1457.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2124 = static_cast<unsigned int>(v1457.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2127 = v251 && v2126;
     const bool v2128 = v2125 < v80;
     const bool v2129 = v2127 && v2128;
@@ -3312,11 +3312,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2138] = v2135;
       }
     }
-    const unsigned int v2139 = static_cast<unsigned int>(v1457.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2139 = static_cast<unsigned int>(v1457.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2140 = v359 + v2139;
-    const unsigned int v2141 = static_cast<unsigned int>(v1457.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2141 = static_cast<unsigned int>(v1457.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2144 = v251 && v2143;
     const bool v2145 = v2142 < v80;
     const bool v2146 = v2144 && v2145;
@@ -3334,11 +3334,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2155] = v2152;
       }
     }
-    const unsigned int v2156 = static_cast<unsigned int>(v1457.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2156 = static_cast<unsigned int>(v1457.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2157 = v359 + v2156;
-    const unsigned int v2158 = static_cast<unsigned int>(v1457.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2158 = static_cast<unsigned int>(v1457.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2161 = v251 && v2160;
     const bool v2162 = v2159 < v80;
     const bool v2163 = v2161 && v2162;
@@ -3356,11 +3356,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2172] = v2169;
       }
     }
-    const unsigned int v2173 = static_cast<unsigned int>(v1457.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2173 = static_cast<unsigned int>(v1457.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2174 = v359 + v2173;
-    const unsigned int v2175 = static_cast<unsigned int>(v1457.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2175 = static_cast<unsigned int>(v1457.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2178 = v251 && v2177;
     const bool v2179 = v2176 < v80;
     const bool v2180 = v2178 && v2179;
@@ -3378,11 +3378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2189] = v2186;
       }
     }
-    const unsigned int v2190 = static_cast<unsigned int>(v1457.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2190 = static_cast<unsigned int>(v1457.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2191 = v359 + v2190;
-    const unsigned int v2192 = static_cast<unsigned int>(v1457.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2192 = static_cast<unsigned int>(v1457.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2195 = v251 && v2194;
     const bool v2196 = v2193 < v80;
     const bool v2197 = v2195 && v2196;
@@ -3400,11 +3400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2206] = v2203;
       }
     }
-    const unsigned int v2207 = static_cast<unsigned int>(v1457.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2207 = static_cast<unsigned int>(v1457.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2208 = v359 + v2207;
-    const unsigned int v2209 = static_cast<unsigned int>(v1457.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2209 = static_cast<unsigned int>(v1457.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2212 = v251 && v2211;
     const bool v2213 = v2210 < v80;
     const bool v2214 = v2212 && v2213;
@@ -3422,11 +3422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2223] = v2220;
       }
     }
-    const unsigned int v2224 = static_cast<unsigned int>(v1457.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2224 = static_cast<unsigned int>(v1457.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2225 = v359 + v2224;
-    const unsigned int v2226 = static_cast<unsigned int>(v1457.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2226 = static_cast<unsigned int>(v1457.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2229 = v251 && v2228;
     const bool v2230 = v2227 < v80;
     const bool v2231 = v2229 && v2230;
@@ -3444,11 +3444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2240] = v2237;
       }
     }
-    const unsigned int v2241 = static_cast<unsigned int>(v1457.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2241 = static_cast<unsigned int>(v1457.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2242 = v359 + v2241;
-    const unsigned int v2243 = static_cast<unsigned int>(v1457.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2243 = static_cast<unsigned int>(v1457.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2246 = v251 && v2245;
     const bool v2247 = v2244 < v80;
     const bool v2248 = v2246 && v2247;
@@ -3466,11 +3466,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2257] = v2254;
       }
     }
-    const unsigned int v2258 = static_cast<unsigned int>(v1457.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2258 = static_cast<unsigned int>(v1457.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2259 = v359 + v2258;
-    const unsigned int v2260 = static_cast<unsigned int>(v1457.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2260 = static_cast<unsigned int>(v1457.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2263 = v251 && v2262;
     const bool v2264 = v2261 < v80;
     const bool v2265 = v2263 && v2264;
@@ -3488,11 +3488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2274] = v2271;
       }
     }
-    const unsigned int v2275 = static_cast<unsigned int>(v1457.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2275 = static_cast<unsigned int>(v1457.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2276 = v359 + v2275;
-    const unsigned int v2277 = static_cast<unsigned int>(v1457.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2277 = static_cast<unsigned int>(v1457.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2280 = v251 && v2279;
     const bool v2281 = v2278 < v80;
     const bool v2282 = v2280 && v2281;
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2291] = v2288;
       }
     }
-    const unsigned int v2292 = static_cast<unsigned int>(v1457.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2292 = static_cast<unsigned int>(v1457.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2293 = v359 + v2292;
-    const unsigned int v2294 = static_cast<unsigned int>(v1457.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2294 = static_cast<unsigned int>(v1457.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2297 = v251 && v2296;
     const bool v2298 = v2295 < v80;
     const bool v2299 = v2297 && v2298;
@@ -3532,11 +3532,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2308] = v2305;
       }
     }
-    const unsigned int v2309 = static_cast<unsigned int>(v1457.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2309 = static_cast<unsigned int>(v1457.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2310 = v359 + v2309;
-    const unsigned int v2311 = static_cast<unsigned int>(v1457.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2311 = static_cast<unsigned int>(v1457.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2314 = v251 && v2313;
     const bool v2315 = v2312 < v80;
     const bool v2316 = v2314 && v2315;
@@ -3554,11 +3554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2325] = v2322;
       }
     }
-    const unsigned int v2326 = static_cast<unsigned int>(v1457.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2326 = static_cast<unsigned int>(v1457.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2327 = v359 + v2326;
-    const unsigned int v2328 = static_cast<unsigned int>(v1457.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2328 = static_cast<unsigned int>(v1457.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2331 = v251 && v2330;
     const bool v2332 = v2329 < v80;
     const bool v2333 = v2331 && v2332;
@@ -3576,11 +3576,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2342] = v2339;
       }
     }
-    const unsigned int v2343 = static_cast<unsigned int>(v1457.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2343 = static_cast<unsigned int>(v1457.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2344 = v359 + v2343;
-    const unsigned int v2345 = static_cast<unsigned int>(v1457.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2345 = static_cast<unsigned int>(v1457.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2348 = v251 && v2347;
     const bool v2349 = v2346 < v80;
     const bool v2350 = v2348 && v2349;
@@ -3598,11 +3598,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2359] = v2356;
       }
     }
-    const unsigned int v2360 = static_cast<unsigned int>(v1457.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2360 = static_cast<unsigned int>(v1457.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2361 = v359 + v2360;
-    const unsigned int v2362 = static_cast<unsigned int>(v1457.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2362 = static_cast<unsigned int>(v1457.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2365 = v251 && v2364;
     const bool v2366 = v2363 < v80;
     const bool v2367 = v2365 && v2366;
@@ -3620,11 +3620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2376] = v2373;
       }
     }
-    const unsigned int v2377 = static_cast<unsigned int>(v1457.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2377 = static_cast<unsigned int>(v1457.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2378 = v359 + v2377;
-    const unsigned int v2379 = static_cast<unsigned int>(v1457.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2379 = static_cast<unsigned int>(v1457.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2382 = v251 && v2381;
     const bool v2383 = v2380 < v80;
     const bool v2384 = v2382 && v2383;
@@ -3642,11 +3642,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2393] = v2390;
       }
     }
-    const unsigned int v2394 = static_cast<unsigned int>(v1457.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2394 = static_cast<unsigned int>(v1457.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2395 = v359 + v2394;
-    const unsigned int v2396 = static_cast<unsigned int>(v1457.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2396 = static_cast<unsigned int>(v1457.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2399 = v251 && v2398;
     const bool v2400 = v2397 < v80;
     const bool v2401 = v2399 && v2400;
@@ -3664,11 +3664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2410] = v2407;
       }
     }
-    const unsigned int v2411 = static_cast<unsigned int>(v1457.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2411 = static_cast<unsigned int>(v1457.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2412 = v359 + v2411;
-    const unsigned int v2413 = static_cast<unsigned int>(v1457.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2413 = static_cast<unsigned int>(v1457.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2416 = v251 && v2415;
     const bool v2417 = v2414 < v80;
     const bool v2418 = v2416 && v2417;
@@ -3686,11 +3686,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2427] = v2424;
       }
     }
-    const unsigned int v2428 = static_cast<unsigned int>(v1457.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2428 = static_cast<unsigned int>(v1457.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2429 = v359 + v2428;
-    const unsigned int v2430 = static_cast<unsigned int>(v1457.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2430 = static_cast<unsigned int>(v1457.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2433 = v251 && v2432;
     const bool v2434 = v2431 < v80;
     const bool v2435 = v2433 && v2434;
@@ -3708,11 +3708,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2444] = v2441;
       }
     }
-    const unsigned int v2445 = static_cast<unsigned int>(v1457.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2445 = static_cast<unsigned int>(v1457.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2446 = v359 + v2445;
-    const unsigned int v2447 = static_cast<unsigned int>(v1457.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2447 = static_cast<unsigned int>(v1457.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2450 = v251 && v2449;
     const bool v2451 = v2448 < v80;
     const bool v2452 = v2450 && v2451;
@@ -3730,11 +3730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2461] = v2458;
       }
     }
-    const unsigned int v2462 = static_cast<unsigned int>(v1457.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2462 = static_cast<unsigned int>(v1457.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2463 = v359 + v2462;
-    const unsigned int v2464 = static_cast<unsigned int>(v1457.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2464 = static_cast<unsigned int>(v1457.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2467 = v251 && v2466;
     const bool v2468 = v2465 < v80;
     const bool v2469 = v2467 && v2468;
@@ -3752,11 +3752,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2478] = v2475;
       }
     }
-    const unsigned int v2479 = static_cast<unsigned int>(v1457.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2479 = static_cast<unsigned int>(v1457.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2480 = v359 + v2479;
-    const unsigned int v2481 = static_cast<unsigned int>(v1457.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2481 = static_cast<unsigned int>(v1457.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2484 = v251 && v2483;
     const bool v2485 = v2482 < v80;
     const bool v2486 = v2484 && v2485;
@@ -3774,11 +3774,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2495] = v2492;
       }
     }
-    const unsigned int v2496 = static_cast<unsigned int>(v1457.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2496 = static_cast<unsigned int>(v1457.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2497 = v359 + v2496;
-    const unsigned int v2498 = static_cast<unsigned int>(v1457.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2498 = static_cast<unsigned int>(v1457.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2501 = v251 && v2500;
     const bool v2502 = v2499 < v80;
     const bool v2503 = v2501 && v2502;
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2512] = v2509;
       }
     }
-    const unsigned int v2513 = static_cast<unsigned int>(v1457.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2513 = static_cast<unsigned int>(v1457.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2514 = v359 + v2513;
-    const unsigned int v2515 = static_cast<unsigned int>(v1457.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2515 = static_cast<unsigned int>(v1457.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2518 = v251 && v2517;
     const bool v2519 = v2516 < v80;
     const bool v2520 = v2518 && v2519;
@@ -3818,11 +3818,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2529] = v2526;
       }
     }
-    const unsigned int v2530 = static_cast<unsigned int>(v1457.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2530 = static_cast<unsigned int>(v1457.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2531 = v359 + v2530;
-    const unsigned int v2532 = static_cast<unsigned int>(v1457.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2532 = static_cast<unsigned int>(v1457.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2535 = v251 && v2534;
     const bool v2536 = v2533 < v80;
     const bool v2537 = v2535 && v2536;
@@ -3840,11 +3840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2546] = v2543;
       }
     }
-    const unsigned int v2547 = static_cast<unsigned int>(v1457.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2547 = static_cast<unsigned int>(v1457.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2548 = v359 + v2547;
-    const unsigned int v2549 = static_cast<unsigned int>(v1457.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2549 = static_cast<unsigned int>(v1457.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2552 = v251 && v2551;
     const bool v2553 = v2550 < v80;
     const bool v2554 = v2552 && v2553;
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2563] = v2560;
       }
     }
-    const unsigned int v2564 = static_cast<unsigned int>(v1457.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2564 = static_cast<unsigned int>(v1457.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2565 = v359 + v2564;
-    const unsigned int v2566 = static_cast<unsigned int>(v1457.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2566 = static_cast<unsigned int>(v1457.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2569 = v251 && v2568;
     const bool v2570 = v2567 < v80;
     const bool v2571 = v2569 && v2570;
@@ -3884,11 +3884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2580] = v2577;
       }
     }
-    const unsigned int v2581 = static_cast<unsigned int>(v1457.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2581 = static_cast<unsigned int>(v1457.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2582 = v359 + v2581;
-    const unsigned int v2583 = static_cast<unsigned int>(v1457.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2583 = static_cast<unsigned int>(v1457.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2586 = v251 && v2585;
     const bool v2587 = v2584 < v80;
     const bool v2588 = v2586 && v2587;
@@ -3906,11 +3906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2597] = v2594;
       }
     }
-    const unsigned int v2598 = static_cast<unsigned int>(v1457.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2598 = static_cast<unsigned int>(v1457.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2599 = v359 + v2598;
-    const unsigned int v2600 = static_cast<unsigned int>(v1457.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2600 = static_cast<unsigned int>(v1457.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2603 = v251 && v2602;
     const bool v2604 = v2601 < v80;
     const bool v2605 = v2603 && v2604;
@@ -3928,11 +3928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2614] = v2611;
       }
     }
-    const unsigned int v2615 = static_cast<unsigned int>(v1457.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2615 = static_cast<unsigned int>(v1457.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2616 = v359 + v2615;
-    const unsigned int v2617 = static_cast<unsigned int>(v1457.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2617 = static_cast<unsigned int>(v1457.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2620 = v251 && v2619;
     const bool v2621 = v2618 < v80;
     const bool v2622 = v2620 && v2621;
@@ -3950,11 +3950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
         out[v2631] = v2628;
       }
     }
-    const unsigned int v2632 = static_cast<unsigned int>(v1457.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2632 = static_cast<unsigned int>(v1457.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2633 = v359 + v2632;
-    const unsigned int v2634 = static_cast<unsigned int>(v1457.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2634 = static_cast<unsigned int>(v1457.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2637 = v251 && v2636;
     const bool v2638 = v2635 < v80;
     const bool v2639 = v2637 && v2638;

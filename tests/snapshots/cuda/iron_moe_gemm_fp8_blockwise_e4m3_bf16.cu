@@ -415,9 +415,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v86 = v85 >> 7u;
     const unsigned int v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:243
     const unsigned int v88 = v1 * v2;
-    const unsigned int v1298 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:508
+    const unsigned int v1298 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
     const bool v1299 = v1298 < 4u;
-    const unsigned int v1302 = v1298 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const unsigned int v1302 = v1298 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag<float, 2, 16, 128> v1304;
     iron_frag_fill(v1304, 0.0f);
     iron_frag<float, 2, 16, 128> v1306;  // /usr/include/c++/12/bits/stl_construct.h:119
@@ -425,7 +425,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v1311 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1312 = threadIdx.x;
 
-    for (unsigned int v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (unsigned int v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (unsigned int v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
         const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -473,9 +473,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
           shm4[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v1299) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const unsigned int v1372 = v1302 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v1299) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1372 = v1302 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const unsigned int v1373 = v1372 << 6u;
         const unsigned int v3010 = v1298 & 3u;
         const unsigned int v3012 = v3010 << 4u;
@@ -512,46 +512,46 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         iron_frag_fill(v3052, iron_f32_to_f16(0.0f));
         iron_frag_load_shared<true, 6, 3>(v3052, shm4, 48u, 64u);
         iron_frag_mma_sync(v1306, v3050, v3052);
-        const unsigned int v1378 = v1309 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:474
+        const unsigned int v1378 = v1309 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:475
         const unsigned int v1379 = v1378 & 127u;
         const bool v1380 = v1379 == 0u;
         const bool v1383 = v1378 >= v3;
         const bool v1384 = v1380 || v1383;
         if (v1384) {
-          const unsigned int v1386 = v1309 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:476
-          const unsigned int v1394 = v75 + v1372;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const unsigned int v1386 = v1309 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:477
+          const unsigned int v1394 = v75 + v1372;  // kernels/gemm/gemm_warpgroup.hpp:441
           const unsigned int v1395 = v1394 + v3012;
-          iron_frag<float, 2, 16, 8> v1397;  // kernels/gemm/gemm_warpgroup.hpp:441
+          iron_frag<float, 2, 16, 8> v1397;  // kernels/gemm/gemm_warpgroup.hpp:442
           iron_frag_fill(v1397, 0.0f);
-          const unsigned int v1399 = static_cast<unsigned int>(v1397.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:442
-          const unsigned int v1402 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const unsigned int v1399 = static_cast<unsigned int>(v1397.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:443
+          const unsigned int v1402 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:444
           const unsigned int v1403 = v1395 + v1399;
           const unsigned int v1404 = min(v1403, v1402);
           const unsigned int v1405 = v1404 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const unsigned int v1406 = v1405 + v1386;
           const float v1407 = scale_x[v1406];
-          v1397.x[0] = v1407;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.x[0] = v1407;  // kernels/gemm/gemm_warpgroup.hpp:443
           const unsigned int v1409 = static_cast<unsigned int>(v1397.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1413 = v1395 + v1409;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const unsigned int v1413 = v1395 + v1409;  // kernels/gemm/gemm_warpgroup.hpp:444
           const unsigned int v1414 = min(v1413, v1402);
           const unsigned int v1415 = v1414 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const unsigned int v1416 = v1415 + v1386;
           const float v1417 = scale_x[v1416];
-          v1397.x[1] = v1417;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.x[1] = v1417;  // kernels/gemm/gemm_warpgroup.hpp:443
           const unsigned int v1419 = static_cast<unsigned int>(v1397.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1423 = v1395 + v1419;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const unsigned int v1423 = v1395 + v1419;  // kernels/gemm/gemm_warpgroup.hpp:444
           const unsigned int v1424 = min(v1423, v1402);
           const unsigned int v1425 = v1424 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const unsigned int v1426 = v1425 + v1386;
           const float v1427 = scale_x[v1426];
-          v1397.x[2] = v1427;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.x[2] = v1427;  // kernels/gemm/gemm_warpgroup.hpp:443
           const unsigned int v1429 = static_cast<unsigned int>(v1397.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1433 = v1395 + v1429;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const unsigned int v1433 = v1395 + v1429;  // kernels/gemm/gemm_warpgroup.hpp:444
           const unsigned int v1434 = min(v1433, v1402);
           const unsigned int v1435 = v1434 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const unsigned int v1436 = v1435 + v1386;
           const float v1437 = scale_x[v1436];
-          v1397.x[3] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.x[3] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:443
           const unsigned int v1439 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:212
           const unsigned int v1440 = v1439 >> 7u;
           const unsigned int v1441 = v74 * v82;
@@ -559,532 +559,532 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
           const unsigned int v1443 = v1442 * v86;  // kernels/moe/grouped_gemm.cpp:213
           const unsigned int v1444 = v1443 + v1386;
           const float v1445 = scale_w[v1444];
-          const float v1446 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1446 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1447 = v1446 * v1445;
-          const float v1448 = v1306.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1448 = v1306.x[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1449 = v1448 * v1447;
           const float v1450 = v1304.x[0];
           const float v1451 = v1450 + v1449;
           v1304.x[0] = v1451;
-          v1306.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1453 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1453 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1454 = v1453 * v1445;
-          const float v1455 = v1306.x[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1455 = v1306.x[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1456 = v1455 * v1454;
           const float v1457 = v1304.x[1];
           const float v1458 = v1457 + v1456;
           v1304.x[1] = v1458;
-          v1306.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1460 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1460 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1461 = v1460 * v1445;
-          const float v1462 = v1306.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1462 = v1306.x[2];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1463 = v1462 * v1461;
           const float v1464 = v1304.x[2];
           const float v1465 = v1464 + v1463;
           v1304.x[2] = v1465;
-          v1306.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1467 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1467 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1468 = v1467 * v1445;
-          const float v1469 = v1306.x[3];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1469 = v1306.x[3];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1470 = v1469 * v1468;
           const float v1471 = v1304.x[3];
           const float v1472 = v1471 + v1470;
           v1304.x[3] = v1472;
-          v1306.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1474 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1474 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1475 = v1474 * v1445;
-          const float v1476 = v1306.x[4];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1476 = v1306.x[4];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1477 = v1476 * v1475;
           const float v1478 = v1304.x[4];
           const float v1479 = v1478 + v1477;
           v1304.x[4] = v1479;
-          v1306.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1481 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1481 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1482 = v1481 * v1445;
-          const float v1483 = v1306.x[5];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1483 = v1306.x[5];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1484 = v1483 * v1482;
           const float v1485 = v1304.x[5];
           const float v1486 = v1485 + v1484;
           v1304.x[5] = v1486;
-          v1306.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1488 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1488 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1489 = v1488 * v1445;
-          const float v1490 = v1306.x[6];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1490 = v1306.x[6];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1491 = v1490 * v1489;
           const float v1492 = v1304.x[6];
           const float v1493 = v1492 + v1491;
           v1304.x[6] = v1493;
-          v1306.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1495 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1495 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1496 = v1495 * v1445;
-          const float v1497 = v1306.x[7];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1497 = v1306.x[7];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1498 = v1497 * v1496;
           const float v1499 = v1304.x[7];
           const float v1500 = v1499 + v1498;
           v1304.x[7] = v1500;
-          v1306.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1502 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1502 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1503 = v1502 * v1445;
-          const float v1504 = v1306.x[8];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1504 = v1306.x[8];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1505 = v1504 * v1503;
           const float v1506 = v1304.x[8];
           const float v1507 = v1506 + v1505;
           v1304.x[8] = v1507;
-          v1306.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1509 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1509 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1510 = v1509 * v1445;
-          const float v1511 = v1306.x[9];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1511 = v1306.x[9];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1512 = v1511 * v1510;
           const float v1513 = v1304.x[9];
           const float v1514 = v1513 + v1512;
           v1304.x[9] = v1514;
-          v1306.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1516 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1516 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1517 = v1516 * v1445;
-          const float v1518 = v1306.x[10];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1518 = v1306.x[10];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1519 = v1518 * v1517;
           const float v1520 = v1304.x[10];
           const float v1521 = v1520 + v1519;
           v1304.x[10] = v1521;
-          v1306.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1523 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1523 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1524 = v1523 * v1445;
-          const float v1525 = v1306.x[11];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1525 = v1306.x[11];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1526 = v1525 * v1524;
           const float v1527 = v1304.x[11];
           const float v1528 = v1527 + v1526;
           v1304.x[11] = v1528;
-          v1306.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1530 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1530 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1531 = v1530 * v1445;
-          const float v1532 = v1306.x[12];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1532 = v1306.x[12];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1533 = v1532 * v1531;
           const float v1534 = v1304.x[12];
           const float v1535 = v1534 + v1533;
           v1304.x[12] = v1535;
-          v1306.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1537 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1537 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1538 = v1537 * v1445;
-          const float v1539 = v1306.x[13];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1539 = v1306.x[13];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1540 = v1539 * v1538;
           const float v1541 = v1304.x[13];
           const float v1542 = v1541 + v1540;
           v1304.x[13] = v1542;
-          v1306.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1544 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1544 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1545 = v1544 * v1445;
-          const float v1546 = v1306.x[14];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1546 = v1306.x[14];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1547 = v1546 * v1545;
           const float v1548 = v1304.x[14];
           const float v1549 = v1548 + v1547;
           v1304.x[14] = v1549;
-          v1306.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1551 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1551 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1552 = v1551 * v1445;
-          const float v1553 = v1306.x[15];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1553 = v1306.x[15];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1554 = v1553 * v1552;
           const float v1555 = v1304.x[15];
           const float v1556 = v1555 + v1554;
           v1304.x[15] = v1556;
-          v1306.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1558 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1558 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1559 = v1558 * v1445;
-          const float v1560 = v1306.x[16];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1560 = v1306.x[16];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1561 = v1560 * v1559;
           const float v1562 = v1304.x[16];
           const float v1563 = v1562 + v1561;
           v1304.x[16] = v1563;
-          v1306.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1565 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1565 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1566 = v1565 * v1445;
-          const float v1567 = v1306.x[17];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1567 = v1306.x[17];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1568 = v1567 * v1566;
           const float v1569 = v1304.x[17];
           const float v1570 = v1569 + v1568;
           v1304.x[17] = v1570;
-          v1306.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1572 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1572 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1573 = v1572 * v1445;
-          const float v1574 = v1306.x[18];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1574 = v1306.x[18];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1575 = v1574 * v1573;
           const float v1576 = v1304.x[18];
           const float v1577 = v1576 + v1575;
           v1304.x[18] = v1577;
-          v1306.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1579 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1579 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1580 = v1579 * v1445;
-          const float v1581 = v1306.x[19];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1581 = v1306.x[19];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1582 = v1581 * v1580;
           const float v1583 = v1304.x[19];
           const float v1584 = v1583 + v1582;
           v1304.x[19] = v1584;
-          v1306.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1586 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1586 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1587 = v1586 * v1445;
-          const float v1588 = v1306.x[20];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1588 = v1306.x[20];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1589 = v1588 * v1587;
           const float v1590 = v1304.x[20];
           const float v1591 = v1590 + v1589;
           v1304.x[20] = v1591;
-          v1306.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1593 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1593 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1594 = v1593 * v1445;
-          const float v1595 = v1306.x[21];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1595 = v1306.x[21];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1596 = v1595 * v1594;
           const float v1597 = v1304.x[21];
           const float v1598 = v1597 + v1596;
           v1304.x[21] = v1598;
-          v1306.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1600 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1600 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1601 = v1600 * v1445;
-          const float v1602 = v1306.x[22];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1602 = v1306.x[22];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1603 = v1602 * v1601;
           const float v1604 = v1304.x[22];
           const float v1605 = v1604 + v1603;
           v1304.x[22] = v1605;
-          v1306.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1607 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1607 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1608 = v1607 * v1445;
-          const float v1609 = v1306.x[23];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1609 = v1306.x[23];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1610 = v1609 * v1608;
           const float v1611 = v1304.x[23];
           const float v1612 = v1611 + v1610;
           v1304.x[23] = v1612;
-          v1306.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1614 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1614 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1615 = v1614 * v1445;
-          const float v1616 = v1306.x[24];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1616 = v1306.x[24];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1617 = v1616 * v1615;
           const float v1618 = v1304.x[24];
           const float v1619 = v1618 + v1617;
           v1304.x[24] = v1619;
-          v1306.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1621 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1621 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1622 = v1621 * v1445;
-          const float v1623 = v1306.x[25];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1623 = v1306.x[25];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1624 = v1623 * v1622;
           const float v1625 = v1304.x[25];
           const float v1626 = v1625 + v1624;
           v1304.x[25] = v1626;
-          v1306.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1628 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1628 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1629 = v1628 * v1445;
-          const float v1630 = v1306.x[26];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1630 = v1306.x[26];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1631 = v1630 * v1629;
           const float v1632 = v1304.x[26];
           const float v1633 = v1632 + v1631;
           v1304.x[26] = v1633;
-          v1306.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1635 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1635 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1636 = v1635 * v1445;
-          const float v1637 = v1306.x[27];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1637 = v1306.x[27];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1638 = v1637 * v1636;
           const float v1639 = v1304.x[27];
           const float v1640 = v1639 + v1638;
           v1304.x[27] = v1640;
-          v1306.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1642 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1642 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1643 = v1642 * v1445;
-          const float v1644 = v1306.x[28];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1644 = v1306.x[28];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1645 = v1644 * v1643;
           const float v1646 = v1304.x[28];
           const float v1647 = v1646 + v1645;
           v1304.x[28] = v1647;
-          v1306.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1649 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1649 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1650 = v1649 * v1445;
-          const float v1651 = v1306.x[29];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1651 = v1306.x[29];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1652 = v1651 * v1650;
           const float v1653 = v1304.x[29];
           const float v1654 = v1653 + v1652;
           v1304.x[29] = v1654;
-          v1306.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1656 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1656 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1657 = v1656 * v1445;
-          const float v1658 = v1306.x[30];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1658 = v1306.x[30];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1659 = v1658 * v1657;
           const float v1660 = v1304.x[30];
           const float v1661 = v1660 + v1659;
           v1304.x[30] = v1661;
-          v1306.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1663 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1663 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1664 = v1663 * v1445;
-          const float v1665 = v1306.x[31];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1665 = v1306.x[31];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1666 = v1665 * v1664;
           const float v1667 = v1304.x[31];
           const float v1668 = v1667 + v1666;
           v1304.x[31] = v1668;
-          v1306.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1670 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1670 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1671 = v1670 * v1445;
-          const float v1672 = v1306.x[32];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1672 = v1306.x[32];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1673 = v1672 * v1671;
           const float v1674 = v1304.x[32];
           const float v1675 = v1674 + v1673;
           v1304.x[32] = v1675;
-          v1306.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1677 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1677 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1678 = v1677 * v1445;
-          const float v1679 = v1306.x[33];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1679 = v1306.x[33];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1680 = v1679 * v1678;
           const float v1681 = v1304.x[33];
           const float v1682 = v1681 + v1680;
           v1304.x[33] = v1682;
-          v1306.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1684 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1684 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1685 = v1684 * v1445;
-          const float v1686 = v1306.x[34];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1686 = v1306.x[34];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1687 = v1686 * v1685;
           const float v1688 = v1304.x[34];
           const float v1689 = v1688 + v1687;
           v1304.x[34] = v1689;
-          v1306.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1691 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1691 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1692 = v1691 * v1445;
-          const float v1693 = v1306.x[35];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1693 = v1306.x[35];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1694 = v1693 * v1692;
           const float v1695 = v1304.x[35];
           const float v1696 = v1695 + v1694;
           v1304.x[35] = v1696;
-          v1306.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1698 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1698 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1699 = v1698 * v1445;
-          const float v1700 = v1306.x[36];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1700 = v1306.x[36];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1701 = v1700 * v1699;
           const float v1702 = v1304.x[36];
           const float v1703 = v1702 + v1701;
           v1304.x[36] = v1703;
-          v1306.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1705 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1705 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1706 = v1705 * v1445;
-          const float v1707 = v1306.x[37];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1707 = v1306.x[37];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1708 = v1707 * v1706;
           const float v1709 = v1304.x[37];
           const float v1710 = v1709 + v1708;
           v1304.x[37] = v1710;
-          v1306.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1712 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1712 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1713 = v1712 * v1445;
-          const float v1714 = v1306.x[38];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1714 = v1306.x[38];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1715 = v1714 * v1713;
           const float v1716 = v1304.x[38];
           const float v1717 = v1716 + v1715;
           v1304.x[38] = v1717;
-          v1306.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1719 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1719 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1720 = v1719 * v1445;
-          const float v1721 = v1306.x[39];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1721 = v1306.x[39];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1722 = v1721 * v1720;
           const float v1723 = v1304.x[39];
           const float v1724 = v1723 + v1722;
           v1304.x[39] = v1724;
-          v1306.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1726 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1726 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1727 = v1726 * v1445;
-          const float v1728 = v1306.x[40];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1728 = v1306.x[40];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1729 = v1728 * v1727;
           const float v1730 = v1304.x[40];
           const float v1731 = v1730 + v1729;
           v1304.x[40] = v1731;
-          v1306.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1733 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1733 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1734 = v1733 * v1445;
-          const float v1735 = v1306.x[41];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1735 = v1306.x[41];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1736 = v1735 * v1734;
           const float v1737 = v1304.x[41];
           const float v1738 = v1737 + v1736;
           v1304.x[41] = v1738;
-          v1306.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1740 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1740 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1741 = v1740 * v1445;
-          const float v1742 = v1306.x[42];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1742 = v1306.x[42];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1743 = v1742 * v1741;
           const float v1744 = v1304.x[42];
           const float v1745 = v1744 + v1743;
           v1304.x[42] = v1745;
-          v1306.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1747 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1747 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1748 = v1747 * v1445;
-          const float v1749 = v1306.x[43];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1749 = v1306.x[43];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1750 = v1749 * v1748;
           const float v1751 = v1304.x[43];
           const float v1752 = v1751 + v1750;
           v1304.x[43] = v1752;
-          v1306.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1754 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1754 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1755 = v1754 * v1445;
-          const float v1756 = v1306.x[44];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1756 = v1306.x[44];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1757 = v1756 * v1755;
           const float v1758 = v1304.x[44];
           const float v1759 = v1758 + v1757;
           v1304.x[44] = v1759;
-          v1306.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1761 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1761 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1762 = v1761 * v1445;
-          const float v1763 = v1306.x[45];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1763 = v1306.x[45];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1764 = v1763 * v1762;
           const float v1765 = v1304.x[45];
           const float v1766 = v1765 + v1764;
           v1304.x[45] = v1766;
-          v1306.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1768 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1768 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1769 = v1768 * v1445;
-          const float v1770 = v1306.x[46];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1770 = v1306.x[46];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1771 = v1770 * v1769;
           const float v1772 = v1304.x[46];
           const float v1773 = v1772 + v1771;
           v1304.x[46] = v1773;
-          v1306.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1775 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1775 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1776 = v1775 * v1445;
-          const float v1777 = v1306.x[47];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1777 = v1306.x[47];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1778 = v1777 * v1776;
           const float v1779 = v1304.x[47];
           const float v1780 = v1779 + v1778;
           v1304.x[47] = v1780;
-          v1306.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1782 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1782 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1783 = v1782 * v1445;
-          const float v1784 = v1306.x[48];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1784 = v1306.x[48];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1785 = v1784 * v1783;
           const float v1786 = v1304.x[48];
           const float v1787 = v1786 + v1785;
           v1304.x[48] = v1787;
-          v1306.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1789 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1789 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1790 = v1789 * v1445;
-          const float v1791 = v1306.x[49];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1791 = v1306.x[49];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1792 = v1791 * v1790;
           const float v1793 = v1304.x[49];
           const float v1794 = v1793 + v1792;
           v1304.x[49] = v1794;
-          v1306.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1796 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1796 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1797 = v1796 * v1445;
-          const float v1798 = v1306.x[50];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1798 = v1306.x[50];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1799 = v1798 * v1797;
           const float v1800 = v1304.x[50];
           const float v1801 = v1800 + v1799;
           v1304.x[50] = v1801;
-          v1306.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1803 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1803 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1804 = v1803 * v1445;
-          const float v1805 = v1306.x[51];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1805 = v1306.x[51];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1806 = v1805 * v1804;
           const float v1807 = v1304.x[51];
           const float v1808 = v1807 + v1806;
           v1304.x[51] = v1808;
-          v1306.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1810 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1810 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1811 = v1810 * v1445;
-          const float v1812 = v1306.x[52];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1812 = v1306.x[52];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1813 = v1812 * v1811;
           const float v1814 = v1304.x[52];
           const float v1815 = v1814 + v1813;
           v1304.x[52] = v1815;
-          v1306.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1817 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1817 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1818 = v1817 * v1445;
-          const float v1819 = v1306.x[53];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1819 = v1306.x[53];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1820 = v1819 * v1818;
           const float v1821 = v1304.x[53];
           const float v1822 = v1821 + v1820;
           v1304.x[53] = v1822;
-          v1306.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1824 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1824 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1825 = v1824 * v1445;
-          const float v1826 = v1306.x[54];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1826 = v1306.x[54];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1827 = v1826 * v1825;
           const float v1828 = v1304.x[54];
           const float v1829 = v1828 + v1827;
           v1304.x[54] = v1829;
-          v1306.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1831 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1831 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1832 = v1831 * v1445;
-          const float v1833 = v1306.x[55];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1833 = v1306.x[55];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1834 = v1833 * v1832;
           const float v1835 = v1304.x[55];
           const float v1836 = v1835 + v1834;
           v1304.x[55] = v1836;
-          v1306.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1838 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1838 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1839 = v1838 * v1445;
-          const float v1840 = v1306.x[56];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1840 = v1306.x[56];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1841 = v1840 * v1839;
           const float v1842 = v1304.x[56];
           const float v1843 = v1842 + v1841;
           v1304.x[56] = v1843;
-          v1306.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1845 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1845 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1846 = v1845 * v1445;
-          const float v1847 = v1306.x[57];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1847 = v1306.x[57];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1848 = v1847 * v1846;
           const float v1849 = v1304.x[57];
           const float v1850 = v1849 + v1848;
           v1304.x[57] = v1850;
-          v1306.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1852 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1852 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1853 = v1852 * v1445;
-          const float v1854 = v1306.x[58];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1854 = v1306.x[58];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1855 = v1854 * v1853;
           const float v1856 = v1304.x[58];
           const float v1857 = v1856 + v1855;
           v1304.x[58] = v1857;
-          v1306.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1859 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1859 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1860 = v1859 * v1445;
-          const float v1861 = v1306.x[59];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1861 = v1306.x[59];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1862 = v1861 * v1860;
           const float v1863 = v1304.x[59];
           const float v1864 = v1863 + v1862;
           v1304.x[59] = v1864;
-          v1306.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1866 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1866 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1867 = v1866 * v1445;
-          const float v1868 = v1306.x[60];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1868 = v1306.x[60];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1869 = v1868 * v1867;
           const float v1870 = v1304.x[60];
           const float v1871 = v1870 + v1869;
           v1304.x[60] = v1871;
-          v1306.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1873 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1873 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1874 = v1873 * v1445;
-          const float v1875 = v1306.x[61];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1875 = v1306.x[61];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1876 = v1875 * v1874;
           const float v1877 = v1304.x[61];
           const float v1878 = v1877 + v1876;
           v1304.x[61] = v1878;
-          v1306.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1880 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1880 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1881 = v1880 * v1445;
-          const float v1882 = v1306.x[62];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1882 = v1306.x[62];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1883 = v1882 * v1881;
           const float v1884 = v1304.x[62];
           const float v1885 = v1884 + v1883;
           v1304.x[62] = v1885;
-          v1306.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1887 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1887 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1888 = v1887 * v1445;
-          const float v1889 = v1306.x[63];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1889 = v1306.x[63];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1890 = v1889 * v1888;
           const float v1891 = v1304.x[63];
           const float v1892 = v1891 + v1890;
           v1304.x[63] = v1892;
-          v1306.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
+          v1306.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:524
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
-    const unsigned int v1897 = v1298 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+    const unsigned int v1897 = v1298 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
     const unsigned int v1898 = v1897 << 4u;
     const unsigned int v1900 = v1302 << 6u;
     const unsigned int v1901 = v75 + v1900;
     const unsigned int v1902 = v1901 + v1898;
-    const unsigned int v1903 = static_cast<unsigned int>(v1304.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1903 = static_cast<unsigned int>(v1304.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1904 = v1902 + v1903;
-    const unsigned int v1905 = static_cast<unsigned int>(v1304.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1905 = static_cast<unsigned int>(v1304.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1906 = v87 + v1905;
-    const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1908 = v1299 && v1907;
     const bool v1909 = v1906 < v88;
     const bool v1910 = v1908 && v1909;
@@ -1102,11 +1102,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v1919] = v1916;
       }
     }
-    const unsigned int v1920 = static_cast<unsigned int>(v1304.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1920 = static_cast<unsigned int>(v1304.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1921 = v1902 + v1920;
-    const unsigned int v1922 = static_cast<unsigned int>(v1304.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1922 = static_cast<unsigned int>(v1304.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1923 = v87 + v1922;
-    const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1925 = v1299 && v1924;
     const bool v1926 = v1923 < v88;
     const bool v1927 = v1925 && v1926;
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v1936] = v1933;
       }
     }
-    const unsigned int v1937 = static_cast<unsigned int>(v1304.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1937 = static_cast<unsigned int>(v1304.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1938 = v1902 + v1937;
-    const unsigned int v1939 = static_cast<unsigned int>(v1304.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1939 = static_cast<unsigned int>(v1304.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1940 = v87 + v1939;
-    const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1942 = v1299 && v1941;
     const bool v1943 = v1940 < v88;
     const bool v1944 = v1942 && v1943;
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v1953] = v1950;
       }
     }
-    const unsigned int v1954 = static_cast<unsigned int>(v1304.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1954 = static_cast<unsigned int>(v1304.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1955 = v1902 + v1954;
-    const unsigned int v1956 = static_cast<unsigned int>(v1304.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1956 = static_cast<unsigned int>(v1304.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1957 = v87 + v1956;
-    const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1959 = v1299 && v1958;
     const bool v1960 = v1957 < v88;
     const bool v1961 = v1959 && v1960;
@@ -1168,11 +1168,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v1970] = v1967;
       }
     }
-    const unsigned int v1971 = static_cast<unsigned int>(v1304.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1971 = static_cast<unsigned int>(v1304.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1972 = v1902 + v1971;
-    const unsigned int v1973 = static_cast<unsigned int>(v1304.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1973 = static_cast<unsigned int>(v1304.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1974 = v87 + v1973;
-    const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1976 = v1299 && v1975;
     const bool v1977 = v1974 < v88;
     const bool v1978 = v1976 && v1977;
@@ -1190,11 +1190,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v1987] = v1984;
       }
     }
-    const unsigned int v1988 = static_cast<unsigned int>(v1304.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1988 = static_cast<unsigned int>(v1304.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v1989 = v1902 + v1988;
-    const unsigned int v1990 = static_cast<unsigned int>(v1304.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v1990 = static_cast<unsigned int>(v1304.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v1991 = v87 + v1990;
-    const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1993 = v1299 && v1992;
     const bool v1994 = v1991 < v88;
     const bool v1995 = v1993 && v1994;
@@ -1212,11 +1212,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2004] = v2001;
       }
     }
-    const unsigned int v2005 = static_cast<unsigned int>(v1304.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2005 = static_cast<unsigned int>(v1304.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2006 = v1902 + v2005;
-    const unsigned int v2007 = static_cast<unsigned int>(v1304.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2007 = static_cast<unsigned int>(v1304.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2008 = v87 + v2007;
-    const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2010 = v1299 && v2009;
     const bool v2011 = v2008 < v88;
     const bool v2012 = v2010 && v2011;
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2021] = v2018;
       }
     }
-    const unsigned int v2022 = static_cast<unsigned int>(v1304.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2022 = static_cast<unsigned int>(v1304.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2023 = v1902 + v2022;
-    const unsigned int v2024 = static_cast<unsigned int>(v1304.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2024 = static_cast<unsigned int>(v1304.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2025 = v87 + v2024;
-    const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2027 = v1299 && v2026;
     const bool v2028 = v2025 < v88;
     const bool v2029 = v2027 && v2028;
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2038] = v2035;
       }
     }
-    const unsigned int v2039 = static_cast<unsigned int>(v1304.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2039 = static_cast<unsigned int>(v1304.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2040 = v1902 + v2039;
-    const unsigned int v2041 = static_cast<unsigned int>(v1304.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2041 = static_cast<unsigned int>(v1304.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2042 = v87 + v2041;
-    const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2044 = v1299 && v2043;
     const bool v2045 = v2042 < v88;
     const bool v2046 = v2044 && v2045;
@@ -1278,11 +1278,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2055] = v2052;
       }
     }
-    const unsigned int v2056 = static_cast<unsigned int>(v1304.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2056 = static_cast<unsigned int>(v1304.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2057 = v1902 + v2056;
-    const unsigned int v2058 = static_cast<unsigned int>(v1304.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2058 = static_cast<unsigned int>(v1304.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2059 = v87 + v2058;
-    const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2061 = v1299 && v2060;
     const bool v2062 = v2059 < v88;
     const bool v2063 = v2061 && v2062;
@@ -1300,11 +1300,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2072] = v2069;
       }
     }
-    const unsigned int v2073 = static_cast<unsigned int>(v1304.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2073 = static_cast<unsigned int>(v1304.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2074 = v1902 + v2073;
-    const unsigned int v2075 = static_cast<unsigned int>(v1304.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2075 = static_cast<unsigned int>(v1304.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2076 = v87 + v2075;
-    const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2078 = v1299 && v2077;
     const bool v2079 = v2076 < v88;
     const bool v2080 = v2078 && v2079;
@@ -1322,11 +1322,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2089] = v2086;
       }
     }
-    const unsigned int v2090 = static_cast<unsigned int>(v1304.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2090 = static_cast<unsigned int>(v1304.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2091 = v1902 + v2090;
-    const unsigned int v2092 = static_cast<unsigned int>(v1304.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2092 = static_cast<unsigned int>(v1304.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2093 = v87 + v2092;
-    const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2095 = v1299 && v2094;
     const bool v2096 = v2093 < v88;
     const bool v2097 = v2095 && v2096;
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2106] = v2103;
       }
     }
-    const unsigned int v2107 = static_cast<unsigned int>(v1304.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2107 = static_cast<unsigned int>(v1304.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2108 = v1902 + v2107;
-    const unsigned int v2109 = static_cast<unsigned int>(v1304.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2109 = static_cast<unsigned int>(v1304.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2110 = v87 + v2109;
-    const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2112 = v1299 && v2111;
     const bool v2113 = v2110 < v88;
     const bool v2114 = v2112 && v2113;
@@ -1366,11 +1366,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2123] = v2120;
       }
     }
-    const unsigned int v2124 = static_cast<unsigned int>(v1304.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2124 = static_cast<unsigned int>(v1304.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2125 = v1902 + v2124;
-    const unsigned int v2126 = static_cast<unsigned int>(v1304.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2126 = static_cast<unsigned int>(v1304.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2127 = v87 + v2126;
-    const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2129 = v1299 && v2128;
     const bool v2130 = v2127 < v88;
     const bool v2131 = v2129 && v2130;
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2140] = v2137;
       }
     }
-    const unsigned int v2141 = static_cast<unsigned int>(v1304.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2141 = static_cast<unsigned int>(v1304.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2142 = v1902 + v2141;
-    const unsigned int v2143 = static_cast<unsigned int>(v1304.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2143 = static_cast<unsigned int>(v1304.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2144 = v87 + v2143;
-    const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2146 = v1299 && v2145;
     const bool v2147 = v2144 < v88;
     const bool v2148 = v2146 && v2147;
@@ -1410,11 +1410,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2157] = v2154;
       }
     }
-    const unsigned int v2158 = static_cast<unsigned int>(v1304.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2158 = static_cast<unsigned int>(v1304.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2159 = v1902 + v2158;
-    const unsigned int v2160 = static_cast<unsigned int>(v1304.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2160 = static_cast<unsigned int>(v1304.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2161 = v87 + v2160;
-    const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2163 = v1299 && v2162;
     const bool v2164 = v2161 < v88;
     const bool v2165 = v2163 && v2164;
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2174] = v2171;
       }
     }
-    const unsigned int v2175 = static_cast<unsigned int>(v1304.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2175 = static_cast<unsigned int>(v1304.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2176 = v1902 + v2175;
-    const unsigned int v2177 = static_cast<unsigned int>(v1304.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2177 = static_cast<unsigned int>(v1304.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2178 = v87 + v2177;
-    const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2180 = v1299 && v2179;
     const bool v2181 = v2178 < v88;
     const bool v2182 = v2180 && v2181;
@@ -1454,11 +1454,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2191] = v2188;
       }
     }
-    const unsigned int v2192 = static_cast<unsigned int>(v1304.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2192 = static_cast<unsigned int>(v1304.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2193 = v1902 + v2192;
-    const unsigned int v2194 = static_cast<unsigned int>(v1304.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2194 = static_cast<unsigned int>(v1304.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2195 = v87 + v2194;
-    const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2197 = v1299 && v2196;
     const bool v2198 = v2195 < v88;
     const bool v2199 = v2197 && v2198;
@@ -1476,11 +1476,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2208] = v2205;
       }
     }
-    const unsigned int v2209 = static_cast<unsigned int>(v1304.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2209 = static_cast<unsigned int>(v1304.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2210 = v1902 + v2209;
-    const unsigned int v2211 = static_cast<unsigned int>(v1304.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2211 = static_cast<unsigned int>(v1304.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2212 = v87 + v2211;
-    const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2214 = v1299 && v2213;
     const bool v2215 = v2212 < v88;
     const bool v2216 = v2214 && v2215;
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2225] = v2222;
       }
     }
-    const unsigned int v2226 = static_cast<unsigned int>(v1304.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2226 = static_cast<unsigned int>(v1304.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2227 = v1902 + v2226;
-    const unsigned int v2228 = static_cast<unsigned int>(v1304.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2228 = static_cast<unsigned int>(v1304.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2229 = v87 + v2228;
-    const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2231 = v1299 && v2230;
     const bool v2232 = v2229 < v88;
     const bool v2233 = v2231 && v2232;
@@ -1520,11 +1520,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2242] = v2239;
       }
     }
-    const unsigned int v2243 = static_cast<unsigned int>(v1304.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2243 = static_cast<unsigned int>(v1304.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2244 = v1902 + v2243;
-    const unsigned int v2245 = static_cast<unsigned int>(v1304.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2245 = static_cast<unsigned int>(v1304.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2246 = v87 + v2245;
-    const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2248 = v1299 && v2247;
     const bool v2249 = v2246 < v88;
     const bool v2250 = v2248 && v2249;
@@ -1542,11 +1542,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2259] = v2256;
       }
     }
-    const unsigned int v2260 = static_cast<unsigned int>(v1304.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2260 = static_cast<unsigned int>(v1304.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2261 = v1902 + v2260;
-    const unsigned int v2262 = static_cast<unsigned int>(v1304.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2262 = static_cast<unsigned int>(v1304.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2263 = v87 + v2262;
-    const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2265 = v1299 && v2264;
     const bool v2266 = v2263 < v88;
     const bool v2267 = v2265 && v2266;
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2276] = v2273;
       }
     }
-    const unsigned int v2277 = static_cast<unsigned int>(v1304.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2277 = static_cast<unsigned int>(v1304.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2278 = v1902 + v2277;
-    const unsigned int v2279 = static_cast<unsigned int>(v1304.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2279 = static_cast<unsigned int>(v1304.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2280 = v87 + v2279;
-    const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2282 = v1299 && v2281;
     const bool v2283 = v2280 < v88;
     const bool v2284 = v2282 && v2283;
@@ -1586,11 +1586,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2293] = v2290;
       }
     }
-    const unsigned int v2294 = static_cast<unsigned int>(v1304.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2294 = static_cast<unsigned int>(v1304.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2295 = v1902 + v2294;
-    const unsigned int v2296 = static_cast<unsigned int>(v1304.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2296 = static_cast<unsigned int>(v1304.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2297 = v87 + v2296;
-    const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2299 = v1299 && v2298;
     const bool v2300 = v2297 < v88;
     const bool v2301 = v2299 && v2300;
@@ -1608,11 +1608,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2310] = v2307;
       }
     }
-    const unsigned int v2311 = static_cast<unsigned int>(v1304.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2311 = static_cast<unsigned int>(v1304.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2312 = v1902 + v2311;
-    const unsigned int v2313 = static_cast<unsigned int>(v1304.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2313 = static_cast<unsigned int>(v1304.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2314 = v87 + v2313;
-    const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2316 = v1299 && v2315;
     const bool v2317 = v2314 < v88;
     const bool v2318 = v2316 && v2317;
@@ -1630,11 +1630,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2327] = v2324;
       }
     }
-    const unsigned int v2328 = static_cast<unsigned int>(v1304.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2328 = static_cast<unsigned int>(v1304.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2329 = v1902 + v2328;
-    const unsigned int v2330 = static_cast<unsigned int>(v1304.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2330 = static_cast<unsigned int>(v1304.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2331 = v87 + v2330;
-    const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2333 = v1299 && v2332;
     const bool v2334 = v2331 < v88;
     const bool v2335 = v2333 && v2334;
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2344] = v2341;
       }
     }
-    const unsigned int v2345 = static_cast<unsigned int>(v1304.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2345 = static_cast<unsigned int>(v1304.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2346 = v1902 + v2345;
-    const unsigned int v2347 = static_cast<unsigned int>(v1304.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2347 = static_cast<unsigned int>(v1304.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2348 = v87 + v2347;
-    const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2350 = v1299 && v2349;
     const bool v2351 = v2348 < v88;
     const bool v2352 = v2350 && v2351;
@@ -1674,11 +1674,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2361] = v2358;
       }
     }
-    const unsigned int v2362 = static_cast<unsigned int>(v1304.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2362 = static_cast<unsigned int>(v1304.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2363 = v1902 + v2362;
-    const unsigned int v2364 = static_cast<unsigned int>(v1304.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2364 = static_cast<unsigned int>(v1304.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2365 = v87 + v2364;
-    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2367 = v1299 && v2366;
     const bool v2368 = v2365 < v88;
     const bool v2369 = v2367 && v2368;
@@ -1696,11 +1696,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2378] = v2375;
       }
     }
-    const unsigned int v2379 = static_cast<unsigned int>(v1304.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2379 = static_cast<unsigned int>(v1304.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2380 = v1902 + v2379;
-    const unsigned int v2381 = static_cast<unsigned int>(v1304.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2381 = static_cast<unsigned int>(v1304.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2382 = v87 + v2381;
-    const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2384 = v1299 && v2383;
     const bool v2385 = v2382 < v88;
     const bool v2386 = v2384 && v2385;
@@ -1718,11 +1718,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2395] = v2392;
       }
     }
-    const unsigned int v2396 = static_cast<unsigned int>(v1304.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2396 = static_cast<unsigned int>(v1304.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2397 = v1902 + v2396;
-    const unsigned int v2398 = static_cast<unsigned int>(v1304.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2398 = static_cast<unsigned int>(v1304.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2399 = v87 + v2398;
-    const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2401 = v1299 && v2400;
     const bool v2402 = v2399 < v88;
     const bool v2403 = v2401 && v2402;
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2412] = v2409;
       }
     }
-    const unsigned int v2413 = static_cast<unsigned int>(v1304.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2413 = static_cast<unsigned int>(v1304.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2414 = v1902 + v2413;
-    const unsigned int v2415 = static_cast<unsigned int>(v1304.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2415 = static_cast<unsigned int>(v1304.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2416 = v87 + v2415;
-    const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2418 = v1299 && v2417;
     const bool v2419 = v2416 < v88;
     const bool v2420 = v2418 && v2419;
@@ -1762,11 +1762,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2429] = v2426;
       }
     }
-    const unsigned int v2430 = static_cast<unsigned int>(v1304.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2430 = static_cast<unsigned int>(v1304.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2431 = v1902 + v2430;
-    const unsigned int v2432 = static_cast<unsigned int>(v1304.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2432 = static_cast<unsigned int>(v1304.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2433 = v87 + v2432;
-    const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2435 = v1299 && v2434;
     const bool v2436 = v2433 < v88;
     const bool v2437 = v2435 && v2436;
@@ -1784,11 +1784,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2446] = v2443;
       }
     }
-    const unsigned int v2447 = static_cast<unsigned int>(v1304.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2447 = static_cast<unsigned int>(v1304.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2448 = v1902 + v2447;
-    const unsigned int v2449 = static_cast<unsigned int>(v1304.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2449 = static_cast<unsigned int>(v1304.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2450 = v87 + v2449;
-    const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2452 = v1299 && v2451;
     const bool v2453 = v2450 < v88;
     const bool v2454 = v2452 && v2453;
@@ -1806,11 +1806,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2463] = v2460;
       }
     }
-    const unsigned int v2464 = static_cast<unsigned int>(v1304.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2464 = static_cast<unsigned int>(v1304.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2465 = v1902 + v2464;
-    const unsigned int v2466 = static_cast<unsigned int>(v1304.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2466 = static_cast<unsigned int>(v1304.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2467 = v87 + v2466;
-    const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2469 = v1299 && v2468;
     const bool v2470 = v2467 < v88;
     const bool v2471 = v2469 && v2470;
@@ -1828,11 +1828,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2480] = v2477;
       }
     }
-    const unsigned int v2481 = static_cast<unsigned int>(v1304.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2481 = static_cast<unsigned int>(v1304.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2482 = v1902 + v2481;
-    const unsigned int v2483 = static_cast<unsigned int>(v1304.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2483 = static_cast<unsigned int>(v1304.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2484 = v87 + v2483;
-    const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2486 = v1299 && v2485;
     const bool v2487 = v2484 < v88;
     const bool v2488 = v2486 && v2487;
@@ -1850,11 +1850,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2497] = v2494;
       }
     }
-    const unsigned int v2498 = static_cast<unsigned int>(v1304.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2498 = static_cast<unsigned int>(v1304.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2499 = v1902 + v2498;
-    const unsigned int v2500 = static_cast<unsigned int>(v1304.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2500 = static_cast<unsigned int>(v1304.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2501 = v87 + v2500;
-    const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2503 = v1299 && v2502;
     const bool v2504 = v2501 < v88;
     const bool v2505 = v2503 && v2504;
@@ -1872,11 +1872,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2514] = v2511;
       }
     }
-    const unsigned int v2515 = static_cast<unsigned int>(v1304.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2515 = static_cast<unsigned int>(v1304.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2516 = v1902 + v2515;
-    const unsigned int v2517 = static_cast<unsigned int>(v1304.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2517 = static_cast<unsigned int>(v1304.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2518 = v87 + v2517;
-    const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2520 = v1299 && v2519;
     const bool v2521 = v2518 < v88;
     const bool v2522 = v2520 && v2521;
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2531] = v2528;
       }
     }
-    const unsigned int v2532 = static_cast<unsigned int>(v1304.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2532 = static_cast<unsigned int>(v1304.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2533 = v1902 + v2532;
-    const unsigned int v2534 = static_cast<unsigned int>(v1304.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2534 = static_cast<unsigned int>(v1304.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2535 = v87 + v2534;
-    const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2537 = v1299 && v2536;
     const bool v2538 = v2535 < v88;
     const bool v2539 = v2537 && v2538;
@@ -1916,11 +1916,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2548] = v2545;
       }
     }
-    const unsigned int v2549 = static_cast<unsigned int>(v1304.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2549 = static_cast<unsigned int>(v1304.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2550 = v1902 + v2549;
-    const unsigned int v2551 = static_cast<unsigned int>(v1304.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2551 = static_cast<unsigned int>(v1304.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2552 = v87 + v2551;
-    const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2554 = v1299 && v2553;
     const bool v2555 = v2552 < v88;
     const bool v2556 = v2554 && v2555;
@@ -1938,11 +1938,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2565] = v2562;
       }
     }
-    const unsigned int v2566 = static_cast<unsigned int>(v1304.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2566 = static_cast<unsigned int>(v1304.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2567 = v1902 + v2566;
-    const unsigned int v2568 = static_cast<unsigned int>(v1304.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2568 = static_cast<unsigned int>(v1304.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2569 = v87 + v2568;
-    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2571 = v1299 && v2570;
     const bool v2572 = v2569 < v88;
     const bool v2573 = v2571 && v2572;
@@ -1960,11 +1960,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2582] = v2579;
       }
     }
-    const unsigned int v2583 = static_cast<unsigned int>(v1304.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2583 = static_cast<unsigned int>(v1304.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2584 = v1902 + v2583;
-    const unsigned int v2585 = static_cast<unsigned int>(v1304.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2585 = static_cast<unsigned int>(v1304.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2586 = v87 + v2585;
-    const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2588 = v1299 && v2587;
     const bool v2589 = v2586 < v88;
     const bool v2590 = v2588 && v2589;
@@ -1982,11 +1982,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2599] = v2596;
       }
     }
-    const unsigned int v2600 = static_cast<unsigned int>(v1304.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2600 = static_cast<unsigned int>(v1304.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2601 = v1902 + v2600;
-    const unsigned int v2602 = static_cast<unsigned int>(v1304.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2602 = static_cast<unsigned int>(v1304.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2603 = v87 + v2602;
-    const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2605 = v1299 && v2604;
     const bool v2606 = v2603 < v88;
     const bool v2607 = v2605 && v2606;
@@ -2004,11 +2004,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2616] = v2613;
       }
     }
-    const unsigned int v2617 = static_cast<unsigned int>(v1304.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2617 = static_cast<unsigned int>(v1304.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2618 = v1902 + v2617;
-    const unsigned int v2619 = static_cast<unsigned int>(v1304.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2619 = static_cast<unsigned int>(v1304.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2620 = v87 + v2619;
-    const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2622 = v1299 && v2621;
     const bool v2623 = v2620 < v88;
     const bool v2624 = v2622 && v2623;
@@ -2026,11 +2026,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2633] = v2630;
       }
     }
-    const unsigned int v2634 = static_cast<unsigned int>(v1304.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2634 = static_cast<unsigned int>(v1304.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2635 = v1902 + v2634;
-    const unsigned int v2636 = static_cast<unsigned int>(v1304.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2636 = static_cast<unsigned int>(v1304.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2637 = v87 + v2636;
-    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2639 = v1299 && v2638;
     const bool v2640 = v2637 < v88;
     const bool v2641 = v2639 && v2640;
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2650] = v2647;
       }
     }
-    const unsigned int v2651 = static_cast<unsigned int>(v1304.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2651 = static_cast<unsigned int>(v1304.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2652 = v1902 + v2651;
-    const unsigned int v2653 = static_cast<unsigned int>(v1304.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2653 = static_cast<unsigned int>(v1304.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2654 = v87 + v2653;
-    const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2656 = v1299 && v2655;
     const bool v2657 = v2654 < v88;
     const bool v2658 = v2656 && v2657;
@@ -2070,11 +2070,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2667] = v2664;
       }
     }
-    const unsigned int v2668 = static_cast<unsigned int>(v1304.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2668 = static_cast<unsigned int>(v1304.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2669 = v1902 + v2668;
-    const unsigned int v2670 = static_cast<unsigned int>(v1304.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2670 = static_cast<unsigned int>(v1304.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2671 = v87 + v2670;
-    const bool v2672 = v2669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2672 = v2669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2673 = v1299 && v2672;
     const bool v2674 = v2671 < v88;
     const bool v2675 = v2673 && v2674;
@@ -2092,11 +2092,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2684] = v2681;
       }
     }
-    const unsigned int v2685 = static_cast<unsigned int>(v1304.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2685 = static_cast<unsigned int>(v1304.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2686 = v1902 + v2685;
-    const unsigned int v2687 = static_cast<unsigned int>(v1304.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2687 = static_cast<unsigned int>(v1304.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2688 = v87 + v2687;
-    const bool v2689 = v2686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2689 = v2686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2690 = v1299 && v2689;
     const bool v2691 = v2688 < v88;
     const bool v2692 = v2690 && v2691;
@@ -2114,11 +2114,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2701] = v2698;
       }
     }
-    const unsigned int v2702 = static_cast<unsigned int>(v1304.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2702 = static_cast<unsigned int>(v1304.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2703 = v1902 + v2702;
-    const unsigned int v2704 = static_cast<unsigned int>(v1304.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2704 = static_cast<unsigned int>(v1304.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2705 = v87 + v2704;
-    const bool v2706 = v2703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2706 = v2703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2707 = v1299 && v2706;
     const bool v2708 = v2705 < v88;
     const bool v2709 = v2707 && v2708;
@@ -2136,11 +2136,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2718] = v2715;
       }
     }
-    const unsigned int v2719 = static_cast<unsigned int>(v1304.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2719 = static_cast<unsigned int>(v1304.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2720 = v1902 + v2719;
-    const unsigned int v2721 = static_cast<unsigned int>(v1304.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2721 = static_cast<unsigned int>(v1304.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2722 = v87 + v2721;
-    const bool v2723 = v2720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2723 = v2720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2724 = v1299 && v2723;
     const bool v2725 = v2722 < v88;
     const bool v2726 = v2724 && v2725;
@@ -2158,11 +2158,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2735] = v2732;
       }
     }
-    const unsigned int v2736 = static_cast<unsigned int>(v1304.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2736 = static_cast<unsigned int>(v1304.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2737 = v1902 + v2736;
-    const unsigned int v2738 = static_cast<unsigned int>(v1304.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2738 = static_cast<unsigned int>(v1304.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2739 = v87 + v2738;
-    const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2741 = v1299 && v2740;
     const bool v2742 = v2739 < v88;
     const bool v2743 = v2741 && v2742;
@@ -2180,11 +2180,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2752] = v2749;
       }
     }
-    const unsigned int v2753 = static_cast<unsigned int>(v1304.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2753 = static_cast<unsigned int>(v1304.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2754 = v1902 + v2753;
-    const unsigned int v2755 = static_cast<unsigned int>(v1304.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2755 = static_cast<unsigned int>(v1304.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2756 = v87 + v2755;
-    const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2758 = v1299 && v2757;
     const bool v2759 = v2756 < v88;
     const bool v2760 = v2758 && v2759;
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2769] = v2766;
       }
     }
-    const unsigned int v2770 = static_cast<unsigned int>(v1304.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2770 = static_cast<unsigned int>(v1304.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2771 = v1902 + v2770;
-    const unsigned int v2772 = static_cast<unsigned int>(v1304.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2772 = static_cast<unsigned int>(v1304.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2773 = v87 + v2772;
-    const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2775 = v1299 && v2774;
     const bool v2776 = v2773 < v88;
     const bool v2777 = v2775 && v2776;
@@ -2224,11 +2224,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2786] = v2783;
       }
     }
-    const unsigned int v2787 = static_cast<unsigned int>(v1304.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2787 = static_cast<unsigned int>(v1304.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2788 = v1902 + v2787;
-    const unsigned int v2789 = static_cast<unsigned int>(v1304.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2789 = static_cast<unsigned int>(v1304.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2790 = v87 + v2789;
-    const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2792 = v1299 && v2791;
     const bool v2793 = v2790 < v88;
     const bool v2794 = v2792 && v2793;
@@ -2246,11 +2246,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2803] = v2800;
       }
     }
-    const unsigned int v2804 = static_cast<unsigned int>(v1304.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2804 = static_cast<unsigned int>(v1304.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2805 = v1902 + v2804;
-    const unsigned int v2806 = static_cast<unsigned int>(v1304.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2806 = static_cast<unsigned int>(v1304.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2807 = v87 + v2806;
-    const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2809 = v1299 && v2808;
     const bool v2810 = v2807 < v88;
     const bool v2811 = v2809 && v2810;
@@ -2268,11 +2268,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2820] = v2817;
       }
     }
-    const unsigned int v2821 = static_cast<unsigned int>(v1304.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2821 = static_cast<unsigned int>(v1304.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2822 = v1902 + v2821;
-    const unsigned int v2823 = static_cast<unsigned int>(v1304.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2823 = static_cast<unsigned int>(v1304.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2824 = v87 + v2823;
-    const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2826 = v1299 && v2825;
     const bool v2827 = v2824 < v88;
     const bool v2828 = v2826 && v2827;
@@ -2290,11 +2290,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2837] = v2834;
       }
     }
-    const unsigned int v2838 = static_cast<unsigned int>(v1304.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2838 = static_cast<unsigned int>(v1304.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2839 = v1902 + v2838;
-    const unsigned int v2840 = static_cast<unsigned int>(v1304.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2840 = static_cast<unsigned int>(v1304.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2841 = v87 + v2840;
-    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2843 = v1299 && v2842;
     const bool v2844 = v2841 < v88;
     const bool v2845 = v2843 && v2844;
@@ -2312,11 +2312,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2854] = v2851;
       }
     }
-    const unsigned int v2855 = static_cast<unsigned int>(v1304.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2855 = static_cast<unsigned int>(v1304.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2856 = v1902 + v2855;
-    const unsigned int v2857 = static_cast<unsigned int>(v1304.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2857 = static_cast<unsigned int>(v1304.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2858 = v87 + v2857;
-    const bool v2859 = v2856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2859 = v2856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2860 = v1299 && v2859;
     const bool v2861 = v2858 < v88;
     const bool v2862 = v2860 && v2861;
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2871] = v2868;
       }
     }
-    const unsigned int v2872 = static_cast<unsigned int>(v1304.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2872 = static_cast<unsigned int>(v1304.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2873 = v1902 + v2872;
-    const unsigned int v2874 = static_cast<unsigned int>(v1304.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2874 = static_cast<unsigned int>(v1304.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2875 = v87 + v2874;
-    const bool v2876 = v2873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2876 = v2873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2877 = v1299 && v2876;
     const bool v2878 = v2875 < v88;
     const bool v2879 = v2877 && v2878;
@@ -2356,11 +2356,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2888] = v2885;
       }
     }
-    const unsigned int v2889 = static_cast<unsigned int>(v1304.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2889 = static_cast<unsigned int>(v1304.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2890 = v1902 + v2889;
-    const unsigned int v2891 = static_cast<unsigned int>(v1304.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2891 = static_cast<unsigned int>(v1304.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2892 = v87 + v2891;
-    const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2894 = v1299 && v2893;
     const bool v2895 = v2892 < v88;
     const bool v2896 = v2894 && v2895;
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2905] = v2902;
       }
     }
-    const unsigned int v2906 = static_cast<unsigned int>(v1304.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2906 = static_cast<unsigned int>(v1304.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2907 = v1902 + v2906;
-    const unsigned int v2908 = static_cast<unsigned int>(v1304.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2908 = static_cast<unsigned int>(v1304.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2909 = v87 + v2908;
-    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2911 = v1299 && v2910;
     const bool v2912 = v2909 < v88;
     const bool v2913 = v2911 && v2912;
@@ -2400,11 +2400,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2922] = v2919;
       }
     }
-    const unsigned int v2923 = static_cast<unsigned int>(v1304.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2923 = static_cast<unsigned int>(v1304.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2924 = v1902 + v2923;
-    const unsigned int v2925 = static_cast<unsigned int>(v1304.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2925 = static_cast<unsigned int>(v1304.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2926 = v87 + v2925;
-    const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2928 = v1299 && v2927;
     const bool v2929 = v2926 < v88;
     const bool v2930 = v2928 && v2929;
@@ -2422,11 +2422,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2939] = v2936;
       }
     }
-    const unsigned int v2940 = static_cast<unsigned int>(v1304.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2940 = static_cast<unsigned int>(v1304.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2941 = v1902 + v2940;
-    const unsigned int v2942 = static_cast<unsigned int>(v1304.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2942 = static_cast<unsigned int>(v1304.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2943 = v87 + v2942;
-    const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2945 = v1299 && v2944;
     const bool v2946 = v2943 < v88;
     const bool v2947 = v2945 && v2946;
@@ -2444,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2956] = v2953;
       }
     }
-    const unsigned int v2957 = static_cast<unsigned int>(v1304.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2957 = static_cast<unsigned int>(v1304.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2958 = v1902 + v2957;
-    const unsigned int v2959 = static_cast<unsigned int>(v1304.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2959 = static_cast<unsigned int>(v1304.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2960 = v87 + v2959;
-    const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2962 = v1299 && v2961;
     const bool v2963 = v2960 < v88;
     const bool v2964 = v2962 && v2963;
@@ -2466,11 +2466,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
         out[v2973] = v2970;
       }
     }
-    const unsigned int v2974 = static_cast<unsigned int>(v1304.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2974 = static_cast<unsigned int>(v1304.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
     const unsigned int v2975 = v1902 + v2974;
-    const unsigned int v2976 = static_cast<unsigned int>(v1304.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+    const unsigned int v2976 = static_cast<unsigned int>(v1304.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
     const unsigned int v2977 = v87 + v2976;
-    const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2979 = v1299 && v2978;
     const bool v2980 = v2977 < v88;
     const bool v2981 = v2979 && v2980;

@@ -2238,16 +2238,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const bool v2175 = v2170 && v2174;
     __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
-      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:416
+    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
+      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:417
       if (v2182) {
-        iron_frag_store<false>(v92, shm2, 0u, 68u);
+        iron_frag_store<false>(v92, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
-      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
       const unsigned int v2188 = v2187 << 6u;
       const unsigned int v2189 = v80 + v2188;
-      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v2193 = v2192 << 6u;
       const unsigned int v2194 = v75 + v2193;
       if (v2175) {  // kernels/gemm/gemm_tiles.hpp:399
@@ -2260,7 +2260,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const unsigned int v2203 = v2194 + v2202;
           const unsigned int v2205 = v2200 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v2206 = v2189 + v2205;
-          const unsigned int v2212 = v2202 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2212 = v2202 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v2213 = v2212 + v2205;
           const float v2216 = shm2[v2213];  // kernels/gemm/gemm_tiles.hpp:348
           const bool v2219 = v2203 < v76;  // kernels/moe/grouped_gemm.cpp:88
@@ -2379,7 +2379,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const bool v2329 = v2327 < v79;
           const bool v2330 = v2328 && v2329;
           if (v2330) {
-            const unsigned int v2336 = v2323 * 68u;
+            const unsigned int v2336 = v2323 * 72u;
             const unsigned int v2337 = v2336 + v2326;
             const float v2338 = shm2[v2337];
             const unsigned int v2340 = v2327 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2395,7 +2395,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
     }
   } else {
     const unsigned int v3680 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64

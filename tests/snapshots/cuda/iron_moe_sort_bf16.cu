@@ -12,6 +12,11 @@
 //   top_k: constexpr u32, as unsigned int
 //   experts: constexpr u32, as unsigned int
 
+// Vector types: each moves in one load or store.
+struct alignas(8) iron_u32x2 {
+  unsigned int v[2];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -176,34 +181,24 @@ extern "C" __global__ void __launch_bounds__(1024) iron_moe_sort_bf16(
   if (v161) {
     const unsigned int v162 = v150 + v129;  // kernels/moe/group_counts.hpp:31
     const unsigned int v165 = v149 * 10u;
-    shm0[v165] = v162;
     const unsigned int v167 = v151 + v131;
-    const unsigned int v171 = v165 + 1u;
-    shm0[v171] = v167;
+    *reinterpret_cast<iron_u32x2*>(shm0 + v165) = iron_u32x2{{v162, v167}};
     const unsigned int v172 = v152 + v133;
     const unsigned int v176 = v165 + 2u;
-    shm0[v176] = v172;
     const unsigned int v177 = v153 + v135;
-    const unsigned int v181 = v165 + 3u;
-    shm0[v181] = v177;
+    *reinterpret_cast<iron_u32x2*>(shm0 + v176) = iron_u32x2{{v172, v177}};
     const unsigned int v182 = v154 + v137;
     const unsigned int v186 = v165 + 4u;
-    shm0[v186] = v182;
     const unsigned int v187 = v155 + v139;
-    const unsigned int v191 = v165 + 5u;
-    shm0[v191] = v187;
+    *reinterpret_cast<iron_u32x2*>(shm0 + v186) = iron_u32x2{{v182, v187}};
     const unsigned int v192 = v156 + v141;
     const unsigned int v196 = v165 + 6u;
-    shm0[v196] = v192;
     const unsigned int v197 = v157 + v143;
-    const unsigned int v201 = v165 + 7u;
-    shm0[v201] = v197;
+    *reinterpret_cast<iron_u32x2*>(shm0 + v196) = iron_u32x2{{v192, v197}};
     const unsigned int v202 = v158 + v145;
     const unsigned int v206 = v165 + 8u;
-    shm0[v206] = v202;
     const unsigned int v207 = v159 + v147;
-    const unsigned int v211 = v165 + 9u;
-    shm0[v211] = v207;
+    *reinterpret_cast<iron_u32x2*>(shm0 + v206) = iron_u32x2{{v202, v207}};
   }
   __syncthreads();  // kernels/moe/group_counts.hpp:33
   unsigned int v213 = 0u;  // kernels/moe/group_counts.hpp:36

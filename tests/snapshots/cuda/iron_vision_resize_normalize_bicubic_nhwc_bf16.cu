@@ -57,6 +57,11 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 }
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
+// Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -1080,7 +1085,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const float v1938 = v1937 ? v347 : 0.0f;
       const float v1939 = v1935 + v1938;
       const unsigned int v1942 = v1921 << 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1942] = v1939;
       const bool v1947 = v1922 == v373;  // kernels/vision/resize_filter.hpp:89
       const float v1948 = v1947 ? v401 : 0.0f;
       const float v1949 = 0.0f + v1948;
@@ -1093,9 +1097,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v1959 = v1922 == v487;
       const float v1960 = v1959 ? v515 : 0.0f;
       const float v1961 = v1957 + v1960;
-      const unsigned int v1965 = v1942 + 1u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1965] = v1961;
-      const bool v1969 = v1922 == v541;  // kernels/vision/resize_filter.hpp:89
+      const bool v1969 = v1922 == v541;
       const float v1970 = v1969 ? v569 : 0.0f;
       const float v1971 = 0.0f + v1970;
       const bool v1973 = v1922 == v579;
@@ -1107,9 +1109,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v1981 = v1922 == v655;
       const float v1982 = v1981 ? v683 : 0.0f;
       const float v1983 = v1979 + v1982;
-      const unsigned int v1987 = v1942 + 2u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1987] = v1983;
-      const bool v1991 = v1922 == v709;  // kernels/vision/resize_filter.hpp:89
+      const bool v1991 = v1922 == v709;
       const float v1992 = v1991 ? v737 : 0.0f;
       const float v1993 = 0.0f + v1992;
       const bool v1995 = v1922 == v747;
@@ -1121,8 +1121,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v2003 = v1922 == v823;
       const float v2004 = v2003 ? v851 : 0.0f;
       const float v2005 = v2001 + v2004;
-      const unsigned int v2009 = v1942 + 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2009] = v2005;
+      *reinterpret_cast<iron_f32x4*>(shm2 + v1942) = iron_f32x4{{v1939, v1961, v1983, v2005}};  // kernels/vision/resize_tile.hpp:81
       const bool v2013 = v1922 == v877;  // kernels/vision/resize_filter.hpp:89
       const float v2014 = v2013 ? v905 : 0.0f;
       const float v2015 = 0.0f + v2014;
@@ -1136,7 +1135,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const float v2026 = v2025 ? v1019 : 0.0f;
       const float v2027 = v2023 + v2026;
       const unsigned int v2031 = v1942 + 4u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2031] = v2027;
       const bool v2035 = v1922 == v1045;  // kernels/vision/resize_filter.hpp:89
       const float v2036 = v2035 ? v1073 : 0.0f;
       const float v2037 = 0.0f + v2036;
@@ -1149,9 +1147,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v2047 = v1922 == v1159;
       const float v2048 = v2047 ? v1187 : 0.0f;
       const float v2049 = v2045 + v2048;
-      const unsigned int v2053 = v1942 + 5u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2053] = v2049;
-      const bool v2057 = v1922 == v1213;  // kernels/vision/resize_filter.hpp:89
+      const bool v2057 = v1922 == v1213;
       const float v2058 = v2057 ? v1241 : 0.0f;
       const float v2059 = 0.0f + v2058;
       const bool v2061 = v1922 == v1251;
@@ -1163,9 +1159,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v2069 = v1922 == v1327;
       const float v2070 = v2069 ? v1355 : 0.0f;
       const float v2071 = v2067 + v2070;
-      const unsigned int v2075 = v1942 + 6u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2075] = v2071;
-      const bool v2079 = v1922 == v1381;  // kernels/vision/resize_filter.hpp:89
+      const bool v2079 = v1922 == v1381;
       const float v2080 = v2079 ? v1409 : 0.0f;
       const float v2081 = 0.0f + v2080;
       const bool v2083 = v1922 == v1419;
@@ -1177,8 +1171,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v2091 = v1922 == v1495;
       const float v2092 = v2091 ? v1523 : 0.0f;
       const float v2093 = v2089 + v2092;
-      const unsigned int v2097 = v1942 + 7u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2097] = v2093;
+      *reinterpret_cast<iron_f32x4*>(shm2 + v2031) = iron_f32x4{{v2027, v2049, v2071, v2093}};  // kernels/vision/resize_tile.hpp:81
     }
     __syncthreads();  // kernels/vision/resize_tile.hpp:83
     const unsigned int v2099 = iron_linear_thread() >> 5;  // kernels/vision/resize_tile.hpp:85
@@ -1192,35 +1185,31 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
         const unsigned int v2107 = v2105 + v2106;  // kernels/vision/resize_tile.hpp:88
         const unsigned int v2111 = min(v2107, v2110);  // kernels/vision/resize_tile.hpp:89
         const unsigned int v2112 = v2111 << 3u;
-        const float v2116 = shm2[v2112];  // kernels/vision/resize_tile.hpp:91
+        const iron_f32x4 v4499 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2112);  // kernels/vision/resize_tile.hpp:91
+        const float v2116 = v4499.v[0];
+        const float v2121 = v4499.v[1];
+        const float v2126 = v4499.v[2];
+        const float v2131 = v4499.v[3];
         const float v2117 = fabsf(v2116);
         const float v2118 = 0.0f + v2117;
-        const unsigned int v2120 = v2112 + 1u;
-        const float v2121 = shm2[v2120];
         const float v2122 = fabsf(v2121);
         const float v2123 = v2118 + v2122;
-        const unsigned int v2125 = v2112 + 2u;
-        const float v2126 = shm2[v2125];
         const float v2127 = fabsf(v2126);
         const float v2128 = v2123 + v2127;
-        const unsigned int v2130 = v2112 + 3u;
-        const float v2131 = shm2[v2130];
         const float v2132 = fabsf(v2131);
         const float v2133 = v2128 + v2132;
         const unsigned int v2135 = v2112 + 4u;
-        const float v2136 = shm2[v2135];
+        const iron_f32x4 v4502 = *reinterpret_cast<const iron_f32x4*>(shm2 + v2135);
+        const float v2136 = v4502.v[0];
+        const float v2141 = v4502.v[1];
+        const float v2146 = v4502.v[2];
+        const float v2151 = v4502.v[3];
         const float v2137 = fabsf(v2136);
         const float v2138 = v2133 + v2137;
-        const unsigned int v2140 = v2112 + 5u;
-        const float v2141 = shm2[v2140];
         const float v2142 = fabsf(v2141);
         const float v2143 = v2138 + v2142;
-        const unsigned int v2145 = v2112 + 6u;
-        const float v2146 = shm2[v2145];
         const float v2147 = fabsf(v2146);
         const float v2148 = v2143 + v2147;
-        const unsigned int v2150 = v2112 + 7u;
-        const float v2151 = shm2[v2150];
         const float v2152 = fabsf(v2151);
         const float v2153 = v2148 + v2152;
         const bool v2156 = v2107 < v1885;  // kernels/vision/resize_tile.hpp:92

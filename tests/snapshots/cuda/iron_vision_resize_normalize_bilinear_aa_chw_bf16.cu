@@ -57,6 +57,11 @@ __device__ __forceinline__ iron_bf16 __shfl_down_sync(unsigned int mask, iron_bf
 }
 __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf16(f); }
 
+// Vector types: each moves in one load or store.
+struct alignas(16) iron_f32x4 {
+  float v[4];
+};
+
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
 __device__ __forceinline__ unsigned int iron_linear_thread() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -335,21 +340,21 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
   const unsigned int v361 = v359 + 1u;  // kernels/vision/resize_normalize.cpp:96
   const unsigned int v363 = v42 + 1u;  // kernels/vision/resize_normalize.cpp:97
   const unsigned int v364 = v363 - v35;
-  const unsigned int v2953 = iron_linear_thread() & 31u;  // kernels/vision/resize_normalize.cpp:98
-  const unsigned int v2954 = iron_linear_thread() >> 5;
-  const unsigned int v2955 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;
-  const unsigned int v2956 = iron_simd_max(v364);
-  const bool v2958 = v2953 == v45;
-  if (v2958) {
-    reduce_partials0[v2954] = v2956;
+  const unsigned int v2959 = iron_linear_thread() & 31u;  // kernels/vision/resize_normalize.cpp:98
+  const unsigned int v2960 = iron_linear_thread() >> 5;
+  const unsigned int v2961 = (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;
+  const unsigned int v2962 = iron_simd_max(v364);
+  const bool v2964 = v2959 == v45;
+  if (v2964) {
+    reduce_partials0[v2960] = v2962;
   }
   __syncthreads();
-  const unsigned int v2960 = v2955 - 1u;
-  const unsigned int v2961 = min(v2953, v2960);
-  const unsigned int v2962 = reduce_partials0[v2961];
-  const bool v2963 = v2953 < v2955;
-  const unsigned int v2965 = v2963 ? v2962 : v45;
-  const unsigned int v365 = iron_simd_max(v2965);
+  const unsigned int v2966 = v2961 - 1u;
+  const unsigned int v2967 = min(v2959, v2966);
+  const unsigned int v2968 = reduce_partials0[v2967];
+  const bool v2969 = v2959 < v2961;
+  const unsigned int v2971 = v2969 ? v2968 : v45;
+  const unsigned int v365 = iron_simd_max(v2971);
   __syncthreads();
   const unsigned int v369 = v361 - v319;  // kernels/vision/resize_normalize.cpp:99
   const unsigned int v370 = v369 * 3u;
@@ -397,7 +402,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v428 = v426 && v427;
       const float v429 = v428 ? v424 : 0.0f;
       const unsigned int v432 = v413 << 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v432] = v429;
       const float v437 = v416 - v89;  // kernels/vision/resize_filter.hpp:81
       const float v438 = v437 + 0.5f;
       const float v439 = v438 * v60;
@@ -408,8 +412,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v447 = v414 <= v104;
       const bool v448 = v446 && v447;
       const float v449 = v448 ? v444 : 0.0f;
-      const unsigned int v453 = v432 + 1u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v453] = v449;
       const float v457 = v416 - v120;  // kernels/vision/resize_filter.hpp:81
       const float v458 = v457 + 0.5f;
       const float v459 = v458 * v60;
@@ -420,8 +422,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v467 = v414 <= v135;
       const bool v468 = v466 && v467;
       const float v469 = v468 ? v464 : 0.0f;
-      const unsigned int v473 = v432 + 2u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v473] = v469;
       const float v477 = v416 - v151;  // kernels/vision/resize_filter.hpp:81
       const float v478 = v477 + 0.5f;
       const float v479 = v478 * v60;
@@ -432,8 +432,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v487 = v414 <= v166;
       const bool v488 = v486 && v487;
       const float v489 = v488 ? v484 : 0.0f;
-      const unsigned int v493 = v432 + 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v493] = v489;
+      *reinterpret_cast<iron_f32x4*>(shm2 + v432) = iron_f32x4{{v429, v449, v469, v489}};  // kernels/vision/resize_tile.hpp:81
       const float v497 = v416 - v182;  // kernels/vision/resize_filter.hpp:81
       const float v498 = v497 + 0.5f;
       const float v499 = v498 * v60;
@@ -445,7 +444,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v508 = v506 && v507;
       const float v509 = v508 ? v504 : 0.0f;
       const unsigned int v513 = v432 + 4u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v513] = v509;
       const float v517 = v416 - v213;  // kernels/vision/resize_filter.hpp:81
       const float v518 = v517 + 0.5f;
       const float v519 = v518 * v60;
@@ -456,8 +454,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v527 = v414 <= v228;
       const bool v528 = v526 && v527;
       const float v529 = v528 ? v524 : 0.0f;
-      const unsigned int v533 = v432 + 5u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v533] = v529;
       const float v537 = v416 - v244;  // kernels/vision/resize_filter.hpp:81
       const float v538 = v537 + 0.5f;
       const float v539 = v538 * v60;
@@ -468,8 +464,6 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v547 = v414 <= v259;
       const bool v548 = v546 && v547;
       const float v549 = v548 ? v544 : 0.0f;
-      const unsigned int v553 = v432 + 6u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v553] = v549;
       const float v557 = v416 - v275;  // kernels/vision/resize_filter.hpp:81
       const float v558 = v557 + 0.5f;
       const float v559 = v558 * v60;
@@ -480,48 +474,43 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
       const bool v567 = v414 <= v290;
       const bool v568 = v566 && v567;
       const float v569 = v568 ? v564 : 0.0f;
-      const unsigned int v573 = v432 + 7u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v573] = v569;
+      *reinterpret_cast<iron_f32x4*>(shm2 + v513) = iron_f32x4{{v509, v529, v549, v569}};  // kernels/vision/resize_tile.hpp:81
     }
     __syncthreads();  // kernels/vision/resize_tile.hpp:83
-    const bool v576 = v2954 == v45;  // kernels/vision/resize_tile.hpp:85
+    const bool v576 = v2960 == v45;  // kernels/vision/resize_tile.hpp:85
     if (v576) {
       unsigned int v578 = v45;  // kernels/vision/resize_tile.hpp:86
       const unsigned int v586 = v379 - 1u;  // kernels/vision/resize_tile.hpp:89
 
       for (unsigned int v581 = v45; v581 < v379; v581 += 32u) {  // kernels/vision/resize_tile.hpp:87
-        const unsigned int v583 = v581 + v2953;  // kernels/vision/resize_tile.hpp:88
+        const unsigned int v583 = v581 + v2959;  // kernels/vision/resize_tile.hpp:88
         const unsigned int v587 = min(v583, v586);  // kernels/vision/resize_tile.hpp:89
         const unsigned int v588 = v587 << 3u;
-        const float v592 = shm2[v588];  // kernels/vision/resize_tile.hpp:91
+        const iron_f32x4 v2955 = *reinterpret_cast<const iron_f32x4*>(shm2 + v588);  // kernels/vision/resize_tile.hpp:91
+        const float v592 = v2955.v[0];
+        const float v597 = v2955.v[1];
+        const float v602 = v2955.v[2];
+        const float v607 = v2955.v[3];
         const float v593 = fabsf(v592);
         const float v594 = 0.0f + v593;
-        const unsigned int v596 = v588 + 1u;
-        const float v597 = shm2[v596];
         const float v598 = fabsf(v597);
         const float v599 = v594 + v598;
-        const unsigned int v601 = v588 + 2u;
-        const float v602 = shm2[v601];
         const float v603 = fabsf(v602);
         const float v604 = v599 + v603;
-        const unsigned int v606 = v588 + 3u;
-        const float v607 = shm2[v606];
         const float v608 = fabsf(v607);
         const float v609 = v604 + v608;
         const unsigned int v611 = v588 + 4u;
-        const float v612 = shm2[v611];
+        const iron_f32x4 v2958 = *reinterpret_cast<const iron_f32x4*>(shm2 + v611);
+        const float v612 = v2958.v[0];
+        const float v617 = v2958.v[1];
+        const float v622 = v2958.v[2];
+        const float v627 = v2958.v[3];
         const float v613 = fabsf(v612);
         const float v614 = v609 + v613;
-        const unsigned int v616 = v588 + 5u;
-        const float v617 = shm2[v616];
         const float v618 = fabsf(v617);
         const float v619 = v614 + v618;
-        const unsigned int v621 = v588 + 6u;
-        const float v622 = shm2[v621];
         const float v623 = fabsf(v622);
         const float v624 = v619 + v623;
-        const unsigned int v626 = v588 + 7u;
-        const float v627 = shm2[v626];
         const float v628 = fabsf(v627);
         const float v629 = v624 + v628;
         const bool v632 = v583 < v379;  // kernels/vision/resize_tile.hpp:92
@@ -540,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(64) iron_vision_resize_normalize_bi
         const unsigned int v644 = v643 + v642;
         v578 = v644;
       }
-      if (v2958) {  // kernels/vision/resize_tile.hpp:97
+      if (v2964) {  // kernels/vision/resize_tile.hpp:97
         const unsigned int v648 = v578;
         shm4[v45] = v648;
       }

@@ -146,15 +146,15 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v30 = v29 << 8u;
-  const uint v287 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const uint v287 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v288 = v287 < 8u;
-  const uint v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 16, 128> v293;
   iron_frag_fill(v293, float(0.0f));
   const uint v298 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
   const uint v299 = iron_tid.x;
 
-  for (uint v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (uint v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (uint v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
       const uint v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -202,9 +202,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v351] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const uint v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const uint v360 = v359 << 6u;
       const uint v2124 = v287 & 3u;
       const uint v2126 = v2124 << 4u;
@@ -242,18 +242,18 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2166, shm4, long(48u), long(64u));
       iron_frag_mma(v293, v2164, v2166);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const uint v366 = v365 << 4u;
   const uint v368 = v291 << 6u;
   const uint v369 = v26 + v368;
   const uint v370 = v369 + v366;
-  const uint v371 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v371 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v372 = v370 + v371;
-  const uint v373 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v373 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v374 = v30 + v373;
-  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v376 = v288 && v375;
   const bool v377 = v374 < v1;
   const bool v378 = v376 && v377;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v383 = v382 + v374;
     out[v383] = v381;
   }
-  const uint v384 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v384 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v385 = v370 + v384;
-  const uint v386 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v386 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v387 = v30 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v389 = v288 && v388;
   const bool v390 = v387 < v1;
   const bool v391 = v389 && v390;
@@ -281,11 +281,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v396 = v395 + v387;
     out[v396] = v394;
   }
-  const uint v397 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v397 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v398 = v370 + v397;
-  const uint v399 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v399 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v400 = v30 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v402 = v288 && v401;
   const bool v403 = v400 < v1;
   const bool v404 = v402 && v403;
@@ -297,11 +297,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v409 = v408 + v400;
     out[v409] = v407;
   }
-  const uint v410 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v410 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v411 = v370 + v410;
-  const uint v412 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v412 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v413 = v30 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v415 = v288 && v414;
   const bool v416 = v413 < v1;
   const bool v417 = v415 && v416;
@@ -313,11 +313,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v422 = v421 + v413;
     out[v422] = v420;
   }
-  const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v424 = v370 + v423;
-  const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v426 = v30 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v428 = v288 && v427;
   const bool v429 = v426 < v1;
   const bool v430 = v428 && v429;
@@ -329,11 +329,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v435 = v434 + v426;
     out[v435] = v433;
   }
-  const uint v436 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v436 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v437 = v370 + v436;
-  const uint v438 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v438 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v439 = v30 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v441 = v288 && v440;
   const bool v442 = v439 < v1;
   const bool v443 = v441 && v442;
@@ -345,11 +345,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v448 = v447 + v439;
     out[v448] = v446;
   }
-  const uint v449 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v449 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v450 = v370 + v449;
-  const uint v451 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v451 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v452 = v30 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v454 = v288 && v453;
   const bool v455 = v452 < v1;
   const bool v456 = v454 && v455;
@@ -361,11 +361,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v461 = v460 + v452;
     out[v461] = v459;
   }
-  const uint v462 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v462 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v463 = v370 + v462;
-  const uint v464 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v464 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v465 = v30 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v467 = v288 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -377,11 +377,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v474 = v473 + v465;
     out[v474] = v472;
   }
-  const uint v475 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v475 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v476 = v370 + v475;
-  const uint v477 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v477 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v478 = v30 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v480 = v288 && v479;
   const bool v481 = v478 < v1;
   const bool v482 = v480 && v481;
@@ -393,11 +393,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v487 = v486 + v478;
     out[v487] = v485;
   }
-  const uint v488 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v488 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v489 = v370 + v488;
-  const uint v490 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v490 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v491 = v30 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v493 = v288 && v492;
   const bool v494 = v491 < v1;
   const bool v495 = v493 && v494;
@@ -409,11 +409,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v500 = v499 + v491;
     out[v500] = v498;
   }
-  const uint v501 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v501 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v502 = v370 + v501;
-  const uint v503 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v503 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v504 = v30 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v506 = v288 && v505;
   const bool v507 = v504 < v1;
   const bool v508 = v506 && v507;
@@ -425,11 +425,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v513 = v512 + v504;
     out[v513] = v511;
   }
-  const uint v514 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v514 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v515 = v370 + v514;
-  const uint v516 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v516 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v517 = v30 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v519 = v288 && v518;
   const bool v520 = v517 < v1;
   const bool v521 = v519 && v520;
@@ -441,11 +441,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v526 = v525 + v517;
     out[v526] = v524;
   }
-  const uint v527 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v527 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v528 = v370 + v527;
-  const uint v529 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v529 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v530 = v30 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v532 = v288 && v531;
   const bool v533 = v530 < v1;
   const bool v534 = v532 && v533;
@@ -457,11 +457,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v539 = v538 + v530;
     out[v539] = v537;
   }
-  const uint v540 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v540 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v541 = v370 + v540;
-  const uint v542 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v542 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v543 = v30 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v545 = v288 && v544;
   const bool v546 = v543 < v1;
   const bool v547 = v545 && v546;
@@ -473,11 +473,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v552 = v551 + v543;
     out[v552] = v550;
   }
-  const uint v553 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v553 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v554 = v370 + v553;
-  const uint v555 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v555 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v556 = v30 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v288 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -489,11 +489,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v565 = v564 + v556;
     out[v565] = v563;
   }
-  const uint v566 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v566 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v567 = v370 + v566;
-  const uint v568 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v568 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v569 = v30 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v571 = v288 && v570;
   const bool v572 = v569 < v1;
   const bool v573 = v571 && v572;
@@ -505,11 +505,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v578 = v577 + v569;
     out[v578] = v576;
   }
-  const uint v579 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v579 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v580 = v370 + v579;
-  const uint v581 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v581 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v582 = v30 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v584 = v288 && v583;
   const bool v585 = v582 < v1;
   const bool v586 = v584 && v585;
@@ -521,11 +521,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v591 = v590 + v582;
     out[v591] = v589;
   }
-  const uint v592 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v592 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v593 = v370 + v592;
-  const uint v594 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v594 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v595 = v30 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v597 = v288 && v596;
   const bool v598 = v595 < v1;
   const bool v599 = v597 && v598;
@@ -537,11 +537,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v604 = v603 + v595;
     out[v604] = v602;
   }
-  const uint v605 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v605 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v606 = v370 + v605;
-  const uint v607 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v607 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v608 = v30 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v610 = v288 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -553,11 +553,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v617 = v616 + v608;
     out[v617] = v615;
   }
-  const uint v618 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v618 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v619 = v370 + v618;
-  const uint v620 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v620 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v621 = v30 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v623 = v288 && v622;
   const bool v624 = v621 < v1;
   const bool v625 = v623 && v624;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v630 = v629 + v621;
     out[v630] = v628;
   }
-  const uint v631 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v631 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v632 = v370 + v631;
-  const uint v633 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v633 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v634 = v30 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v636 = v288 && v635;
   const bool v637 = v634 < v1;
   const bool v638 = v636 && v637;
@@ -585,11 +585,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v643 = v642 + v634;
     out[v643] = v641;
   }
-  const uint v644 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v644 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v645 = v370 + v644;
-  const uint v646 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v646 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v647 = v30 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v649 = v288 && v648;
   const bool v650 = v647 < v1;
   const bool v651 = v649 && v650;
@@ -601,11 +601,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v656 = v655 + v647;
     out[v656] = v654;
   }
-  const uint v657 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v657 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v658 = v370 + v657;
-  const uint v659 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v659 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v660 = v30 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v662 = v288 && v661;
   const bool v663 = v660 < v1;
   const bool v664 = v662 && v663;
@@ -617,11 +617,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v669 = v668 + v660;
     out[v669] = v667;
   }
-  const uint v670 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v670 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v671 = v370 + v670;
-  const uint v672 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v672 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v673 = v30 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v675 = v288 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -633,11 +633,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v682 = v681 + v673;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v683 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v684 = v370 + v683;
-  const uint v685 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v685 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v686 = v30 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v688 = v288 && v687;
   const bool v689 = v686 < v1;
   const bool v690 = v688 && v689;
@@ -649,11 +649,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v695 = v694 + v686;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v696 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v697 = v370 + v696;
-  const uint v698 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v698 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v699 = v30 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v701 = v288 && v700;
   const bool v702 = v699 < v1;
   const bool v703 = v701 && v702;
@@ -665,11 +665,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v708 = v707 + v699;
     out[v708] = v706;
   }
-  const uint v709 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v709 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v710 = v370 + v709;
-  const uint v711 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v711 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v712 = v30 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v714 = v288 && v713;
   const bool v715 = v712 < v1;
   const bool v716 = v714 && v715;
@@ -681,11 +681,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v721 = v720 + v712;
     out[v721] = v719;
   }
-  const uint v722 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v722 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v723 = v370 + v722;
-  const uint v724 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v724 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v725 = v30 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v727 = v288 && v726;
   const bool v728 = v725 < v1;
   const bool v729 = v727 && v728;
@@ -697,11 +697,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v734 = v733 + v725;
     out[v734] = v732;
   }
-  const uint v735 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v735 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v736 = v370 + v735;
-  const uint v737 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v737 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v738 = v30 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v740 = v288 && v739;
   const bool v741 = v738 < v1;
   const bool v742 = v740 && v741;
@@ -713,11 +713,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v747 = v746 + v738;
     out[v747] = v745;
   }
-  const uint v748 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v748 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v749 = v370 + v748;
-  const uint v750 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v750 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v751 = v30 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v753 = v288 && v752;
   const bool v754 = v751 < v1;
   const bool v755 = v753 && v754;
@@ -729,11 +729,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v760 = v759 + v751;
     out[v760] = v758;
   }
-  const uint v761 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v761 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v762 = v370 + v761;
-  const uint v763 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v763 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v764 = v30 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v288 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -745,11 +745,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v773 = v772 + v764;
     out[v773] = v771;
   }
-  const uint v774 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v774 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v775 = v370 + v774;
-  const uint v776 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v776 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v777 = v30 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v779 = v288 && v778;
   const bool v780 = v777 < v1;
   const bool v781 = v779 && v780;
@@ -761,11 +761,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v786 = v785 + v777;
     out[v786] = v784;
   }
-  const uint v787 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v787 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v788 = v370 + v787;
-  const uint v789 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v789 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v790 = v30 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v792 = v288 && v791;
   const bool v793 = v790 < v1;
   const bool v794 = v792 && v793;
@@ -777,11 +777,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v799 = v798 + v790;
     out[v799] = v797;
   }
-  const uint v800 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v800 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v801 = v370 + v800;
-  const uint v802 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v802 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v803 = v30 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v805 = v288 && v804;
   const bool v806 = v803 < v1;
   const bool v807 = v805 && v806;
@@ -793,11 +793,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v812 = v811 + v803;
     out[v812] = v810;
   }
-  const uint v813 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v813 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v814 = v370 + v813;
-  const uint v815 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v815 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v816 = v30 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v818 = v288 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -809,11 +809,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v825 = v824 + v816;
     out[v825] = v823;
   }
-  const uint v826 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v826 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v827 = v370 + v826;
-  const uint v828 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v828 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v829 = v30 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v831 = v288 && v830;
   const bool v832 = v829 < v1;
   const bool v833 = v831 && v832;
@@ -825,11 +825,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v838 = v837 + v829;
     out[v838] = v836;
   }
-  const uint v839 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v839 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v840 = v370 + v839;
-  const uint v841 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v841 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v842 = v30 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v844 = v288 && v843;
   const bool v845 = v842 < v1;
   const bool v846 = v844 && v845;
@@ -841,11 +841,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v851 = v850 + v842;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v852 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v853 = v370 + v852;
-  const uint v854 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v854 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v855 = v30 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v857 = v288 && v856;
   const bool v858 = v855 < v1;
   const bool v859 = v857 && v858;
@@ -857,11 +857,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v864 = v863 + v855;
     out[v864] = v862;
   }
-  const uint v865 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v865 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v866 = v370 + v865;
-  const uint v867 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v867 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v868 = v30 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v870 = v288 && v869;
   const bool v871 = v868 < v1;
   const bool v872 = v870 && v871;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v877 = v876 + v868;
     out[v877] = v875;
   }
-  const uint v878 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v878 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v879 = v370 + v878;
-  const uint v880 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v880 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v881 = v30 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v883 = v288 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -889,11 +889,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v890 = v889 + v881;
     out[v890] = v888;
   }
-  const uint v891 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v891 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v892 = v370 + v891;
-  const uint v893 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v893 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v894 = v30 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v896 = v288 && v895;
   const bool v897 = v894 < v1;
   const bool v898 = v896 && v897;
@@ -905,11 +905,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v903 = v902 + v894;
     out[v903] = v901;
   }
-  const uint v904 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v904 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v905 = v370 + v904;
-  const uint v906 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v906 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v907 = v30 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v909 = v288 && v908;
   const bool v910 = v907 < v1;
   const bool v911 = v909 && v910;
@@ -921,11 +921,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v916 = v915 + v907;
     out[v916] = v914;
   }
-  const uint v917 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v917 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v918 = v370 + v917;
-  const uint v919 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v919 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v920 = v30 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v922 = v288 && v921;
   const bool v923 = v920 < v1;
   const bool v924 = v922 && v923;
@@ -937,11 +937,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v929 = v928 + v920;
     out[v929] = v927;
   }
-  const uint v930 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v930 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v931 = v370 + v930;
-  const uint v932 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v932 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v933 = v30 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v935 = v288 && v934;
   const bool v936 = v933 < v1;
   const bool v937 = v935 && v936;
@@ -953,11 +953,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v942 = v941 + v933;
     out[v942] = v940;
   }
-  const uint v943 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v943 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v944 = v370 + v943;
-  const uint v945 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v945 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v946 = v30 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v948 = v288 && v947;
   const bool v949 = v946 < v1;
   const bool v950 = v948 && v949;
@@ -969,11 +969,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v955 = v954 + v946;
     out[v955] = v953;
   }
-  const uint v956 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v956 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v957 = v370 + v956;
-  const uint v958 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v958 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v959 = v30 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v961 = v288 && v960;
   const bool v962 = v959 < v1;
   const bool v963 = v961 && v962;
@@ -985,11 +985,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v968 = v967 + v959;
     out[v968] = v966;
   }
-  const uint v969 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v969 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v970 = v370 + v969;
-  const uint v971 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v971 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v972 = v30 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v288 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v981 = v980 + v972;
     out[v981] = v979;
   }
-  const uint v982 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v982 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v983 = v370 + v982;
-  const uint v984 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v984 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v985 = v30 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v987 = v288 && v986;
   const bool v988 = v985 < v1;
   const bool v989 = v987 && v988;
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v994 = v993 + v985;
     out[v994] = v992;
   }
-  const uint v995 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v995 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v996 = v370 + v995;
-  const uint v997 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v997 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v998 = v30 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1000 = v288 && v999;
   const bool v1001 = v998 < v1;
   const bool v1002 = v1000 && v1001;
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1007 = v1006 + v998;
     out[v1007] = v1005;
   }
-  const uint v1008 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1008 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1009 = v370 + v1008;
-  const uint v1010 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1010 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1011 = v30 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1013 = v288 && v1012;
   const bool v1014 = v1011 < v1;
   const bool v1015 = v1013 && v1014;
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1020 = v1019 + v1011;
     out[v1020] = v1018;
   }
-  const uint v1021 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1021 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1022 = v370 + v1021;
-  const uint v1023 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1023 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1024 = v30 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1026 = v288 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1033 = v1032 + v1024;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1034 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1035 = v370 + v1034;
-  const uint v1036 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1036 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1037 = v30 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1039 = v288 && v1038;
   const bool v1040 = v1037 < v1;
   const bool v1041 = v1039 && v1040;
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1046 = v1045 + v1037;
     out[v1046] = v1044;
   }
-  const uint v1047 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1047 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1048 = v370 + v1047;
-  const uint v1049 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1049 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1050 = v30 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1052 = v288 && v1051;
   const bool v1053 = v1050 < v1;
   const bool v1054 = v1052 && v1053;
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1059 = v1058 + v1050;
     out[v1059] = v1057;
   }
-  const uint v1060 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1060 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1061 = v370 + v1060;
-  const uint v1062 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1062 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1063 = v30 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1065 = v288 && v1064;
   const bool v1066 = v1063 < v1;
   const bool v1067 = v1065 && v1066;
@@ -1113,11 +1113,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1072 = v1071 + v1063;
     out[v1072] = v1070;
   }
-  const uint v1073 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1073 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1074 = v370 + v1073;
-  const uint v1075 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1075 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1076 = v30 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1078 = v288 && v1077;
   const bool v1079 = v1076 < v1;
   const bool v1080 = v1078 && v1079;
@@ -1129,11 +1129,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1085 = v1084 + v1076;
     out[v1085] = v1083;
   }
-  const uint v1086 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1086 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1087 = v370 + v1086;
-  const uint v1088 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1088 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1089 = v30 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1091 = v288 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1145,11 +1145,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1098 = v1097 + v1089;
     out[v1098] = v1096;
   }
-  const uint v1099 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1099 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1100 = v370 + v1099;
-  const uint v1101 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1101 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1102 = v30 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1104 = v288 && v1103;
   const bool v1105 = v1102 < v1;
   const bool v1106 = v1104 && v1105;
@@ -1161,11 +1161,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1111 = v1110 + v1102;
     out[v1111] = v1109;
   }
-  const uint v1112 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1112 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1113 = v370 + v1112;
-  const uint v1114 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1114 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1115 = v30 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1117 = v288 && v1116;
   const bool v1118 = v1115 < v1;
   const bool v1119 = v1117 && v1118;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1124 = v1123 + v1115;
     out[v1124] = v1122;
   }
-  const uint v1125 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1125 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1126 = v370 + v1125;
-  const uint v1127 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1127 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1128 = v30 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1130 = v288 && v1129;
   const bool v1131 = v1128 < v1;
   const bool v1132 = v1130 && v1131;
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1137 = v1136 + v1128;
     out[v1137] = v1135;
   }
-  const uint v1138 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1138 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1139 = v370 + v1138;
-  const uint v1140 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1140 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1141 = v30 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1143 = v288 && v1142;
   const bool v1144 = v1141 < v1;
   const bool v1145 = v1143 && v1144;
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1150 = v1149 + v1141;
     out[v1150] = v1148;
   }
-  const uint v1151 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1151 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1152 = v370 + v1151;
-  const uint v1153 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1153 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1154 = v30 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1156 = v288 && v1155;
   const bool v1157 = v1154 < v1;
   const bool v1158 = v1156 && v1157;
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1163 = v1162 + v1154;
     out[v1163] = v1161;
   }
-  const uint v1164 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1164 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1165 = v370 + v1164;
-  const uint v1166 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1166 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1167 = v30 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1169 = v288 && v1168;
   const bool v1170 = v1167 < v1;
   const bool v1171 = v1169 && v1170;
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1176 = v1175 + v1167;
     out[v1176] = v1174;
   }
-  const uint v1177 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1177 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1178 = v370 + v1177;
-  const uint v1179 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1179 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1180 = v30 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v288 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1189 = v1188 + v1180;
     out[v1189] = v1187;
   }
-  const uint v1190 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1190 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1191 = v370 + v1190;
-  const uint v1192 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1192 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1193 = v30 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1195 = v288 && v1194;
   const bool v1196 = v1193 < v1;
   const bool v1197 = v1195 && v1196;
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1202 = v1201 + v1193;
     out[v1202] = v1200;
   }
-  const uint v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1212, float(0.0f));
 
-  for (uint v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (uint v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (uint v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
       const uint v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1325,9 +1325,9 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
         shm4[v1270] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const uint v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const uint v2173 = v366 << 6u;
       const uint v2175 = v1279 + v2173;
       iron_frag<half, 16, 16> v2182;
@@ -1362,13 +1362,13 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
       iron_frag_load<true>(v2211, shm4, long(48u), long(64u));
       iron_frag_mma(v1212, v2209, v2211);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v1290 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1290 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1291 = v370 + v1290;
-  const uint v1292 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1292 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1293 = v1204 + v1292;
-  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1295 = v288 && v1294;
   const bool v1296 = v1293 < v1;
   const bool v1297 = v1295 && v1296;
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1302 = v1301 + v1293;
     out[v1302] = v1300;
   }
-  const uint v1303 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1303 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1304 = v370 + v1303;
-  const uint v1305 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1305 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1306 = v1204 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1308 = v288 && v1307;
   const bool v1309 = v1306 < v1;
   const bool v1310 = v1308 && v1309;
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1315 = v1314 + v1306;
     out[v1315] = v1313;
   }
-  const uint v1316 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1316 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1317 = v370 + v1316;
-  const uint v1318 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1318 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1319 = v1204 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1321 = v288 && v1320;
   const bool v1322 = v1319 < v1;
   const bool v1323 = v1321 && v1322;
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1328 = v1327 + v1319;
     out[v1328] = v1326;
   }
-  const uint v1329 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1329 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1330 = v370 + v1329;
-  const uint v1331 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1331 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1332 = v1204 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1334 = v288 && v1333;
   const bool v1335 = v1332 < v1;
   const bool v1336 = v1334 && v1335;
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1341 = v1340 + v1332;
     out[v1341] = v1339;
   }
-  const uint v1342 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1342 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1343 = v370 + v1342;
-  const uint v1344 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1344 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1345 = v1204 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1347 = v288 && v1346;
   const bool v1348 = v1345 < v1;
   const bool v1349 = v1347 && v1348;
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1354 = v1353 + v1345;
     out[v1354] = v1352;
   }
-  const uint v1355 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1355 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1356 = v370 + v1355;
-  const uint v1357 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1357 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1358 = v1204 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1360 = v288 && v1359;
   const bool v1361 = v1358 < v1;
   const bool v1362 = v1360 && v1361;
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1367 = v1366 + v1358;
     out[v1367] = v1365;
   }
-  const uint v1368 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1368 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1369 = v370 + v1368;
-  const uint v1370 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1370 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1371 = v1204 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1373 = v288 && v1372;
   const bool v1374 = v1371 < v1;
   const bool v1375 = v1373 && v1374;
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1380 = v1379 + v1371;
     out[v1380] = v1378;
   }
-  const uint v1381 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1381 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1382 = v370 + v1381;
-  const uint v1383 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1383 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1384 = v1204 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1386 = v288 && v1385;
   const bool v1387 = v1384 < v1;
   const bool v1388 = v1386 && v1387;
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1393 = v1392 + v1384;
     out[v1393] = v1391;
   }
-  const uint v1394 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1394 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1395 = v370 + v1394;
-  const uint v1396 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1396 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1397 = v1204 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1399 = v288 && v1398;
   const bool v1400 = v1397 < v1;
   const bool v1401 = v1399 && v1400;
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1406 = v1405 + v1397;
     out[v1406] = v1404;
   }
-  const uint v1407 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1407 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1408 = v370 + v1407;
-  const uint v1409 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1409 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1410 = v1204 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1412 = v288 && v1411;
   const bool v1413 = v1410 < v1;
   const bool v1414 = v1412 && v1413;
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1419 = v1418 + v1410;
     out[v1419] = v1417;
   }
-  const uint v1420 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1420 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1421 = v370 + v1420;
-  const uint v1422 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1422 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1423 = v1204 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1425 = v288 && v1424;
   const bool v1426 = v1423 < v1;
   const bool v1427 = v1425 && v1426;
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1432 = v1431 + v1423;
     out[v1432] = v1430;
   }
-  const uint v1433 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1433 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1434 = v370 + v1433;
-  const uint v1435 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1435 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1436 = v1204 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1438 = v288 && v1437;
   const bool v1439 = v1436 < v1;
   const bool v1440 = v1438 && v1439;
@@ -1556,11 +1556,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1445 = v1444 + v1436;
     out[v1445] = v1443;
   }
-  const uint v1446 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1446 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1447 = v370 + v1446;
-  const uint v1448 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1448 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1449 = v1204 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1451 = v288 && v1450;
   const bool v1452 = v1449 < v1;
   const bool v1453 = v1451 && v1452;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1458 = v1457 + v1449;
     out[v1458] = v1456;
   }
-  const uint v1459 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1459 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1460 = v370 + v1459;
-  const uint v1461 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1461 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1462 = v1204 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1464 = v288 && v1463;
   const bool v1465 = v1462 < v1;
   const bool v1466 = v1464 && v1465;
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1471 = v1470 + v1462;
     out[v1471] = v1469;
   }
-  const uint v1472 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1472 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1473 = v370 + v1472;
-  const uint v1474 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1474 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1475 = v1204 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1477 = v288 && v1476;
   const bool v1478 = v1475 < v1;
   const bool v1479 = v1477 && v1478;
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1484 = v1483 + v1475;
     out[v1484] = v1482;
   }
-  const uint v1485 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1485 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1486 = v370 + v1485;
-  const uint v1487 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1487 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1488 = v1204 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1490 = v288 && v1489;
   const bool v1491 = v1488 < v1;
   const bool v1492 = v1490 && v1491;
@@ -1620,11 +1620,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1497 = v1496 + v1488;
     out[v1497] = v1495;
   }
-  const uint v1498 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1498 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1499 = v370 + v1498;
-  const uint v1500 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1500 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1501 = v1204 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1503 = v288 && v1502;
   const bool v1504 = v1501 < v1;
   const bool v1505 = v1503 && v1504;
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1510 = v1509 + v1501;
     out[v1510] = v1508;
   }
-  const uint v1511 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1511 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1512 = v370 + v1511;
-  const uint v1513 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1513 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1514 = v1204 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1516 = v288 && v1515;
   const bool v1517 = v1514 < v1;
   const bool v1518 = v1516 && v1517;
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1523 = v1522 + v1514;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1524 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1525 = v370 + v1524;
-  const uint v1526 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1526 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1527 = v1204 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1529 = v288 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -1668,11 +1668,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1536 = v1535 + v1527;
     out[v1536] = v1534;
   }
-  const uint v1537 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1537 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1538 = v370 + v1537;
-  const uint v1539 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1539 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1540 = v1204 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1542 = v288 && v1541;
   const bool v1543 = v1540 < v1;
   const bool v1544 = v1542 && v1543;
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1549 = v1548 + v1540;
     out[v1549] = v1547;
   }
-  const uint v1550 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1550 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1551 = v370 + v1550;
-  const uint v1552 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1552 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1553 = v1204 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1555 = v288 && v1554;
   const bool v1556 = v1553 < v1;
   const bool v1557 = v1555 && v1556;
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1562 = v1561 + v1553;
     out[v1562] = v1560;
   }
-  const uint v1563 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1563 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1564 = v370 + v1563;
-  const uint v1565 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1565 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1566 = v1204 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1568 = v288 && v1567;
   const bool v1569 = v1566 < v1;
   const bool v1570 = v1568 && v1569;
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1575 = v1574 + v1566;
     out[v1575] = v1573;
   }
-  const uint v1576 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1576 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1577 = v370 + v1576;
-  const uint v1578 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1578 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1579 = v1204 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1581 = v288 && v1580;
   const bool v1582 = v1579 < v1;
   const bool v1583 = v1581 && v1582;
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1588 = v1587 + v1579;
     out[v1588] = v1586;
   }
-  const uint v1589 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1589 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1590 = v370 + v1589;
-  const uint v1591 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1591 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1592 = v1204 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1594 = v288 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1601 = v1600 + v1592;
     out[v1601] = v1599;
   }
-  const uint v1602 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1602 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1603 = v370 + v1602;
-  const uint v1604 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1604 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1605 = v1204 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1607 = v288 && v1606;
   const bool v1608 = v1605 < v1;
   const bool v1609 = v1607 && v1608;
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1614 = v1613 + v1605;
     out[v1614] = v1612;
   }
-  const uint v1615 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1615 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1616 = v370 + v1615;
-  const uint v1617 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1617 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1618 = v1204 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1620 = v288 && v1619;
   const bool v1621 = v1618 < v1;
   const bool v1622 = v1620 && v1621;
@@ -1780,11 +1780,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1627 = v1626 + v1618;
     out[v1627] = v1625;
   }
-  const uint v1628 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1628 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1629 = v370 + v1628;
-  const uint v1630 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1630 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1631 = v1204 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1633 = v288 && v1632;
   const bool v1634 = v1631 < v1;
   const bool v1635 = v1633 && v1634;
@@ -1796,11 +1796,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1640 = v1639 + v1631;
     out[v1640] = v1638;
   }
-  const uint v1641 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1641 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1642 = v370 + v1641;
-  const uint v1643 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1643 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1644 = v1204 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1646 = v288 && v1645;
   const bool v1647 = v1644 < v1;
   const bool v1648 = v1646 && v1647;
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1653 = v1652 + v1644;
     out[v1653] = v1651;
   }
-  const uint v1654 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1654 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1655 = v370 + v1654;
-  const uint v1656 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1656 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1657 = v1204 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1659 = v288 && v1658;
   const bool v1660 = v1657 < v1;
   const bool v1661 = v1659 && v1660;
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1666 = v1665 + v1657;
     out[v1666] = v1664;
   }
-  const uint v1667 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1667 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1668 = v370 + v1667;
-  const uint v1669 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1669 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1670 = v1204 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1672 = v288 && v1671;
   const bool v1673 = v1670 < v1;
   const bool v1674 = v1672 && v1673;
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1679 = v1678 + v1670;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1680 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1681 = v370 + v1680;
-  const uint v1682 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1682 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1683 = v1204 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1685 = v288 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1692 = v1691 + v1683;
     out[v1692] = v1690;
   }
-  const uint v1693 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1693 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1694 = v370 + v1693;
-  const uint v1695 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1695 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1696 = v1204 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1698 = v288 && v1697;
   const bool v1699 = v1696 < v1;
   const bool v1700 = v1698 && v1699;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1705 = v1704 + v1696;
     out[v1705] = v1703;
   }
-  const uint v1706 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1706 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1707 = v370 + v1706;
-  const uint v1708 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1708 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1709 = v1204 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1711 = v288 && v1710;
   const bool v1712 = v1709 < v1;
   const bool v1713 = v1711 && v1712;
@@ -1892,11 +1892,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1718 = v1717 + v1709;
     out[v1718] = v1716;
   }
-  const uint v1719 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1719 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1720 = v370 + v1719;
-  const uint v1721 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1721 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1722 = v1204 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1724 = v288 && v1723;
   const bool v1725 = v1722 < v1;
   const bool v1726 = v1724 && v1725;
@@ -1908,11 +1908,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1731 = v1730 + v1722;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1733 = v370 + v1732;
-  const uint v1734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1735 = v1204 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1737 = v288 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1744 = v1743 + v1735;
     out[v1744] = v1742;
   }
-  const uint v1745 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1745 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1746 = v370 + v1745;
-  const uint v1747 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1747 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1748 = v1204 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1750 = v288 && v1749;
   const bool v1751 = v1748 < v1;
   const bool v1752 = v1750 && v1751;
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1757 = v1756 + v1748;
     out[v1757] = v1755;
   }
-  const uint v1758 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1758 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1759 = v370 + v1758;
-  const uint v1760 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1760 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1761 = v1204 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1763 = v288 && v1762;
   const bool v1764 = v1761 < v1;
   const bool v1765 = v1763 && v1764;
@@ -1956,11 +1956,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1770 = v1769 + v1761;
     out[v1770] = v1768;
   }
-  const uint v1771 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1771 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1772 = v370 + v1771;
-  const uint v1773 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1773 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1774 = v1204 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1776 = v288 && v1775;
   const bool v1777 = v1774 < v1;
   const bool v1778 = v1776 && v1777;
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1783 = v1782 + v1774;
     out[v1783] = v1781;
   }
-  const uint v1784 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1784 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1785 = v370 + v1784;
-  const uint v1786 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1786 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1787 = v1204 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1789 = v288 && v1788;
   const bool v1790 = v1787 < v1;
   const bool v1791 = v1789 && v1790;
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1796 = v1795 + v1787;
     out[v1796] = v1794;
   }
-  const uint v1797 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1797 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1798 = v370 + v1797;
-  const uint v1799 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1799 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1800 = v1204 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1802 = v288 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1809 = v1808 + v1800;
     out[v1809] = v1807;
   }
-  const uint v1810 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1810 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1811 = v370 + v1810;
-  const uint v1812 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1812 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1813 = v1204 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1815 = v288 && v1814;
   const bool v1816 = v1813 < v1;
   const bool v1817 = v1815 && v1816;
@@ -2020,11 +2020,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1822 = v1821 + v1813;
     out[v1822] = v1820;
   }
-  const uint v1823 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1823 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1824 = v370 + v1823;
-  const uint v1825 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1825 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1826 = v1204 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1828 = v288 && v1827;
   const bool v1829 = v1826 < v1;
   const bool v1830 = v1828 && v1829;
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1835 = v1834 + v1826;
     out[v1835] = v1833;
   }
-  const uint v1836 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1836 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1837 = v370 + v1836;
-  const uint v1838 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1838 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1839 = v1204 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1841 = v288 && v1840;
   const bool v1842 = v1839 < v1;
   const bool v1843 = v1841 && v1842;
@@ -2052,11 +2052,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1848 = v1847 + v1839;
     out[v1848] = v1846;
   }
-  const uint v1849 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1849 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1850 = v370 + v1849;
-  const uint v1851 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1851 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1852 = v1204 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1854 = v288 && v1853;
   const bool v1855 = v1852 < v1;
   const bool v1856 = v1854 && v1855;
@@ -2068,11 +2068,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1861 = v1860 + v1852;
     out[v1861] = v1859;
   }
-  const uint v1862 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1862 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1863 = v370 + v1862;
-  const uint v1864 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1864 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1865 = v1204 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1867 = v288 && v1866;
   const bool v1868 = v1865 < v1;
   const bool v1869 = v1867 && v1868;
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1874 = v1873 + v1865;
     out[v1874] = v1872;
   }
-  const uint v1875 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1875 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1876 = v370 + v1875;
-  const uint v1877 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1877 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1878 = v1204 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1880 = v288 && v1879;
   const bool v1881 = v1878 < v1;
   const bool v1882 = v1880 && v1881;
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1887 = v1886 + v1878;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1888 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1889 = v370 + v1888;
-  const uint v1890 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1890 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1891 = v1204 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1893 = v288 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1900 = v1899 + v1891;
     out[v1900] = v1898;
   }
-  const uint v1901 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1901 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1902 = v370 + v1901;
-  const uint v1903 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1903 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1904 = v1204 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1906 = v288 && v1905;
   const bool v1907 = v1904 < v1;
   const bool v1908 = v1906 && v1907;
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1913 = v1912 + v1904;
     out[v1913] = v1911;
   }
-  const uint v1914 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1914 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1915 = v370 + v1914;
-  const uint v1916 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1916 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1917 = v1204 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1919 = v288 && v1918;
   const bool v1920 = v1917 < v1;
   const bool v1921 = v1919 && v1920;
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1926 = v1925 + v1917;
     out[v1926] = v1924;
   }
-  const uint v1927 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1927 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1928 = v370 + v1927;
-  const uint v1929 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1929 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1930 = v1204 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1932 = v288 && v1931;
   const bool v1933 = v1930 < v1;
   const bool v1934 = v1932 && v1933;
@@ -2164,11 +2164,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1939 = v1938 + v1930;
     out[v1939] = v1937;
   }
-  const uint v1940 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1940 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1941 = v370 + v1940;
-  const uint v1942 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1942 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1943 = v1204 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1945 = v288 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1952 = v1951 + v1943;
     out[v1952] = v1950;
   }
-  const uint v1953 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1953 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1954 = v370 + v1953;
-  const uint v1955 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1955 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1956 = v1204 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1958 = v288 && v1957;
   const bool v1959 = v1956 < v1;
   const bool v1960 = v1958 && v1959;
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1965 = v1964 + v1956;
     out[v1965] = v1963;
   }
-  const uint v1966 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1966 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1967 = v370 + v1966;
-  const uint v1968 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1968 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1969 = v1204 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1971 = v288 && v1970;
   const bool v1972 = v1969 < v1;
   const bool v1973 = v1971 && v1972;
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1978 = v1977 + v1969;
     out[v1978] = v1976;
   }
-  const uint v1979 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1979 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1980 = v370 + v1979;
-  const uint v1981 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1981 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1982 = v1204 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1984 = v288 && v1983;
   const bool v1985 = v1982 < v1;
   const bool v1986 = v1984 && v1985;
@@ -2228,11 +2228,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v1991 = v1990 + v1982;
     out[v1991] = v1989;
   }
-  const uint v1992 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1992 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1993 = v370 + v1992;
-  const uint v1994 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1994 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1995 = v1204 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1997 = v288 && v1996;
   const bool v1998 = v1995 < v1;
   const bool v1999 = v1997 && v1998;
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2004 = v2003 + v1995;
     out[v2004] = v2002;
   }
-  const uint v2005 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2005 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2006 = v370 + v2005;
-  const uint v2007 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2007 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2008 = v1204 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2010 = v288 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2017 = v2016 + v2008;
     out[v2017] = v2015;
   }
-  const uint v2018 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2018 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2019 = v370 + v2018;
-  const uint v2020 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2020 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2021 = v1204 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2023 = v288 && v2022;
   const bool v2024 = v2021 < v1;
   const bool v2025 = v2023 && v2024;
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2030 = v2029 + v2021;
     out[v2030] = v2028;
   }
-  const uint v2031 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2031 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2032 = v370 + v2031;
-  const uint v2033 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2033 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2034 = v1204 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2036 = v288 && v2035;
   const bool v2037 = v2034 < v1;
   const bool v2038 = v2036 && v2037;
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2043 = v2042 + v2034;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2044 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2045 = v370 + v2044;
-  const uint v2046 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2046 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2047 = v1204 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2049 = v288 && v2048;
   const bool v2050 = v2047 < v1;
   const bool v2051 = v2049 && v2050;
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2056 = v2055 + v2047;
     out[v2056] = v2054;
   }
-  const uint v2057 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2057 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2058 = v370 + v2057;
-  const uint v2059 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2059 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2060 = v1204 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2062 = v288 && v2061;
   const bool v2063 = v2060 < v1;
   const bool v2064 = v2062 && v2063;
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2069 = v2068 + v2060;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2070 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2071 = v370 + v2070;
-  const uint v2072 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2072 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2073 = v1204 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2075 = v288 && v2074;
   const bool v2076 = v2073 < v1;
   const bool v2077 = v2075 && v2076;
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2082 = v2081 + v2073;
     out[v2082] = v2080;
   }
-  const uint v2083 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2083 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2084 = v370 + v2083;
-  const uint v2085 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2085 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2086 = v1204 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2088 = v288 && v2087;
   const bool v2089 = v2086 < v1;
   const bool v2090 = v2088 && v2089;
@@ -2356,11 +2356,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2095 = v2094 + v2086;
     out[v2095] = v2093;
   }
-  const uint v2096 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2096 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2097 = v370 + v2096;
-  const uint v2098 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2098 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2099 = v1204 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2101 = v288 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
     const uint v2108 = v2107 + v2099;
     out[v2108] = v2106;
   }
-  const uint v2109 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2109 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2110 = v370 + v2109;
-  const uint v2111 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2111 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2112 = v1204 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2114 = v288 && v2113;
   const bool v2115 = v2112 < v1;
   const bool v2116 = v2114 && v2115;

@@ -143,15 +143,15 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v25 = v24 << 8u;
-  const uint v309 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const uint v309 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v310 = v309 < 8u;
-  const uint v313 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v313 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 16, 128> v315;
   iron_frag_fill(v315, float(0.0f));
   const uint v320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
   const uint v321 = iron_tid.x;
 
-  for (uint v318 = 0u; v318 < v2; v318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (uint v318 = 0u; v318 < v2; v318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (uint v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const uint v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -199,9 +199,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v373] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const uint v381 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v381 = v313 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const uint v382 = v381 << 6u;
       const uint v2530 = v309 & 3u;
       const uint v2532 = v2530 << 4u;
@@ -239,18 +239,18 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2572, shm4, long(48u), long(64u));
       iron_frag_mma(v315, v2570, v2572);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v387 = v309 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const uint v388 = v387 << 4u;
   const uint v390 = v313 << 6u;
   const uint v391 = v21 + v390;
   const uint v392 = v391 + v388;
-  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v394 = v392 + v393;
-  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v396 = v25 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v398 = v310 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v408 = v407 + v396;
     out[v408] = v406;
   }
-  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v410 = v392 + v409;
-  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v412 = v25 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v414 = v310 && v413;
   const bool v415 = v412 < v1;
   const bool v416 = v414 && v415;
@@ -284,11 +284,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v424 = v423 + v412;
     out[v424] = v422;
   }
-  const uint v425 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v425 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v426 = v392 + v425;
-  const uint v427 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v427 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v428 = v25 + v427;
-  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v429 = v426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v430 = v310 && v429;
   const bool v431 = v428 < v1;
   const bool v432 = v430 && v431;
@@ -303,11 +303,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v440 = v439 + v428;
     out[v440] = v438;
   }
-  const uint v441 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v441 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v442 = v392 + v441;
-  const uint v443 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v443 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v444 = v25 + v443;
-  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v445 = v442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v446 = v310 && v445;
   const bool v447 = v444 < v1;
   const bool v448 = v446 && v447;
@@ -322,11 +322,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v456 = v455 + v444;
     out[v456] = v454;
   }
-  const uint v457 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v457 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v458 = v392 + v457;
-  const uint v459 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v459 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v460 = v25 + v459;
-  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v462 = v310 && v461;
   const bool v463 = v460 < v1;
   const bool v464 = v462 && v463;
@@ -341,11 +341,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v472 = v471 + v460;
     out[v472] = v470;
   }
-  const uint v473 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v473 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v474 = v392 + v473;
-  const uint v475 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v475 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v476 = v25 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v478 = v310 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -360,11 +360,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v488 = v487 + v476;
     out[v488] = v486;
   }
-  const uint v489 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v489 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v490 = v392 + v489;
-  const uint v491 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v491 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v492 = v25 + v491;
-  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v493 = v490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v494 = v310 && v493;
   const bool v495 = v492 < v1;
   const bool v496 = v494 && v495;
@@ -379,11 +379,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v504 = v503 + v492;
     out[v504] = v502;
   }
-  const uint v505 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v505 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v506 = v392 + v505;
-  const uint v507 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v507 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v508 = v25 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v510 = v310 && v509;
   const bool v511 = v508 < v1;
   const bool v512 = v510 && v511;
@@ -398,11 +398,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v520 = v519 + v508;
     out[v520] = v518;
   }
-  const uint v521 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v521 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v522 = v392 + v521;
-  const uint v523 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v523 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v524 = v25 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v526 = v310 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -417,11 +417,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v536 = v535 + v524;
     out[v536] = v534;
   }
-  const uint v537 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v537 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v538 = v392 + v537;
-  const uint v539 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v539 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v540 = v25 + v539;
-  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v541 = v538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v542 = v310 && v541;
   const bool v543 = v540 < v1;
   const bool v544 = v542 && v543;
@@ -436,11 +436,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v552 = v551 + v540;
     out[v552] = v550;
   }
-  const uint v553 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v553 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v554 = v392 + v553;
-  const uint v555 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v555 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v556 = v25 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v310 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -455,11 +455,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v568 = v567 + v556;
     out[v568] = v566;
   }
-  const uint v569 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v569 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v570 = v392 + v569;
-  const uint v571 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v571 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v572 = v25 + v571;
-  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v573 = v570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v574 = v310 && v573;
   const bool v575 = v572 < v1;
   const bool v576 = v574 && v575;
@@ -474,11 +474,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v584 = v583 + v572;
     out[v584] = v582;
   }
-  const uint v585 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v585 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v586 = v392 + v585;
-  const uint v587 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v587 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v588 = v25 + v587;
-  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v590 = v310 && v589;
   const bool v591 = v588 < v1;
   const bool v592 = v590 && v591;
@@ -493,11 +493,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v600 = v599 + v588;
     out[v600] = v598;
   }
-  const uint v601 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v601 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v602 = v392 + v601;
-  const uint v603 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v603 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v604 = v25 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v606 = v310 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
@@ -512,11 +512,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v616 = v615 + v604;
     out[v616] = v614;
   }
-  const uint v617 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v617 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v618 = v392 + v617;
-  const uint v619 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v619 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v620 = v25 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v622 = v310 && v621;
   const bool v623 = v620 < v1;
   const bool v624 = v622 && v623;
@@ -531,11 +531,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v632 = v631 + v620;
     out[v632] = v630;
   }
-  const uint v633 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v633 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v634 = v392 + v633;
-  const uint v635 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v635 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v636 = v25 + v635;
-  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v637 = v634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v638 = v310 && v637;
   const bool v639 = v636 < v1;
   const bool v640 = v638 && v639;
@@ -550,11 +550,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v648 = v647 + v636;
     out[v648] = v646;
   }
-  const uint v649 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v649 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v650 = v392 + v649;
-  const uint v651 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v651 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v652 = v25 + v651;
-  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v654 = v310 && v653;
   const bool v655 = v652 < v1;
   const bool v656 = v654 && v655;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v664 = v663 + v652;
     out[v664] = v662;
   }
-  const uint v665 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v665 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v666 = v392 + v665;
-  const uint v667 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v667 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v668 = v25 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v670 = v310 && v669;
   const bool v671 = v668 < v1;
   const bool v672 = v670 && v671;
@@ -588,11 +588,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v680 = v679 + v668;
     out[v680] = v678;
   }
-  const uint v681 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v681 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v682 = v392 + v681;
-  const uint v683 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v683 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v684 = v25 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v686 = v310 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -607,11 +607,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v696 = v695 + v684;
     out[v696] = v694;
   }
-  const uint v697 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v697 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v698 = v392 + v697;
-  const uint v699 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v699 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v700 = v25 + v699;
-  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v701 = v698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v702 = v310 && v701;
   const bool v703 = v700 < v1;
   const bool v704 = v702 && v703;
@@ -626,11 +626,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v712 = v711 + v700;
     out[v712] = v710;
   }
-  const uint v713 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v713 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v714 = v392 + v713;
-  const uint v715 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v715 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v716 = v25 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v718 = v310 && v717;
   const bool v719 = v716 < v1;
   const bool v720 = v718 && v719;
@@ -645,11 +645,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v728 = v727 + v716;
     out[v728] = v726;
   }
-  const uint v729 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v729 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v730 = v392 + v729;
-  const uint v731 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v731 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v732 = v25 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v734 = v310 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -664,11 +664,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v744 = v743 + v732;
     out[v744] = v742;
   }
-  const uint v745 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v745 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v746 = v392 + v745;
-  const uint v747 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v747 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v748 = v25 + v747;
-  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v749 = v746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v750 = v310 && v749;
   const bool v751 = v748 < v1;
   const bool v752 = v750 && v751;
@@ -683,11 +683,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v760 = v759 + v748;
     out[v760] = v758;
   }
-  const uint v761 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v761 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v762 = v392 + v761;
-  const uint v763 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v763 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v764 = v25 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v310 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -702,11 +702,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v776 = v775 + v764;
     out[v776] = v774;
   }
-  const uint v777 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v777 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v778 = v392 + v777;
-  const uint v779 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v779 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v780 = v25 + v779;
-  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v781 = v778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v782 = v310 && v781;
   const bool v783 = v780 < v1;
   const bool v784 = v782 && v783;
@@ -721,11 +721,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v792 = v791 + v780;
     out[v792] = v790;
   }
-  const uint v793 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v793 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v794 = v392 + v793;
-  const uint v795 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v795 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v796 = v25 + v795;
-  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v797 = v794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v798 = v310 && v797;
   const bool v799 = v796 < v1;
   const bool v800 = v798 && v799;
@@ -740,11 +740,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v808 = v807 + v796;
     out[v808] = v806;
   }
-  const uint v809 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v809 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v810 = v392 + v809;
-  const uint v811 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v811 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v812 = v25 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v814 = v310 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
@@ -759,11 +759,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v824 = v823 + v812;
     out[v824] = v822;
   }
-  const uint v825 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v825 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v826 = v392 + v825;
-  const uint v827 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v827 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v828 = v25 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v830 = v310 && v829;
   const bool v831 = v828 < v1;
   const bool v832 = v830 && v831;
@@ -778,11 +778,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v840 = v839 + v828;
     out[v840] = v838;
   }
-  const uint v841 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v841 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v842 = v392 + v841;
-  const uint v843 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v843 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v844 = v25 + v843;
-  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v845 = v842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v846 = v310 && v845;
   const bool v847 = v844 < v1;
   const bool v848 = v846 && v847;
@@ -797,11 +797,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v856 = v855 + v844;
     out[v856] = v854;
   }
-  const uint v857 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v857 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v858 = v392 + v857;
-  const uint v859 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v859 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v860 = v25 + v859;
-  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v862 = v310 && v861;
   const bool v863 = v860 < v1;
   const bool v864 = v862 && v863;
@@ -816,11 +816,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v872 = v871 + v860;
     out[v872] = v870;
   }
-  const uint v873 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v873 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v874 = v392 + v873;
-  const uint v875 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v875 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v876 = v25 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v878 = v310 && v877;
   const bool v879 = v876 < v1;
   const bool v880 = v878 && v879;
@@ -835,11 +835,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v888 = v887 + v876;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v889 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v890 = v392 + v889;
-  const uint v891 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v891 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v892 = v25 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v894 = v310 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -854,11 +854,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v904 = v903 + v892;
     out[v904] = v902;
   }
-  const uint v905 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v905 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v906 = v392 + v905;
-  const uint v907 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v907 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v908 = v25 + v907;
-  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v909 = v906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v910 = v310 && v909;
   const bool v911 = v908 < v1;
   const bool v912 = v910 && v911;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v920 = v919 + v908;
     out[v920] = v918;
   }
-  const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v922 = v392 + v921;
-  const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v924 = v25 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v926 = v310 && v925;
   const bool v927 = v924 < v1;
   const bool v928 = v926 && v927;
@@ -892,11 +892,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v936 = v935 + v924;
     out[v936] = v934;
   }
-  const uint v937 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v937 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v938 = v392 + v937;
-  const uint v939 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v939 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v940 = v25 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v942 = v310 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -911,11 +911,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v952 = v951 + v940;
     out[v952] = v950;
   }
-  const uint v953 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v953 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v954 = v392 + v953;
-  const uint v955 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v955 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v956 = v25 + v955;
-  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v957 = v954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v958 = v310 && v957;
   const bool v959 = v956 < v1;
   const bool v960 = v958 && v959;
@@ -930,11 +930,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v968 = v967 + v956;
     out[v968] = v966;
   }
-  const uint v969 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v969 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v970 = v392 + v969;
-  const uint v971 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v971 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v972 = v25 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v310 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -949,11 +949,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v984 = v983 + v972;
     out[v984] = v982;
   }
-  const uint v985 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v985 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v986 = v392 + v985;
-  const uint v987 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v987 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v988 = v25 + v987;
-  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v989 = v986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v990 = v310 && v989;
   const bool v991 = v988 < v1;
   const bool v992 = v990 && v991;
@@ -968,11 +968,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1000 = v999 + v988;
     out[v1000] = v998;
   }
-  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1001 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1002 = v392 + v1001;
-  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1003 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1004 = v25 + v1003;
-  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1005 = v1002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1006 = v310 && v1005;
   const bool v1007 = v1004 < v1;
   const bool v1008 = v1006 && v1007;
@@ -987,11 +987,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1016 = v1015 + v1004;
     out[v1016] = v1014;
   }
-  const uint v1017 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1017 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1018 = v392 + v1017;
-  const uint v1019 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1019 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1020 = v25 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1022 = v310 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1032 = v1031 + v1020;
     out[v1032] = v1030;
   }
-  const uint v1033 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1033 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1034 = v392 + v1033;
-  const uint v1035 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1035 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1036 = v25 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1038 = v310 && v1037;
   const bool v1039 = v1036 < v1;
   const bool v1040 = v1038 && v1039;
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1048 = v1047 + v1036;
     out[v1048] = v1046;
   }
-  const uint v1049 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1049 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1050 = v392 + v1049;
-  const uint v1051 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1051 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1052 = v25 + v1051;
-  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1053 = v1050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1054 = v310 && v1053;
   const bool v1055 = v1052 < v1;
   const bool v1056 = v1054 && v1055;
@@ -1044,11 +1044,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1064 = v1063 + v1052;
     out[v1064] = v1062;
   }
-  const uint v1065 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1065 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1066 = v392 + v1065;
-  const uint v1067 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1067 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1068 = v25 + v1067;
-  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1069 = v1066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1070 = v310 && v1069;
   const bool v1071 = v1068 < v1;
   const bool v1072 = v1070 && v1071;
@@ -1063,11 +1063,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1080 = v1079 + v1068;
     out[v1080] = v1078;
   }
-  const uint v1081 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1081 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1082 = v392 + v1081;
-  const uint v1083 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1083 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1084 = v25 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1086 = v310 && v1085;
   const bool v1087 = v1084 < v1;
   const bool v1088 = v1086 && v1087;
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1096 = v1095 + v1084;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1097 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1098 = v392 + v1097;
-  const uint v1099 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1099 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1100 = v25 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1102 = v310 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1101,11 +1101,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1112 = v1111 + v1100;
     out[v1112] = v1110;
   }
-  const uint v1113 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1113 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1114 = v392 + v1113;
-  const uint v1115 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1115 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1116 = v25 + v1115;
-  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1117 = v1114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1118 = v310 && v1117;
   const bool v1119 = v1116 < v1;
   const bool v1120 = v1118 && v1119;
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1128 = v1127 + v1116;
     out[v1128] = v1126;
   }
-  const uint v1129 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1129 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1130 = v392 + v1129;
-  const uint v1131 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1131 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1132 = v25 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1134 = v310 && v1133;
   const bool v1135 = v1132 < v1;
   const bool v1136 = v1134 && v1135;
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1144 = v1143 + v1132;
     out[v1144] = v1142;
   }
-  const uint v1145 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1145 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1146 = v392 + v1145;
-  const uint v1147 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1147 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1148 = v25 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1150 = v310 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1160 = v1159 + v1148;
     out[v1160] = v1158;
   }
-  const uint v1161 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1161 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1162 = v392 + v1161;
-  const uint v1163 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1163 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1164 = v25 + v1163;
-  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1165 = v1162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1166 = v310 && v1165;
   const bool v1167 = v1164 < v1;
   const bool v1168 = v1166 && v1167;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1176 = v1175 + v1164;
     out[v1176] = v1174;
   }
-  const uint v1177 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1177 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1178 = v392 + v1177;
-  const uint v1179 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1179 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1180 = v25 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v310 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1196,11 +1196,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1192 = v1191 + v1180;
     out[v1192] = v1190;
   }
-  const uint v1193 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1193 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1194 = v392 + v1193;
-  const uint v1195 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1195 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1196 = v25 + v1195;
-  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1198 = v310 && v1197;
   const bool v1199 = v1196 < v1;
   const bool v1200 = v1198 && v1199;
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1208 = v1207 + v1196;
     out[v1208] = v1206;
   }
-  const uint v1209 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1209 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1210 = v392 + v1209;
-  const uint v1211 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1211 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1212 = v25 + v1211;
-  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1213 = v1210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1214 = v310 && v1213;
   const bool v1215 = v1212 < v1;
   const bool v1216 = v1214 && v1215;
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1224 = v1223 + v1212;
     out[v1224] = v1222;
   }
-  const uint v1225 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1225 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1226 = v392 + v1225;
-  const uint v1227 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1227 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1228 = v25 + v1227;
-  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1229 = v1226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1230 = v310 && v1229;
   const bool v1231 = v1228 < v1;
   const bool v1232 = v1230 && v1231;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1240 = v1239 + v1228;
     out[v1240] = v1238;
   }
-  const uint v1241 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1241 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1242 = v392 + v1241;
-  const uint v1243 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1243 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1244 = v25 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1246 = v310 && v1245;
   const bool v1247 = v1244 < v1;
   const bool v1248 = v1246 && v1247;
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1256 = v1255 + v1244;
     out[v1256] = v1254;
   }
-  const uint v1257 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1257 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1258 = v392 + v1257;
-  const uint v1259 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1259 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1260 = v25 + v1259;
-  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1261 = v1258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1262 = v310 && v1261;
   const bool v1263 = v1260 < v1;
   const bool v1264 = v1262 && v1263;
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1272 = v1271 + v1260;
     out[v1272] = v1270;
   }
-  const uint v1273 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1273 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1274 = v392 + v1273;
-  const uint v1275 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1275 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1276 = v25 + v1275;
-  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1277 = v1274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1278 = v310 && v1277;
   const bool v1279 = v1276 < v1;
   const bool v1280 = v1278 && v1279;
@@ -1310,11 +1310,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1288 = v1287 + v1276;
     out[v1288] = v1286;
   }
-  const uint v1289 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1289 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1290 = v392 + v1289;
-  const uint v1291 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1291 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1292 = v25 + v1291;
-  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1293 = v1290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1294 = v310 && v1293;
   const bool v1295 = v1292 < v1;
   const bool v1296 = v1294 && v1295;
@@ -1329,11 +1329,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1304 = v1303 + v1292;
     out[v1304] = v1302;
   }
-  const uint v1305 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1305 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1306 = v392 + v1305;
-  const uint v1307 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1307 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1308 = v25 + v1307;
-  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1309 = v1306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1310 = v310 && v1309;
   const bool v1311 = v1308 < v1;
   const bool v1312 = v1310 && v1311;
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1320 = v1319 + v1308;
     out[v1320] = v1318;
   }
-  const uint v1321 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1321 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1322 = v392 + v1321;
-  const uint v1323 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1323 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1324 = v25 + v1323;
-  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1325 = v1322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1326 = v310 && v1325;
   const bool v1327 = v1324 < v1;
   const bool v1328 = v1326 && v1327;
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1336 = v1335 + v1324;
     out[v1336] = v1334;
   }
-  const uint v1337 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1337 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1338 = v392 + v1337;
-  const uint v1339 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1339 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1340 = v25 + v1339;
-  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1341 = v1338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1342 = v310 && v1341;
   const bool v1343 = v1340 < v1;
   const bool v1344 = v1342 && v1343;
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1352 = v1351 + v1340;
     out[v1352] = v1350;
   }
-  const uint v1353 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1353 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1354 = v392 + v1353;
-  const uint v1355 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1355 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1356 = v25 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1358 = v310 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
@@ -1405,11 +1405,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1368 = v1367 + v1356;
     out[v1368] = v1366;
   }
-  const uint v1369 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1369 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1370 = v392 + v1369;
-  const uint v1371 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1371 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1372 = v25 + v1371;
-  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1373 = v1370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1374 = v310 && v1373;
   const bool v1375 = v1372 < v1;
   const bool v1376 = v1374 && v1375;
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1384 = v1383 + v1372;
     out[v1384] = v1382;
   }
-  const uint v1385 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1385 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1386 = v392 + v1385;
-  const uint v1387 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1387 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1388 = v25 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1390 = v310 && v1389;
   const bool v1391 = v1388 < v1;
   const bool v1392 = v1390 && v1391;
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1400 = v1399 + v1388;
     out[v1400] = v1398;
   }
-  const uint v1401 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1401 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1402 = v392 + v1401;
-  const uint v1403 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1403 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1404 = v25 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1406 = v310 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1416 = v1415 + v1404;
     out[v1416] = v1414;
   }
-  const uint v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 16, 128> v1426;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v1418 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1426;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1426, float(0.0f));
 
-  for (uint v1429 = 0u; v1429 < v2; v1429 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+  for (uint v1429 = 0u; v1429 < v2; v1429 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
     for (uint v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
       const uint v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1514,9 +1514,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v1484] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:523
-      const uint v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v1493 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
       const uint v2579 = v388 << 6u;
       const uint v2581 = v1493 + v2579;
       iron_frag<half, 16, 16> v2588;
@@ -1551,13 +1551,13 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2617, shm4, long(48u), long(64u));
       iron_frag_mma(v1426, v2615, v2617);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v1504 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1504 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1505 = v392 + v1504;
-  const uint v1506 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1506 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1507 = v1418 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1509 = v310 && v1508;
   const bool v1510 = v1507 < v1;
   const bool v1511 = v1509 && v1510;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1519 = v1518 + v1507;
     out[v1519] = v1517;
   }
-  const uint v1520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1520 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1521 = v392 + v1520;
-  const uint v1522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1522 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1523 = v1418 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1525 = v310 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
@@ -1591,11 +1591,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1535 = v1534 + v1523;
     out[v1535] = v1533;
   }
-  const uint v1536 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1536 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1537 = v392 + v1536;
-  const uint v1538 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1538 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1539 = v1418 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1541 = v310 && v1540;
   const bool v1542 = v1539 < v1;
   const bool v1543 = v1541 && v1542;
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1551 = v1550 + v1539;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1552 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1553 = v392 + v1552;
-  const uint v1554 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1554 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1555 = v1418 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1557 = v310 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
@@ -1629,11 +1629,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1567 = v1566 + v1555;
     out[v1567] = v1565;
   }
-  const uint v1568 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1568 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1569 = v392 + v1568;
-  const uint v1570 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1570 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1571 = v1418 + v1570;
-  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1572 = v1569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1573 = v310 && v1572;
   const bool v1574 = v1571 < v1;
   const bool v1575 = v1573 && v1574;
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1583 = v1582 + v1571;
     out[v1583] = v1581;
   }
-  const uint v1584 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1584 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1585 = v392 + v1584;
-  const uint v1586 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1586 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1587 = v1418 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1589 = v310 && v1588;
   const bool v1590 = v1587 < v1;
   const bool v1591 = v1589 && v1590;
@@ -1667,11 +1667,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1599 = v1598 + v1587;
     out[v1599] = v1597;
   }
-  const uint v1600 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1600 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1601 = v392 + v1600;
-  const uint v1602 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1602 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1603 = v1418 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1605 = v310 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1615 = v1614 + v1603;
     out[v1615] = v1613;
   }
-  const uint v1616 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1616 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1617 = v392 + v1616;
-  const uint v1618 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1618 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1619 = v1418 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1621 = v310 && v1620;
   const bool v1622 = v1619 < v1;
   const bool v1623 = v1621 && v1622;
@@ -1705,11 +1705,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1631 = v1630 + v1619;
     out[v1631] = v1629;
   }
-  const uint v1632 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1632 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1633 = v392 + v1632;
-  const uint v1634 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1634 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1635 = v1418 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1637 = v310 && v1636;
   const bool v1638 = v1635 < v1;
   const bool v1639 = v1637 && v1638;
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1647 = v1646 + v1635;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1648 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1649 = v392 + v1648;
-  const uint v1650 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1650 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1651 = v1418 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1653 = v310 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -1743,11 +1743,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1663 = v1662 + v1651;
     out[v1663] = v1661;
   }
-  const uint v1664 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1664 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1665 = v392 + v1664;
-  const uint v1666 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1666 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1667 = v1418 + v1666;
-  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1668 = v1665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1669 = v310 && v1668;
   const bool v1670 = v1667 < v1;
   const bool v1671 = v1669 && v1670;
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1679 = v1678 + v1667;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1680 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1681 = v392 + v1680;
-  const uint v1682 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1682 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1683 = v1418 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1685 = v310 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1695 = v1694 + v1683;
     out[v1695] = v1693;
   }
-  const uint v1696 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1696 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1697 = v392 + v1696;
-  const uint v1698 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1698 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1699 = v1418 + v1698;
-  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1700 = v1697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1701 = v310 && v1700;
   const bool v1702 = v1699 < v1;
   const bool v1703 = v1701 && v1702;
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1711 = v1710 + v1699;
     out[v1711] = v1709;
   }
-  const uint v1712 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1712 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1713 = v392 + v1712;
-  const uint v1714 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1714 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1715 = v1418 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1717 = v310 && v1716;
   const bool v1718 = v1715 < v1;
   const bool v1719 = v1717 && v1718;
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1727 = v1726 + v1715;
     out[v1727] = v1725;
   }
-  const uint v1728 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1728 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1729 = v392 + v1728;
-  const uint v1730 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1730 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1731 = v1418 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1733 = v310 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
@@ -1838,11 +1838,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1743 = v1742 + v1731;
     out[v1743] = v1741;
   }
-  const uint v1744 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1744 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1745 = v392 + v1744;
-  const uint v1746 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1746 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1747 = v1418 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1749 = v310 && v1748;
   const bool v1750 = v1747 < v1;
   const bool v1751 = v1749 && v1750;
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1759 = v1758 + v1747;
     out[v1759] = v1757;
   }
-  const uint v1760 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1760 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1761 = v392 + v1760;
-  const uint v1762 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1762 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1763 = v1418 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1765 = v310 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1775 = v1774 + v1763;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1776 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1777 = v392 + v1776;
-  const uint v1778 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1778 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1779 = v1418 + v1778;
-  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1780 = v1777 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1781 = v310 && v1780;
   const bool v1782 = v1779 < v1;
   const bool v1783 = v1781 && v1782;
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1791 = v1790 + v1779;
     out[v1791] = v1789;
   }
-  const uint v1792 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1792 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1793 = v392 + v1792;
-  const uint v1794 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1794 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1795 = v1418 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1797 = v310 && v1796;
   const bool v1798 = v1795 < v1;
   const bool v1799 = v1797 && v1798;
@@ -1914,11 +1914,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1807 = v1806 + v1795;
     out[v1807] = v1805;
   }
-  const uint v1808 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1808 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1809 = v392 + v1808;
-  const uint v1810 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1810 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1811 = v1418 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1813 = v310 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -1933,11 +1933,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1823 = v1822 + v1811;
     out[v1823] = v1821;
   }
-  const uint v1824 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1824 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1825 = v392 + v1824;
-  const uint v1826 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1826 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1827 = v1418 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1829 = v310 && v1828;
   const bool v1830 = v1827 < v1;
   const bool v1831 = v1829 && v1830;
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1839 = v1838 + v1827;
     out[v1839] = v1837;
   }
-  const uint v1840 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1840 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1841 = v392 + v1840;
-  const uint v1842 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1842 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1843 = v1418 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1845 = v310 && v1844;
   const bool v1846 = v1843 < v1;
   const bool v1847 = v1845 && v1846;
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1855 = v1854 + v1843;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1856 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1857 = v392 + v1856;
-  const uint v1858 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1858 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1859 = v1418 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1861 = v310 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1871 = v1870 + v1859;
     out[v1871] = v1869;
   }
-  const uint v1872 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1872 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1873 = v392 + v1872;
-  const uint v1874 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1874 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1875 = v1418 + v1874;
-  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1876 = v1873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1877 = v310 && v1876;
   const bool v1878 = v1875 < v1;
   const bool v1879 = v1877 && v1878;
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1887 = v1886 + v1875;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1888 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1889 = v392 + v1888;
-  const uint v1890 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1890 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1891 = v1418 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1893 = v310 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1903 = v1902 + v1891;
     out[v1903] = v1901;
   }
-  const uint v1904 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1904 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1905 = v392 + v1904;
-  const uint v1906 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1906 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1907 = v1418 + v1906;
-  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1908 = v1905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1909 = v310 && v1908;
   const bool v1910 = v1907 < v1;
   const bool v1911 = v1909 && v1910;
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1919 = v1918 + v1907;
     out[v1919] = v1917;
   }
-  const uint v1920 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1920 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1921 = v392 + v1920;
-  const uint v1922 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1922 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1923 = v1418 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1925 = v310 && v1924;
   const bool v1926 = v1923 < v1;
   const bool v1927 = v1925 && v1926;
@@ -2066,11 +2066,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1935 = v1934 + v1923;
     out[v1935] = v1933;
   }
-  const uint v1936 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1936 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1937 = v392 + v1936;
-  const uint v1938 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1938 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1939 = v1418 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1941 = v310 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
@@ -2085,11 +2085,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1951 = v1950 + v1939;
     out[v1951] = v1949;
   }
-  const uint v1952 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1952 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1953 = v392 + v1952;
-  const uint v1954 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1954 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1955 = v1418 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1957 = v310 && v1956;
   const bool v1958 = v1955 < v1;
   const bool v1959 = v1957 && v1958;
@@ -2104,11 +2104,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1967 = v1966 + v1955;
     out[v1967] = v1965;
   }
-  const uint v1968 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1968 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1969 = v392 + v1968;
-  const uint v1970 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1970 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1971 = v1418 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1973 = v310 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1983 = v1982 + v1971;
     out[v1983] = v1981;
   }
-  const uint v1984 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1984 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1985 = v392 + v1984;
-  const uint v1986 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1986 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1987 = v1418 + v1986;
-  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1988 = v1985 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1989 = v310 && v1988;
   const bool v1990 = v1987 < v1;
   const bool v1991 = v1989 && v1990;
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1999 = v1998 + v1987;
     out[v1999] = v1997;
   }
-  const uint v2000 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2000 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2001 = v392 + v2000;
-  const uint v2002 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2002 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2003 = v1418 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2005 = v310 && v2004;
   const bool v2006 = v2003 < v1;
   const bool v2007 = v2005 && v2006;
@@ -2161,11 +2161,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2015 = v2014 + v2003;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2016 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2017 = v392 + v2016;
-  const uint v2018 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2018 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2019 = v1418 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2021 = v310 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2031 = v2030 + v2019;
     out[v2031] = v2029;
   }
-  const uint v2032 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2032 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2033 = v392 + v2032;
-  const uint v2034 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2034 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2035 = v1418 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2037 = v310 && v2036;
   const bool v2038 = v2035 < v1;
   const bool v2039 = v2037 && v2038;
@@ -2199,11 +2199,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2047 = v2046 + v2035;
     out[v2047] = v2045;
   }
-  const uint v2048 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2048 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2049 = v392 + v2048;
-  const uint v2050 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2050 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2051 = v1418 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2053 = v310 && v2052;
   const bool v2054 = v2051 < v1;
   const bool v2055 = v2053 && v2054;
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2063 = v2062 + v2051;
     out[v2063] = v2061;
   }
-  const uint v2064 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2064 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2065 = v392 + v2064;
-  const uint v2066 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2066 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2067 = v1418 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2069 = v310 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2079 = v2078 + v2067;
     out[v2079] = v2077;
   }
-  const uint v2080 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2080 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2081 = v392 + v2080;
-  const uint v2082 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2082 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2083 = v1418 + v2082;
-  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2084 = v2081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2085 = v310 && v2084;
   const bool v2086 = v2083 < v1;
   const bool v2087 = v2085 && v2086;
@@ -2256,11 +2256,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2095 = v2094 + v2083;
     out[v2095] = v2093;
   }
-  const uint v2096 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2096 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2097 = v392 + v2096;
-  const uint v2098 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2098 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2099 = v1418 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2101 = v310 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2275,11 +2275,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2111 = v2110 + v2099;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2112 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2113 = v392 + v2112;
-  const uint v2114 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2114 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2115 = v1418 + v2114;
-  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2116 = v2113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2117 = v310 && v2116;
   const bool v2118 = v2115 < v1;
   const bool v2119 = v2117 && v2118;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2127 = v2126 + v2115;
     out[v2127] = v2125;
   }
-  const uint v2128 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2128 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2129 = v392 + v2128;
-  const uint v2130 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2130 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2131 = v1418 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2133 = v310 && v2132;
   const bool v2134 = v2131 < v1;
   const bool v2135 = v2133 && v2134;
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2143 = v2142 + v2131;
     out[v2143] = v2141;
   }
-  const uint v2144 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2144 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2145 = v392 + v2144;
-  const uint v2146 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2146 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2147 = v1418 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2149 = v310 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2159 = v2158 + v2147;
     out[v2159] = v2157;
   }
-  const uint v2160 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2160 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2161 = v392 + v2160;
-  const uint v2162 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2162 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2163 = v1418 + v2162;
-  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2165 = v310 && v2164;
   const bool v2166 = v2163 < v1;
   const bool v2167 = v2165 && v2166;
@@ -2351,11 +2351,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2175 = v2174 + v2163;
     out[v2175] = v2173;
   }
-  const uint v2176 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2176 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2177 = v392 + v2176;
-  const uint v2178 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2178 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2179 = v1418 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2181 = v310 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
@@ -2370,11 +2370,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2191 = v2190 + v2179;
     out[v2191] = v2189;
   }
-  const uint v2192 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2192 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2193 = v392 + v2192;
-  const uint v2194 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2194 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2195 = v1418 + v2194;
-  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2197 = v310 && v2196;
   const bool v2198 = v2195 < v1;
   const bool v2199 = v2197 && v2198;
@@ -2389,11 +2389,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2207 = v2206 + v2195;
     out[v2207] = v2205;
   }
-  const uint v2208 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2208 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2209 = v392 + v2208;
-  const uint v2210 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2210 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2211 = v1418 + v2210;
-  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2212 = v2209 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2213 = v310 && v2212;
   const bool v2214 = v2211 < v1;
   const bool v2215 = v2213 && v2214;
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2223 = v2222 + v2211;
     out[v2223] = v2221;
   }
-  const uint v2224 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2224 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2225 = v392 + v2224;
-  const uint v2226 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2226 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2227 = v1418 + v2226;
-  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2229 = v310 && v2228;
   const bool v2230 = v2227 < v1;
   const bool v2231 = v2229 && v2230;
@@ -2427,11 +2427,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2239 = v2238 + v2227;
     out[v2239] = v2237;
   }
-  const uint v2240 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2240 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2241 = v392 + v2240;
-  const uint v2242 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2242 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2243 = v1418 + v2242;
-  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2244 = v2241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2245 = v310 && v2244;
   const bool v2246 = v2243 < v1;
   const bool v2247 = v2245 && v2246;
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2255 = v2254 + v2243;
     out[v2255] = v2253;
   }
-  const uint v2256 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2256 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2257 = v392 + v2256;
-  const uint v2258 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2258 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2259 = v1418 + v2258;
-  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2260 = v2257 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2261 = v310 && v2260;
   const bool v2262 = v2259 < v1;
   const bool v2263 = v2261 && v2262;
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2271 = v2270 + v2259;
     out[v2271] = v2269;
   }
-  const uint v2272 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2272 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2273 = v392 + v2272;
-  const uint v2274 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2274 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2275 = v1418 + v2274;
-  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2276 = v2273 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2277 = v310 && v2276;
   const bool v2278 = v2275 < v1;
   const bool v2279 = v2277 && v2278;
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2287 = v2286 + v2275;
     out[v2287] = v2285;
   }
-  const uint v2288 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2288 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2289 = v392 + v2288;
-  const uint v2290 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2290 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2291 = v1418 + v2290;
-  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2292 = v2289 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2293 = v310 && v2292;
   const bool v2294 = v2291 < v1;
   const bool v2295 = v2293 && v2294;
@@ -2503,11 +2503,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2303 = v2302 + v2291;
     out[v2303] = v2301;
   }
-  const uint v2304 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2304 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2305 = v392 + v2304;
-  const uint v2306 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2306 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2307 = v1418 + v2306;
-  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2308 = v2305 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2309 = v310 && v2308;
   const bool v2310 = v2307 < v1;
   const bool v2311 = v2309 && v2310;
@@ -2522,11 +2522,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2319 = v2318 + v2307;
     out[v2319] = v2317;
   }
-  const uint v2320 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2320 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2321 = v392 + v2320;
-  const uint v2322 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2322 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2323 = v1418 + v2322;
-  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2325 = v310 && v2324;
   const bool v2326 = v2323 < v1;
   const bool v2327 = v2325 && v2326;
@@ -2541,11 +2541,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2335 = v2334 + v2323;
     out[v2335] = v2333;
   }
-  const uint v2336 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2336 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2337 = v392 + v2336;
-  const uint v2338 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2338 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2339 = v1418 + v2338;
-  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2340 = v2337 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2341 = v310 && v2340;
   const bool v2342 = v2339 < v1;
   const bool v2343 = v2341 && v2342;
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2351 = v2350 + v2339;
     out[v2351] = v2349;
   }
-  const uint v2352 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2352 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2353 = v392 + v2352;
-  const uint v2354 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2354 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2355 = v1418 + v2354;
-  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2356 = v2353 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2357 = v310 && v2356;
   const bool v2358 = v2355 < v1;
   const bool v2359 = v2357 && v2358;
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2367 = v2366 + v2355;
     out[v2367] = v2365;
   }
-  const uint v2368 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2368 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2369 = v392 + v2368;
-  const uint v2370 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2370 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2371 = v1418 + v2370;
-  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2372 = v2369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2373 = v310 && v2372;
   const bool v2374 = v2371 < v1;
   const bool v2375 = v2373 && v2374;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2383 = v2382 + v2371;
     out[v2383] = v2381;
   }
-  const uint v2384 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2384 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2385 = v392 + v2384;
-  const uint v2386 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2386 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2387 = v1418 + v2386;
-  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2388 = v2385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2389 = v310 && v2388;
   const bool v2390 = v2387 < v1;
   const bool v2391 = v2389 && v2390;
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2399 = v2398 + v2387;
     out[v2399] = v2397;
   }
-  const uint v2400 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2400 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2401 = v392 + v2400;
-  const uint v2402 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2402 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2403 = v1418 + v2402;
-  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2404 = v2401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2405 = v310 && v2404;
   const bool v2406 = v2403 < v1;
   const bool v2407 = v2405 && v2406;
@@ -2636,11 +2636,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2415 = v2414 + v2403;
     out[v2415] = v2413;
   }
-  const uint v2416 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2416 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2417 = v392 + v2416;
-  const uint v2418 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2418 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2419 = v1418 + v2418;
-  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2420 = v2417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2421 = v310 && v2420;
   const bool v2422 = v2419 < v1;
   const bool v2423 = v2421 && v2422;
@@ -2655,11 +2655,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2431 = v2430 + v2419;
     out[v2431] = v2429;
   }
-  const uint v2432 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2432 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2433 = v392 + v2432;
-  const uint v2434 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2434 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2435 = v1418 + v2434;
-  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2437 = v310 && v2436;
   const bool v2438 = v2435 < v1;
   const bool v2439 = v2437 && v2438;
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2447 = v2446 + v2435;
     out[v2447] = v2445;
   }
-  const uint v2448 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2448 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2449 = v392 + v2448;
-  const uint v2450 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2450 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2451 = v1418 + v2450;
-  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2452 = v2449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2453 = v310 && v2452;
   const bool v2454 = v2451 < v1;
   const bool v2455 = v2453 && v2454;
@@ -2693,11 +2693,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2463 = v2462 + v2451;
     out[v2463] = v2461;
   }
-  const uint v2464 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2464 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2465 = v392 + v2464;
-  const uint v2466 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2466 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2467 = v1418 + v2466;
-  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2469 = v310 && v2468;
   const bool v2470 = v2467 < v1;
   const bool v2471 = v2469 && v2470;
@@ -2712,11 +2712,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2479 = v2478 + v2467;
     out[v2479] = v2477;
   }
-  const uint v2480 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2480 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2481 = v392 + v2480;
-  const uint v2482 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2482 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2483 = v1418 + v2482;
-  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2484 = v2481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2485 = v310 && v2484;
   const bool v2486 = v2483 < v1;
   const bool v2487 = v2485 && v2486;
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2495 = v2494 + v2483;
     out[v2495] = v2493;
   }
-  const uint v2496 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2496 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2497 = v392 + v2496;
-  const uint v2498 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2498 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2499 = v1418 + v2498;
-  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2501 = v310 && v2500;
   const bool v2502 = v2499 < v1;
   const bool v2503 = v2501 && v2502;
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2511 = v2510 + v2499;
     out[v2511] = v2509;
   }
-  const uint v2512 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2512 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2513 = v392 + v2512;
-  const uint v2514 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2514 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2515 = v1418 + v2514;
-  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2516 = v2513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2517 = v310 && v2516;
   const bool v2518 = v2515 < v1;
   const bool v2519 = v2517 && v2518;

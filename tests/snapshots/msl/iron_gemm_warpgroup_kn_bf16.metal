@@ -101,18 +101,18 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v26 = v25 << 8u;
-  const uint v311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const uint v311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v312 = v311 < 8u;
-  const uint v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 16, 128> v317;
   iron_frag_fill(v317, float(0.0f));
-  const uint v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:214
+  const uint v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
   const bool v321 = v320 == 0u;
   const uint v324 = v1 & 7u;
   const bool v325 = v324 == 0u;
   const bool v326 = v321 && v325;
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const uint v2491 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2491 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
     const uint v2493 = v311 << 5u;
     const uint v2494 = v2493 + v2491;
     const uint v2498 = v2494 >> 3u;
@@ -132,7 +132,7 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2534 = v2519 << 6u;
     const uint v2538 = v2494 + 768u;
     const bool v2540 = v2538 < 1024u;
-    const uint v2571 = v2494 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+    const uint v2571 = v2494 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
     const uint v2573 = v2494 & 15u;
     const uint v2575 = v2573 << 3u;
     const uint v2577 = v26 + v2575;
@@ -145,12 +145,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const bool v2600 = v2598 < v1;
     const uint v2607 = v2592 << 7u;
 
-    for (uint v2482 = 0u; v2482 < v2; v2482 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    for (uint v2482 = 0u; v2482 < v2; v2482 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
       const uint v2484 = v2482 >> 6u;
       const uint v2486 = v2484 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2488 = v2486 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-      const uint v2504 = v2482 + v2502;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const uint v2488 = v2486 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2504 = v2482 + v2502;  // kernels/gemm/gemm_warpgroup.hpp:387
       const bool v2506 = v2504 < v2;
       const bool v2507 = v2505 && v2506;
       const uint v2510 = v2508 + v2504;
@@ -189,7 +189,7 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm3[v2559 + e] = v2551 ? a[v2555 + e] : bfloat(0);
         }
       }
-      const uint v2576 = v2482 + v2571;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const uint v2576 = v2482 + v2571;  // kernels/gemm/gemm_warpgroup.hpp:230
       const bool v2578 = v2576 < v2;
       const bool v2580 = v2578 && v2579;
       const uint v2581 = v2576 * v1;
@@ -230,11 +230,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v2632 + e] = v2624 ? b[v2628 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v312) {
-        const uint v2641 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+        const uint v2641 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const uint v2642 = v2641 << 6u;
         const uint v2643 = v2488 + v2642;
         const uint v2816 = v311 & 3u;
@@ -277,12 +277,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_mma(v317, v2864, v2866);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
     const uint v356 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v357 = iron_tid.x;
 
-    for (uint v354 = 0u; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (uint v354 = 0u; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (uint v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -306,29 +306,29 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         }
       }
 
-      for (uint v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:253
-        const uint v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:256
+      for (uint v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
         const uint v392 = v391 + v389;
-        const uint v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:258
         const bool v394 = v393 < v2;
         const uint v395 = v26 + v389;
         const bool v396 = v395 < v1;
         const bool v397 = v394 && v396;
         if (v397) {
-          const uint v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:258
+          const uint v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
           const uint v400 = v399 + v26;
           const uint v401 = v400 + v389;
           const bfloat v402 = b[v401];
           shm4[v392] = v402;
         } else {
-          shm4[v392] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:260
+          shm4[v392] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const uint v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const uint v411 = v410 << 6u;
         const uint v2869 = v311 & 3u;
         const uint v2871 = v2869 << 4u;
@@ -366,19 +366,19 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_load<false>(v2919, shm4, long(6144u), long(128u));
         iron_frag_mma(v317, v2917, v2919);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const uint v418 = v417 << 4u;
   const uint v420 = v315 << 6u;
   const uint v421 = v22 + v420;
   const uint v422 = v421 + v418;
-  const uint v423 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v423 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v424 = v422 + v423;
-  const uint v425 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v425 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v428 = v312 && v427;
   const bool v429 = v426 < v1;
   const bool v430 = v428 && v429;
@@ -390,11 +390,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v435 = v434 + v426;
     out[v435] = v433;
   }
-  const uint v436 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v436 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v437 = v422 + v436;
-  const uint v438 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v438 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v441 = v312 && v440;
   const bool v442 = v439 < v1;
   const bool v443 = v441 && v442;
@@ -406,11 +406,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v448 = v447 + v439;
     out[v448] = v446;
   }
-  const uint v449 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v449 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v450 = v422 + v449;
-  const uint v451 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v451 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v454 = v312 && v453;
   const bool v455 = v452 < v1;
   const bool v456 = v454 && v455;
@@ -422,11 +422,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v461 = v460 + v452;
     out[v461] = v459;
   }
-  const uint v462 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v462 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v463 = v422 + v462;
-  const uint v464 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v464 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v467 = v312 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -438,11 +438,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v474 = v473 + v465;
     out[v474] = v472;
   }
-  const uint v475 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v475 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v476 = v422 + v475;
-  const uint v477 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v477 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v480 = v312 && v479;
   const bool v481 = v478 < v1;
   const bool v482 = v480 && v481;
@@ -454,11 +454,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v487 = v486 + v478;
     out[v487] = v485;
   }
-  const uint v488 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v488 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v489 = v422 + v488;
-  const uint v490 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v490 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v493 = v312 && v492;
   const bool v494 = v491 < v1;
   const bool v495 = v493 && v494;
@@ -470,11 +470,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v500 = v499 + v491;
     out[v500] = v498;
   }
-  const uint v501 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v501 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v502 = v422 + v501;
-  const uint v503 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v503 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v506 = v312 && v505;
   const bool v507 = v504 < v1;
   const bool v508 = v506 && v507;
@@ -486,11 +486,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v513 = v512 + v504;
     out[v513] = v511;
   }
-  const uint v514 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v514 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v515 = v422 + v514;
-  const uint v516 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v516 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v519 = v312 && v518;
   const bool v520 = v517 < v1;
   const bool v521 = v519 && v520;
@@ -502,11 +502,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v526 = v525 + v517;
     out[v526] = v524;
   }
-  const uint v527 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v527 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v528 = v422 + v527;
-  const uint v529 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v529 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v532 = v312 && v531;
   const bool v533 = v530 < v1;
   const bool v534 = v532 && v533;
@@ -518,11 +518,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v539 = v538 + v530;
     out[v539] = v537;
   }
-  const uint v540 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v540 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v541 = v422 + v540;
-  const uint v542 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v542 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v545 = v312 && v544;
   const bool v546 = v543 < v1;
   const bool v547 = v545 && v546;
@@ -534,11 +534,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v552 = v551 + v543;
     out[v552] = v550;
   }
-  const uint v553 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v553 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v554 = v422 + v553;
-  const uint v555 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v555 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v558 = v312 && v557;
   const bool v559 = v556 < v1;
   const bool v560 = v558 && v559;
@@ -550,11 +550,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v565 = v564 + v556;
     out[v565] = v563;
   }
-  const uint v566 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v566 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v567 = v422 + v566;
-  const uint v568 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v568 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v571 = v312 && v570;
   const bool v572 = v569 < v1;
   const bool v573 = v571 && v572;
@@ -566,11 +566,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v578 = v577 + v569;
     out[v578] = v576;
   }
-  const uint v579 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v579 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v580 = v422 + v579;
-  const uint v581 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v581 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v584 = v312 && v583;
   const bool v585 = v582 < v1;
   const bool v586 = v584 && v585;
@@ -582,11 +582,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v591 = v590 + v582;
     out[v591] = v589;
   }
-  const uint v592 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v592 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v593 = v422 + v592;
-  const uint v594 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v594 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v597 = v312 && v596;
   const bool v598 = v595 < v1;
   const bool v599 = v597 && v598;
@@ -598,11 +598,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v604 = v603 + v595;
     out[v604] = v602;
   }
-  const uint v605 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v605 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v606 = v422 + v605;
-  const uint v607 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v607 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v610 = v312 && v609;
   const bool v611 = v608 < v1;
   const bool v612 = v610 && v611;
@@ -614,11 +614,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v617 = v616 + v608;
     out[v617] = v615;
   }
-  const uint v618 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v618 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v619 = v422 + v618;
-  const uint v620 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v620 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v623 = v312 && v622;
   const bool v624 = v621 < v1;
   const bool v625 = v623 && v624;
@@ -630,11 +630,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v630 = v629 + v621;
     out[v630] = v628;
   }
-  const uint v631 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v631 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v632 = v422 + v631;
-  const uint v633 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v633 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v636 = v312 && v635;
   const bool v637 = v634 < v1;
   const bool v638 = v636 && v637;
@@ -646,11 +646,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v643 = v642 + v634;
     out[v643] = v641;
   }
-  const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v645 = v422 + v644;
-  const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v649 = v312 && v648;
   const bool v650 = v647 < v1;
   const bool v651 = v649 && v650;
@@ -662,11 +662,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v656 = v655 + v647;
     out[v656] = v654;
   }
-  const uint v657 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v657 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v658 = v422 + v657;
-  const uint v659 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v659 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v662 = v312 && v661;
   const bool v663 = v660 < v1;
   const bool v664 = v662 && v663;
@@ -678,11 +678,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v669 = v668 + v660;
     out[v669] = v667;
   }
-  const uint v670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v671 = v422 + v670;
-  const uint v672 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v672 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v675 = v312 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -694,11 +694,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v682 = v681 + v673;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v683 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v684 = v422 + v683;
-  const uint v685 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v685 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v688 = v312 && v687;
   const bool v689 = v686 < v1;
   const bool v690 = v688 && v689;
@@ -710,11 +710,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v695 = v694 + v686;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v696 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v697 = v422 + v696;
-  const uint v698 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v698 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v701 = v312 && v700;
   const bool v702 = v699 < v1;
   const bool v703 = v701 && v702;
@@ -726,11 +726,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v708 = v707 + v699;
     out[v708] = v706;
   }
-  const uint v709 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v709 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v710 = v422 + v709;
-  const uint v711 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v711 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v714 = v312 && v713;
   const bool v715 = v712 < v1;
   const bool v716 = v714 && v715;
@@ -742,11 +742,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v721 = v720 + v712;
     out[v721] = v719;
   }
-  const uint v722 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v722 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v723 = v422 + v722;
-  const uint v724 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v724 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v727 = v312 && v726;
   const bool v728 = v725 < v1;
   const bool v729 = v727 && v728;
@@ -758,11 +758,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v734 = v733 + v725;
     out[v734] = v732;
   }
-  const uint v735 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v735 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v736 = v422 + v735;
-  const uint v737 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v737 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v740 = v312 && v739;
   const bool v741 = v738 < v1;
   const bool v742 = v740 && v741;
@@ -774,11 +774,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v747 = v746 + v738;
     out[v747] = v745;
   }
-  const uint v748 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v748 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v749 = v422 + v748;
-  const uint v750 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v750 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v753 = v312 && v752;
   const bool v754 = v751 < v1;
   const bool v755 = v753 && v754;
@@ -790,11 +790,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v760 = v759 + v751;
     out[v760] = v758;
   }
-  const uint v761 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v761 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v762 = v422 + v761;
-  const uint v763 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v763 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v766 = v312 && v765;
   const bool v767 = v764 < v1;
   const bool v768 = v766 && v767;
@@ -806,11 +806,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v773 = v772 + v764;
     out[v773] = v771;
   }
-  const uint v774 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v774 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v775 = v422 + v774;
-  const uint v776 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v776 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v779 = v312 && v778;
   const bool v780 = v777 < v1;
   const bool v781 = v779 && v780;
@@ -822,11 +822,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v786 = v785 + v777;
     out[v786] = v784;
   }
-  const uint v787 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v787 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v788 = v422 + v787;
-  const uint v789 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v789 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v792 = v312 && v791;
   const bool v793 = v790 < v1;
   const bool v794 = v792 && v793;
@@ -838,11 +838,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v799 = v798 + v790;
     out[v799] = v797;
   }
-  const uint v800 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v800 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v801 = v422 + v800;
-  const uint v802 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v802 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v805 = v312 && v804;
   const bool v806 = v803 < v1;
   const bool v807 = v805 && v806;
@@ -854,11 +854,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v812 = v811 + v803;
     out[v812] = v810;
   }
-  const uint v813 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v813 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v814 = v422 + v813;
-  const uint v815 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v815 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v818 = v312 && v817;
   const bool v819 = v816 < v1;
   const bool v820 = v818 && v819;
@@ -870,11 +870,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v825 = v824 + v816;
     out[v825] = v823;
   }
-  const uint v826 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v826 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v827 = v422 + v826;
-  const uint v828 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v828 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v831 = v312 && v830;
   const bool v832 = v829 < v1;
   const bool v833 = v831 && v832;
@@ -886,11 +886,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v838 = v837 + v829;
     out[v838] = v836;
   }
-  const uint v839 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v839 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v840 = v422 + v839;
-  const uint v841 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v841 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v844 = v312 && v843;
   const bool v845 = v842 < v1;
   const bool v846 = v844 && v845;
@@ -902,11 +902,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v851 = v850 + v842;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v852 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v853 = v422 + v852;
-  const uint v854 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v854 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v857 = v312 && v856;
   const bool v858 = v855 < v1;
   const bool v859 = v857 && v858;
@@ -918,11 +918,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v864 = v863 + v855;
     out[v864] = v862;
   }
-  const uint v865 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v865 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v866 = v422 + v865;
-  const uint v867 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v867 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v870 = v312 && v869;
   const bool v871 = v868 < v1;
   const bool v872 = v870 && v871;
@@ -934,11 +934,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v877 = v876 + v868;
     out[v877] = v875;
   }
-  const uint v878 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v878 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v879 = v422 + v878;
-  const uint v880 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v880 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v883 = v312 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -950,11 +950,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v890 = v889 + v881;
     out[v890] = v888;
   }
-  const uint v891 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v891 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v892 = v422 + v891;
-  const uint v893 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v893 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v896 = v312 && v895;
   const bool v897 = v894 < v1;
   const bool v898 = v896 && v897;
@@ -966,11 +966,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v903 = v902 + v894;
     out[v903] = v901;
   }
-  const uint v904 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v904 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v905 = v422 + v904;
-  const uint v906 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v906 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v909 = v312 && v908;
   const bool v910 = v907 < v1;
   const bool v911 = v909 && v910;
@@ -982,11 +982,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v916 = v915 + v907;
     out[v916] = v914;
   }
-  const uint v917 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v917 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v918 = v422 + v917;
-  const uint v919 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v919 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v922 = v312 && v921;
   const bool v923 = v920 < v1;
   const bool v924 = v922 && v923;
@@ -998,11 +998,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v929 = v928 + v920;
     out[v929] = v927;
   }
-  const uint v930 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v930 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v931 = v422 + v930;
-  const uint v932 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v932 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v935 = v312 && v934;
   const bool v936 = v933 < v1;
   const bool v937 = v935 && v936;
@@ -1014,11 +1014,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v942 = v941 + v933;
     out[v942] = v940;
   }
-  const uint v943 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v943 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v944 = v422 + v943;
-  const uint v945 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v945 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v948 = v312 && v947;
   const bool v949 = v946 < v1;
   const bool v950 = v948 && v949;
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v955 = v954 + v946;
     out[v955] = v953;
   }
-  const uint v956 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v956 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v957 = v422 + v956;
-  const uint v958 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v958 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v961 = v312 && v960;
   const bool v962 = v959 < v1;
   const bool v963 = v961 && v962;
@@ -1046,11 +1046,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v968 = v967 + v959;
     out[v968] = v966;
   }
-  const uint v969 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v969 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v970 = v422 + v969;
-  const uint v971 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v971 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v974 = v312 && v973;
   const bool v975 = v972 < v1;
   const bool v976 = v974 && v975;
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v981 = v980 + v972;
     out[v981] = v979;
   }
-  const uint v982 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v982 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v983 = v422 + v982;
-  const uint v984 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v984 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v987 = v312 && v986;
   const bool v988 = v985 < v1;
   const bool v989 = v987 && v988;
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v994 = v993 + v985;
     out[v994] = v992;
   }
-  const uint v995 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v995 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v996 = v422 + v995;
-  const uint v997 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v997 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1000 = v312 && v999;
   const bool v1001 = v998 < v1;
   const bool v1002 = v1000 && v1001;
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1007 = v1006 + v998;
     out[v1007] = v1005;
   }
-  const uint v1008 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1008 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1009 = v422 + v1008;
-  const uint v1010 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1010 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1013 = v312 && v1012;
   const bool v1014 = v1011 < v1;
   const bool v1015 = v1013 && v1014;
@@ -1110,11 +1110,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1020 = v1019 + v1011;
     out[v1020] = v1018;
   }
-  const uint v1021 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1021 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1022 = v422 + v1021;
-  const uint v1023 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1023 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1026 = v312 && v1025;
   const bool v1027 = v1024 < v1;
   const bool v1028 = v1026 && v1027;
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1033 = v1032 + v1024;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1034 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1035 = v422 + v1034;
-  const uint v1036 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1036 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1039 = v312 && v1038;
   const bool v1040 = v1037 < v1;
   const bool v1041 = v1039 && v1040;
@@ -1142,11 +1142,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1046 = v1045 + v1037;
     out[v1046] = v1044;
   }
-  const uint v1047 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1047 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1048 = v422 + v1047;
-  const uint v1049 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1049 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1052 = v312 && v1051;
   const bool v1053 = v1050 < v1;
   const bool v1054 = v1052 && v1053;
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1059 = v1058 + v1050;
     out[v1059] = v1057;
   }
-  const uint v1060 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1060 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1061 = v422 + v1060;
-  const uint v1062 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1062 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1065 = v312 && v1064;
   const bool v1066 = v1063 < v1;
   const bool v1067 = v1065 && v1066;
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1072 = v1071 + v1063;
     out[v1072] = v1070;
   }
-  const uint v1073 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1073 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1074 = v422 + v1073;
-  const uint v1075 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1075 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1078 = v312 && v1077;
   const bool v1079 = v1076 < v1;
   const bool v1080 = v1078 && v1079;
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1085 = v1084 + v1076;
     out[v1085] = v1083;
   }
-  const uint v1086 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1086 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1087 = v422 + v1086;
-  const uint v1088 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1088 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1091 = v312 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1098 = v1097 + v1089;
     out[v1098] = v1096;
   }
-  const uint v1099 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1099 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1100 = v422 + v1099;
-  const uint v1101 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1101 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1104 = v312 && v1103;
   const bool v1105 = v1102 < v1;
   const bool v1106 = v1104 && v1105;
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1111 = v1110 + v1102;
     out[v1111] = v1109;
   }
-  const uint v1112 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1112 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1113 = v422 + v1112;
-  const uint v1114 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1114 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1117 = v312 && v1116;
   const bool v1118 = v1115 < v1;
   const bool v1119 = v1117 && v1118;
@@ -1238,11 +1238,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1124 = v1123 + v1115;
     out[v1124] = v1122;
   }
-  const uint v1125 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1125 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1126 = v422 + v1125;
-  const uint v1127 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1127 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1130 = v312 && v1129;
   const bool v1131 = v1128 < v1;
   const bool v1132 = v1130 && v1131;
@@ -1254,11 +1254,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1137 = v1136 + v1128;
     out[v1137] = v1135;
   }
-  const uint v1138 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1138 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1139 = v422 + v1138;
-  const uint v1140 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1140 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1143 = v312 && v1142;
   const bool v1144 = v1141 < v1;
   const bool v1145 = v1143 && v1144;
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1150 = v1149 + v1141;
     out[v1150] = v1148;
   }
-  const uint v1151 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1151 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1152 = v422 + v1151;
-  const uint v1153 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1153 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1156 = v312 && v1155;
   const bool v1157 = v1154 < v1;
   const bool v1158 = v1156 && v1157;
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1163 = v1162 + v1154;
     out[v1163] = v1161;
   }
-  const uint v1164 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1164 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1165 = v422 + v1164;
-  const uint v1166 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1166 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1169 = v312 && v1168;
   const bool v1170 = v1167 < v1;
   const bool v1171 = v1169 && v1170;
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1176 = v1175 + v1167;
     out[v1176] = v1174;
   }
-  const uint v1177 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1177 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1178 = v422 + v1177;
-  const uint v1179 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1179 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1182 = v312 && v1181;
   const bool v1183 = v1180 < v1;
   const bool v1184 = v1182 && v1183;
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1189 = v1188 + v1180;
     out[v1189] = v1187;
   }
-  const uint v1190 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1190 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1191 = v422 + v1190;
-  const uint v1192 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1192 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1195 = v312 && v1194;
   const bool v1196 = v1193 < v1;
   const bool v1197 = v1195 && v1196;
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1202 = v1201 + v1193;
     out[v1202] = v1200;
   }
-  const uint v1203 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1203 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1204 = v422 + v1203;
-  const uint v1205 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1205 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1208 = v312 && v1207;
   const bool v1209 = v1206 < v1;
   const bool v1210 = v1208 && v1209;
@@ -1350,11 +1350,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1215 = v1214 + v1206;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1216 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1217 = v422 + v1216;
-  const uint v1218 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1218 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1221 = v312 && v1220;
   const bool v1222 = v1219 < v1;
   const bool v1223 = v1221 && v1222;
@@ -1366,11 +1366,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1228 = v1227 + v1219;
     out[v1228] = v1226;
   }
-  const uint v1229 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1229 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1230 = v422 + v1229;
-  const uint v1231 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1231 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1234 = v312 && v1233;
   const bool v1235 = v1232 < v1;
   const bool v1236 = v1234 && v1235;
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1241 = v1240 + v1232;
     out[v1241] = v1239;
   }
-  const uint v1242 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1242 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1243 = v422 + v1242;
-  const uint v1244 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1244 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1245 = v26 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1247 = v312 && v1246;
   const bool v1248 = v1245 < v1;
   const bool v1249 = v1247 && v1248;
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1254 = v1253 + v1245;
     out[v1254] = v1252;
   }
-  const uint v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1264, float(0.0f));
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const uint v2657 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2657 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
     const uint v2659 = v311 << 5u;
     const uint v2660 = v2659 + v2657;
     const uint v2664 = v2660 >> 3u;
@@ -1422,7 +1422,7 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2700 = v2685 << 6u;
     const uint v2704 = v2660 + 768u;
     const bool v2706 = v2704 < 1024u;
-    const uint v2737 = v2660 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:229
+    const uint v2737 = v2660 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
     const uint v2739 = v2660 & 15u;
     const uint v2741 = v2739 << 3u;
     const uint v2743 = v1256 + v2741;
@@ -1435,12 +1435,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const bool v2766 = v2764 < v1;
     const uint v2773 = v2758 << 7u;
 
-    for (uint v2648 = 0u; v2648 < v2; v2648 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    for (uint v2648 = 0u; v2648 < v2; v2648 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
       const uint v2650 = v2648 >> 6u;
       const uint v2652 = v2650 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2654 = v2652 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-      const uint v2670 = v2648 + v2668;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const uint v2654 = v2652 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2670 = v2648 + v2668;  // kernels/gemm/gemm_warpgroup.hpp:387
       const bool v2672 = v2670 < v2;
       const bool v2673 = v2671 && v2672;
       const uint v2676 = v2674 + v2670;
@@ -1479,7 +1479,7 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm3[v2725 + e] = v2717 ? a[v2721 + e] : bfloat(0);
         }
       }
-      const uint v2742 = v2648 + v2737;  // kernels/gemm/gemm_warpgroup.hpp:229
+      const uint v2742 = v2648 + v2737;  // kernels/gemm/gemm_warpgroup.hpp:230
       const bool v2744 = v2742 < v2;
       const bool v2746 = v2744 && v2745;
       const uint v2747 = v2742 * v1;
@@ -1520,11 +1520,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v2798 + e] = v2790 ? b[v2794 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v312) {
-        const uint v2808 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+        const uint v2808 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const uint v2809 = v2654 + v2808;
         const uint v2926 = v418 << 6u;
         const uint v2928 = v2809 + v2926;
@@ -1564,12 +1564,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_mma(v1264, v2970, v2972);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
     const uint v1303 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1304 = iron_tid.x;
 
-    for (uint v1301 = 0u; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (uint v1301 = 0u; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (uint v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1593,29 +1593,29 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         }
       }
 
-      for (uint v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:253
-        const uint v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:256
+      for (uint v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
         const uint v1339 = v1338 + v1336;
-        const uint v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:258
         const bool v1341 = v1340 < v2;
         const uint v1342 = v1256 + v1336;
         const bool v1343 = v1342 < v1;
         const bool v1344 = v1341 && v1343;
         if (v1344) {
-          const uint v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:258
+          const uint v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
           const uint v1347 = v1346 + v1256;
           const uint v1348 = v1347 + v1336;
           const bfloat v1349 = b[v1348];
           shm4[v1339] = v1349;
         } else {
-          shm4[v1339] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:260
+          shm4[v1339] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const uint v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:463
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
         const uint v2979 = v418 << 6u;
         const uint v2981 = v1358 + v2979;
         iron_frag<bfloat, 16, 16> v2990;
@@ -1650,14 +1650,14 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_load<false>(v3025, shm4, long(6144u), long(128u));
         iron_frag_mma(v1264, v3023, v3025);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1370 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1370 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1371 = v422 + v1370;
-  const uint v1372 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1372 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1373 = v1256 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1375 = v312 && v1374;
   const bool v1376 = v1373 < v1;
   const bool v1377 = v1375 && v1376;
@@ -1669,11 +1669,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1382 = v1381 + v1373;
     out[v1382] = v1380;
   }
-  const uint v1383 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1383 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1384 = v422 + v1383;
-  const uint v1385 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1385 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1386 = v1256 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1388 = v312 && v1387;
   const bool v1389 = v1386 < v1;
   const bool v1390 = v1388 && v1389;
@@ -1685,11 +1685,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1395 = v1394 + v1386;
     out[v1395] = v1393;
   }
-  const uint v1396 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1396 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1397 = v422 + v1396;
-  const uint v1398 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1398 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1399 = v1256 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1401 = v312 && v1400;
   const bool v1402 = v1399 < v1;
   const bool v1403 = v1401 && v1402;
@@ -1701,11 +1701,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1408 = v1407 + v1399;
     out[v1408] = v1406;
   }
-  const uint v1409 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1409 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1410 = v422 + v1409;
-  const uint v1411 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1411 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1412 = v1256 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1414 = v312 && v1413;
   const bool v1415 = v1412 < v1;
   const bool v1416 = v1414 && v1415;
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1421 = v1420 + v1412;
     out[v1421] = v1419;
   }
-  const uint v1422 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1422 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1423 = v422 + v1422;
-  const uint v1424 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1424 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1425 = v1256 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1427 = v312 && v1426;
   const bool v1428 = v1425 < v1;
   const bool v1429 = v1427 && v1428;
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1434 = v1433 + v1425;
     out[v1434] = v1432;
   }
-  const uint v1435 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1435 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1436 = v422 + v1435;
-  const uint v1437 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1437 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1438 = v1256 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1440 = v312 && v1439;
   const bool v1441 = v1438 < v1;
   const bool v1442 = v1440 && v1441;
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1447 = v1446 + v1438;
     out[v1447] = v1445;
   }
-  const uint v1448 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1448 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1449 = v422 + v1448;
-  const uint v1450 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1450 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1451 = v1256 + v1450;
-  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1453 = v312 && v1452;
   const bool v1454 = v1451 < v1;
   const bool v1455 = v1453 && v1454;
@@ -1765,11 +1765,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1460 = v1459 + v1451;
     out[v1460] = v1458;
   }
-  const uint v1461 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1461 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1462 = v422 + v1461;
-  const uint v1463 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1463 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1464 = v1256 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1466 = v312 && v1465;
   const bool v1467 = v1464 < v1;
   const bool v1468 = v1466 && v1467;
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1473 = v1472 + v1464;
     out[v1473] = v1471;
   }
-  const uint v1474 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1474 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1475 = v422 + v1474;
-  const uint v1476 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1476 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1477 = v1256 + v1476;
-  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1479 = v312 && v1478;
   const bool v1480 = v1477 < v1;
   const bool v1481 = v1479 && v1480;
@@ -1797,11 +1797,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1486 = v1485 + v1477;
     out[v1486] = v1484;
   }
-  const uint v1487 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1487 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1488 = v422 + v1487;
-  const uint v1489 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1489 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1490 = v1256 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1492 = v312 && v1491;
   const bool v1493 = v1490 < v1;
   const bool v1494 = v1492 && v1493;
@@ -1813,11 +1813,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1499 = v1498 + v1490;
     out[v1499] = v1497;
   }
-  const uint v1500 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1500 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1501 = v422 + v1500;
-  const uint v1502 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1502 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1503 = v1256 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1505 = v312 && v1504;
   const bool v1506 = v1503 < v1;
   const bool v1507 = v1505 && v1506;
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1512 = v1511 + v1503;
     out[v1512] = v1510;
   }
-  const uint v1513 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1513 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1514 = v422 + v1513;
-  const uint v1515 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1515 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1516 = v1256 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1518 = v312 && v1517;
   const bool v1519 = v1516 < v1;
   const bool v1520 = v1518 && v1519;
@@ -1845,11 +1845,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1525 = v1524 + v1516;
     out[v1525] = v1523;
   }
-  const uint v1526 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1526 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1527 = v422 + v1526;
-  const uint v1528 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1528 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1529 = v1256 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1531 = v312 && v1530;
   const bool v1532 = v1529 < v1;
   const bool v1533 = v1531 && v1532;
@@ -1861,11 +1861,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1538 = v1537 + v1529;
     out[v1538] = v1536;
   }
-  const uint v1539 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1539 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1540 = v422 + v1539;
-  const uint v1541 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1541 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1542 = v1256 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1544 = v312 && v1543;
   const bool v1545 = v1542 < v1;
   const bool v1546 = v1544 && v1545;
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1551 = v1550 + v1542;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1552 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1553 = v422 + v1552;
-  const uint v1554 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1554 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1555 = v1256 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1557 = v312 && v1556;
   const bool v1558 = v1555 < v1;
   const bool v1559 = v1557 && v1558;
@@ -1893,11 +1893,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1564 = v1563 + v1555;
     out[v1564] = v1562;
   }
-  const uint v1565 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1565 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1566 = v422 + v1565;
-  const uint v1567 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1567 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1568 = v1256 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1570 = v312 && v1569;
   const bool v1571 = v1568 < v1;
   const bool v1572 = v1570 && v1571;
@@ -1909,11 +1909,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1577 = v1576 + v1568;
     out[v1577] = v1575;
   }
-  const uint v1578 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1578 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1579 = v422 + v1578;
-  const uint v1580 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1580 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1581 = v1256 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1583 = v312 && v1582;
   const bool v1584 = v1581 < v1;
   const bool v1585 = v1583 && v1584;
@@ -1925,11 +1925,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1590 = v1589 + v1581;
     out[v1590] = v1588;
   }
-  const uint v1591 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1591 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1592 = v422 + v1591;
-  const uint v1593 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1593 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1594 = v1256 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1596 = v312 && v1595;
   const bool v1597 = v1594 < v1;
   const bool v1598 = v1596 && v1597;
@@ -1941,11 +1941,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1603 = v1602 + v1594;
     out[v1603] = v1601;
   }
-  const uint v1604 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1604 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1605 = v422 + v1604;
-  const uint v1606 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1606 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1607 = v1256 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1609 = v312 && v1608;
   const bool v1610 = v1607 < v1;
   const bool v1611 = v1609 && v1610;
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1616 = v1615 + v1607;
     out[v1616] = v1614;
   }
-  const uint v1617 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1617 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1618 = v422 + v1617;
-  const uint v1619 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1619 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1620 = v1256 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1622 = v312 && v1621;
   const bool v1623 = v1620 < v1;
   const bool v1624 = v1622 && v1623;
@@ -1973,11 +1973,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1629 = v1628 + v1620;
     out[v1629] = v1627;
   }
-  const uint v1630 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1630 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1631 = v422 + v1630;
-  const uint v1632 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1632 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1633 = v1256 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1635 = v312 && v1634;
   const bool v1636 = v1633 < v1;
   const bool v1637 = v1635 && v1636;
@@ -1989,11 +1989,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1642 = v1641 + v1633;
     out[v1642] = v1640;
   }
-  const uint v1643 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1643 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1644 = v422 + v1643;
-  const uint v1645 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1645 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1646 = v1256 + v1645;
-  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1648 = v312 && v1647;
   const bool v1649 = v1646 < v1;
   const bool v1650 = v1648 && v1649;
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1655 = v1654 + v1646;
     out[v1655] = v1653;
   }
-  const uint v1656 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1656 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1657 = v422 + v1656;
-  const uint v1658 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1658 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1659 = v1256 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1661 = v312 && v1660;
   const bool v1662 = v1659 < v1;
   const bool v1663 = v1661 && v1662;
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1668 = v1667 + v1659;
     out[v1668] = v1666;
   }
-  const uint v1669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1670 = v422 + v1669;
-  const uint v1671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1672 = v1256 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1674 = v312 && v1673;
   const bool v1675 = v1672 < v1;
   const bool v1676 = v1674 && v1675;
@@ -2037,11 +2037,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1681 = v1680 + v1672;
     out[v1681] = v1679;
   }
-  const uint v1682 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1682 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1683 = v422 + v1682;
-  const uint v1684 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1684 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1685 = v1256 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1687 = v312 && v1686;
   const bool v1688 = v1685 < v1;
   const bool v1689 = v1687 && v1688;
@@ -2053,11 +2053,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1694 = v1693 + v1685;
     out[v1694] = v1692;
   }
-  const uint v1695 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1695 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1696 = v422 + v1695;
-  const uint v1697 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1697 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1698 = v1256 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1700 = v312 && v1699;
   const bool v1701 = v1698 < v1;
   const bool v1702 = v1700 && v1701;
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1707 = v1706 + v1698;
     out[v1707] = v1705;
   }
-  const uint v1708 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1708 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1709 = v422 + v1708;
-  const uint v1710 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1710 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1711 = v1256 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1713 = v312 && v1712;
   const bool v1714 = v1711 < v1;
   const bool v1715 = v1713 && v1714;
@@ -2085,11 +2085,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1720 = v1719 + v1711;
     out[v1720] = v1718;
   }
-  const uint v1721 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1721 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1722 = v422 + v1721;
-  const uint v1723 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1723 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1724 = v1256 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1726 = v312 && v1725;
   const bool v1727 = v1724 < v1;
   const bool v1728 = v1726 && v1727;
@@ -2101,11 +2101,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1733 = v1732 + v1724;
     out[v1733] = v1731;
   }
-  const uint v1734 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1734 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1735 = v422 + v1734;
-  const uint v1736 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1736 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1737 = v1256 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1739 = v312 && v1738;
   const bool v1740 = v1737 < v1;
   const bool v1741 = v1739 && v1740;
@@ -2117,11 +2117,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1746 = v1745 + v1737;
     out[v1746] = v1744;
   }
-  const uint v1747 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1747 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1748 = v422 + v1747;
-  const uint v1749 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1749 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1750 = v1256 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1752 = v312 && v1751;
   const bool v1753 = v1750 < v1;
   const bool v1754 = v1752 && v1753;
@@ -2133,11 +2133,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1759 = v1758 + v1750;
     out[v1759] = v1757;
   }
-  const uint v1760 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1760 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1761 = v422 + v1760;
-  const uint v1762 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1762 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1763 = v1256 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1765 = v312 && v1764;
   const bool v1766 = v1763 < v1;
   const bool v1767 = v1765 && v1766;
@@ -2149,11 +2149,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1772 = v1771 + v1763;
     out[v1772] = v1770;
   }
-  const uint v1773 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1773 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1774 = v422 + v1773;
-  const uint v1775 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1775 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1776 = v1256 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1778 = v312 && v1777;
   const bool v1779 = v1776 < v1;
   const bool v1780 = v1778 && v1779;
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1785 = v1784 + v1776;
     out[v1785] = v1783;
   }
-  const uint v1786 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1786 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1787 = v422 + v1786;
-  const uint v1788 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1788 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1789 = v1256 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1791 = v312 && v1790;
   const bool v1792 = v1789 < v1;
   const bool v1793 = v1791 && v1792;
@@ -2181,11 +2181,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1798 = v1797 + v1789;
     out[v1798] = v1796;
   }
-  const uint v1799 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1799 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1800 = v422 + v1799;
-  const uint v1801 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1801 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1802 = v1256 + v1801;
-  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1804 = v312 && v1803;
   const bool v1805 = v1802 < v1;
   const bool v1806 = v1804 && v1805;
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1811 = v1810 + v1802;
     out[v1811] = v1809;
   }
-  const uint v1812 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1812 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1813 = v422 + v1812;
-  const uint v1814 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1814 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1815 = v1256 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1817 = v312 && v1816;
   const bool v1818 = v1815 < v1;
   const bool v1819 = v1817 && v1818;
@@ -2213,11 +2213,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1824 = v1823 + v1815;
     out[v1824] = v1822;
   }
-  const uint v1825 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1825 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1826 = v422 + v1825;
-  const uint v1827 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1827 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1828 = v1256 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1830 = v312 && v1829;
   const bool v1831 = v1828 < v1;
   const bool v1832 = v1830 && v1831;
@@ -2229,11 +2229,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1837 = v1836 + v1828;
     out[v1837] = v1835;
   }
-  const uint v1838 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1838 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1839 = v422 + v1838;
-  const uint v1840 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1840 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1841 = v1256 + v1840;
-  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1843 = v312 && v1842;
   const bool v1844 = v1841 < v1;
   const bool v1845 = v1843 && v1844;
@@ -2245,11 +2245,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1850 = v1849 + v1841;
     out[v1850] = v1848;
   }
-  const uint v1851 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1851 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1852 = v422 + v1851;
-  const uint v1853 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1853 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1854 = v1256 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1856 = v312 && v1855;
   const bool v1857 = v1854 < v1;
   const bool v1858 = v1856 && v1857;
@@ -2261,11 +2261,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1863 = v1862 + v1854;
     out[v1863] = v1861;
   }
-  const uint v1864 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1864 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1865 = v422 + v1864;
-  const uint v1866 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1866 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1867 = v1256 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1869 = v312 && v1868;
   const bool v1870 = v1867 < v1;
   const bool v1871 = v1869 && v1870;
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1876 = v1875 + v1867;
     out[v1876] = v1874;
   }
-  const uint v1877 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1877 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1878 = v422 + v1877;
-  const uint v1879 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1879 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1880 = v1256 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1882 = v312 && v1881;
   const bool v1883 = v1880 < v1;
   const bool v1884 = v1882 && v1883;
@@ -2293,11 +2293,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1889 = v1888 + v1880;
     out[v1889] = v1887;
   }
-  const uint v1890 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1890 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1891 = v422 + v1890;
-  const uint v1892 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1892 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1893 = v1256 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1895 = v312 && v1894;
   const bool v1896 = v1893 < v1;
   const bool v1897 = v1895 && v1896;
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1902 = v1901 + v1893;
     out[v1902] = v1900;
   }
-  const uint v1903 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1903 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1904 = v422 + v1903;
-  const uint v1905 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1905 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1906 = v1256 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1908 = v312 && v1907;
   const bool v1909 = v1906 < v1;
   const bool v1910 = v1908 && v1909;
@@ -2325,11 +2325,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1915 = v1914 + v1906;
     out[v1915] = v1913;
   }
-  const uint v1916 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1916 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1917 = v422 + v1916;
-  const uint v1918 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1918 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1919 = v1256 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1921 = v312 && v1920;
   const bool v1922 = v1919 < v1;
   const bool v1923 = v1921 && v1922;
@@ -2341,11 +2341,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1928 = v1927 + v1919;
     out[v1928] = v1926;
   }
-  const uint v1929 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1929 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1930 = v422 + v1929;
-  const uint v1931 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1931 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1932 = v1256 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1934 = v312 && v1933;
   const bool v1935 = v1932 < v1;
   const bool v1936 = v1934 && v1935;
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1941 = v1940 + v1932;
     out[v1941] = v1939;
   }
-  const uint v1942 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1942 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1943 = v422 + v1942;
-  const uint v1944 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1944 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1945 = v1256 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1947 = v312 && v1946;
   const bool v1948 = v1945 < v1;
   const bool v1949 = v1947 && v1948;
@@ -2373,11 +2373,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1954 = v1953 + v1945;
     out[v1954] = v1952;
   }
-  const uint v1955 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1955 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1956 = v422 + v1955;
-  const uint v1957 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1957 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1958 = v1256 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1960 = v312 && v1959;
   const bool v1961 = v1958 < v1;
   const bool v1962 = v1960 && v1961;
@@ -2389,11 +2389,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1967 = v1966 + v1958;
     out[v1967] = v1965;
   }
-  const uint v1968 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1968 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1969 = v422 + v1968;
-  const uint v1970 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1970 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1971 = v1256 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1973 = v312 && v1972;
   const bool v1974 = v1971 < v1;
   const bool v1975 = v1973 && v1974;
@@ -2405,11 +2405,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1980 = v1979 + v1971;
     out[v1980] = v1978;
   }
-  const uint v1981 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1981 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1982 = v422 + v1981;
-  const uint v1983 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1983 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1984 = v1256 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1986 = v312 && v1985;
   const bool v1987 = v1984 < v1;
   const bool v1988 = v1986 && v1987;
@@ -2421,11 +2421,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1993 = v1992 + v1984;
     out[v1993] = v1991;
   }
-  const uint v1994 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1994 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1995 = v422 + v1994;
-  const uint v1996 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1996 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1997 = v1256 + v1996;
-  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1999 = v312 && v1998;
   const bool v2000 = v1997 < v1;
   const bool v2001 = v1999 && v2000;
@@ -2437,11 +2437,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2006 = v2005 + v1997;
     out[v2006] = v2004;
   }
-  const uint v2007 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2007 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2008 = v422 + v2007;
-  const uint v2009 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2009 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2010 = v1256 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2012 = v312 && v2011;
   const bool v2013 = v2010 < v1;
   const bool v2014 = v2012 && v2013;
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2019 = v2018 + v2010;
     out[v2019] = v2017;
   }
-  const uint v2020 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2020 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2021 = v422 + v2020;
-  const uint v2022 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2022 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2023 = v1256 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2025 = v312 && v2024;
   const bool v2026 = v2023 < v1;
   const bool v2027 = v2025 && v2026;
@@ -2469,11 +2469,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2032 = v2031 + v2023;
     out[v2032] = v2030;
   }
-  const uint v2033 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2033 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2034 = v422 + v2033;
-  const uint v2035 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2035 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2036 = v1256 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2038 = v312 && v2037;
   const bool v2039 = v2036 < v1;
   const bool v2040 = v2038 && v2039;
@@ -2485,11 +2485,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2045 = v2044 + v2036;
     out[v2045] = v2043;
   }
-  const uint v2046 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2046 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2047 = v422 + v2046;
-  const uint v2048 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2048 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2049 = v1256 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2051 = v312 && v2050;
   const bool v2052 = v2049 < v1;
   const bool v2053 = v2051 && v2052;
@@ -2501,11 +2501,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2058 = v2057 + v2049;
     out[v2058] = v2056;
   }
-  const uint v2059 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2059 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2060 = v422 + v2059;
-  const uint v2061 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2061 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2062 = v1256 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2064 = v312 && v2063;
   const bool v2065 = v2062 < v1;
   const bool v2066 = v2064 && v2065;
@@ -2517,11 +2517,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2071 = v2070 + v2062;
     out[v2071] = v2069;
   }
-  const uint v2072 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2072 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2073 = v422 + v2072;
-  const uint v2074 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2074 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2075 = v1256 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2077 = v312 && v2076;
   const bool v2078 = v2075 < v1;
   const bool v2079 = v2077 && v2078;
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2084 = v2083 + v2075;
     out[v2084] = v2082;
   }
-  const uint v2085 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2085 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2086 = v422 + v2085;
-  const uint v2087 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2087 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2088 = v1256 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2090 = v312 && v2089;
   const bool v2091 = v2088 < v1;
   const bool v2092 = v2090 && v2091;
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2097 = v2096 + v2088;
     out[v2097] = v2095;
   }
-  const uint v2098 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2098 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2099 = v422 + v2098;
-  const uint v2100 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2100 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2101 = v1256 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2103 = v312 && v2102;
   const bool v2104 = v2101 < v1;
   const bool v2105 = v2103 && v2104;
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2110 = v2109 + v2101;
     out[v2110] = v2108;
   }
-  const uint v2111 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2111 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2112 = v422 + v2111;
-  const uint v2113 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2113 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2114 = v1256 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2116 = v312 && v2115;
   const bool v2117 = v2114 < v1;
   const bool v2118 = v2116 && v2117;
@@ -2581,11 +2581,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2123 = v2122 + v2114;
     out[v2123] = v2121;
   }
-  const uint v2124 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2124 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2125 = v422 + v2124;
-  const uint v2126 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2126 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2127 = v1256 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2129 = v312 && v2128;
   const bool v2130 = v2127 < v1;
   const bool v2131 = v2129 && v2130;
@@ -2597,11 +2597,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2136 = v2135 + v2127;
     out[v2136] = v2134;
   }
-  const uint v2137 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2137 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2138 = v422 + v2137;
-  const uint v2139 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2139 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2140 = v1256 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2142 = v312 && v2141;
   const bool v2143 = v2140 < v1;
   const bool v2144 = v2142 && v2143;
@@ -2613,11 +2613,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2149 = v2148 + v2140;
     out[v2149] = v2147;
   }
-  const uint v2150 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2150 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2151 = v422 + v2150;
-  const uint v2152 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2152 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2153 = v1256 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2155 = v312 && v2154;
   const bool v2156 = v2153 < v1;
   const bool v2157 = v2155 && v2156;
@@ -2629,11 +2629,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2162 = v2161 + v2153;
     out[v2162] = v2160;
   }
-  const uint v2163 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2163 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2164 = v422 + v2163;
-  const uint v2165 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2165 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2166 = v1256 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2168 = v312 && v2167;
   const bool v2169 = v2166 < v1;
   const bool v2170 = v2168 && v2169;
@@ -2645,11 +2645,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2175 = v2174 + v2166;
     out[v2175] = v2173;
   }
-  const uint v2176 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2176 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2177 = v422 + v2176;
-  const uint v2178 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2178 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2179 = v1256 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2181 = v312 && v2180;
   const bool v2182 = v2179 < v1;
   const bool v2183 = v2181 && v2182;
@@ -2661,11 +2661,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2188 = v2187 + v2179;
     out[v2188] = v2186;
   }
-  const uint v2189 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2189 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2190 = v422 + v2189;
-  const uint v2191 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2191 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2192 = v1256 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2194 = v312 && v2193;
   const bool v2195 = v2192 < v1;
   const bool v2196 = v2194 && v2195;

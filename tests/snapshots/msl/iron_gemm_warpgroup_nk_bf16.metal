@@ -101,15 +101,15 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v26 = v25 << 8u;
-  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
   const bool v284 = v283 < 8u;
-  const uint v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag<float, 16, 128> v289;
   iron_frag_fill(v289, float(0.0f));
-  const uint v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:216
+  const uint v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
   const bool v293 = v292 == 0u;
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
     const uint v2461 = v283 << 5u;
     const uint v2462 = v2461 + v2459;
     const uint v2466 = v2462 >> 3u;
@@ -129,19 +129,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2502 = v2487 << 6u;
     const uint v2506 = v2462 + 768u;
     const bool v2508 = v2506 < 1024u;
-    const uint v2544 = v26 + v2466;  // kernels/gemm/gemm_warpgroup.hpp:238
+    const uint v2544 = v26 + v2466;  // kernels/gemm/gemm_warpgroup.hpp:239
     const bool v2546 = v2544 < v1;
     const uint v2549 = v2544 * v2;
     const uint v2565 = v26 + v2487;
     const bool v2567 = v2565 < v1;
     const uint v2570 = v2565 * v2;
 
-    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
       const uint v2452 = v2450 >> 6u;
       const uint v2454 = v2452 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2456 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-      const uint v2472 = v2450 + v2470;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const uint v2456 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2472 = v2450 + v2470;  // kernels/gemm/gemm_warpgroup.hpp:387
       const bool v2474 = v2472 < v2;
       const bool v2475 = v2473 && v2474;
       const uint v2478 = v2476 + v2472;
@@ -180,7 +180,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2527 + e] = v2519 ? a[v2523 + e] : bfloat(0);
         }
       }
-      const bool v2548 = v2546 && v2474;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const bool v2548 = v2546 && v2474;  // kernels/gemm/gemm_warpgroup.hpp:239
       const uint v2551 = v2549 + v2472;
       const uint v2552 = v2548 ? v2551 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -211,11 +211,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2600 + e] = v2592 ? b[v2596 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v284) {
-        const uint v2609 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        const uint v2609 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const uint v2610 = v2609 << 6u;
         const uint v2611 = v2456 + v2610;
         const uint v2782 = v283 & 3u;
@@ -258,12 +258,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v289, v2822, v2824);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
     const uint v322 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v323 = iron_tid.x;
 
-    for (uint v320 = 0u; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (uint v320 = 0u; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (uint v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -309,9 +309,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v373] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const uint v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const uint v382 = v381 << 6u;
         const uint v2827 = v283 & 3u;
         const uint v2829 = v2827 << 4u;
@@ -349,19 +349,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2869, shm4, long(48u), long(64u));
         iron_frag_mma(v289, v2867, v2869);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
   const uint v388 = v387 << 4u;
   const uint v390 = v287 << 6u;
   const uint v391 = v22 + v390;
   const uint v392 = v391 + v388;
-  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v394 = v392 + v393;
-  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v398 = v284 && v397;
   const bool v399 = v396 < v1;
   const bool v400 = v398 && v399;
@@ -373,11 +373,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v405 = v404 + v396;
     out[v405] = v403;
   }
-  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v407 = v392 + v406;
-  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v411 = v284 && v410;
   const bool v412 = v409 < v1;
   const bool v413 = v411 && v412;
@@ -389,11 +389,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v418 = v417 + v409;
     out[v418] = v416;
   }
-  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v420 = v392 + v419;
-  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v424 = v284 && v423;
   const bool v425 = v422 < v1;
   const bool v426 = v424 && v425;
@@ -405,11 +405,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v431 = v430 + v422;
     out[v431] = v429;
   }
-  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v433 = v392 + v432;
-  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v437 = v284 && v436;
   const bool v438 = v435 < v1;
   const bool v439 = v437 && v438;
@@ -421,11 +421,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v444 = v443 + v435;
     out[v444] = v442;
   }
-  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v446 = v392 + v445;
-  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v450 = v284 && v449;
   const bool v451 = v448 < v1;
   const bool v452 = v450 && v451;
@@ -437,11 +437,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v457 = v456 + v448;
     out[v457] = v455;
   }
-  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v459 = v392 + v458;
-  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v463 = v284 && v462;
   const bool v464 = v461 < v1;
   const bool v465 = v463 && v464;
@@ -453,11 +453,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v470 = v469 + v461;
     out[v470] = v468;
   }
-  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v472 = v392 + v471;
-  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v476 = v284 && v475;
   const bool v477 = v474 < v1;
   const bool v478 = v476 && v477;
@@ -469,11 +469,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v483 = v482 + v474;
     out[v483] = v481;
   }
-  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v485 = v392 + v484;
-  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v489 = v284 && v488;
   const bool v490 = v487 < v1;
   const bool v491 = v489 && v490;
@@ -485,11 +485,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v496 = v495 + v487;
     out[v496] = v494;
   }
-  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v498 = v392 + v497;
-  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v502 = v284 && v501;
   const bool v503 = v500 < v1;
   const bool v504 = v502 && v503;
@@ -501,11 +501,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v509 = v508 + v500;
     out[v509] = v507;
   }
-  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v511 = v392 + v510;
-  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v515 = v284 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
@@ -517,11 +517,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v522 = v521 + v513;
     out[v522] = v520;
   }
-  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v524 = v392 + v523;
-  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v528 = v284 && v527;
   const bool v529 = v526 < v1;
   const bool v530 = v528 && v529;
@@ -533,11 +533,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v535 = v534 + v526;
     out[v535] = v533;
   }
-  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v537 = v392 + v536;
-  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v541 = v284 && v540;
   const bool v542 = v539 < v1;
   const bool v543 = v541 && v542;
@@ -549,11 +549,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v548 = v547 + v539;
     out[v548] = v546;
   }
-  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v550 = v392 + v549;
-  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v554 = v284 && v553;
   const bool v555 = v552 < v1;
   const bool v556 = v554 && v555;
@@ -565,11 +565,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v561 = v560 + v552;
     out[v561] = v559;
   }
-  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v563 = v392 + v562;
-  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v567 = v284 && v566;
   const bool v568 = v565 < v1;
   const bool v569 = v567 && v568;
@@ -581,11 +581,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v574 = v573 + v565;
     out[v574] = v572;
   }
-  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v576 = v392 + v575;
-  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v580 = v284 && v579;
   const bool v581 = v578 < v1;
   const bool v582 = v580 && v581;
@@ -597,11 +597,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v587 = v586 + v578;
     out[v587] = v585;
   }
-  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v589 = v392 + v588;
-  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v593 = v284 && v592;
   const bool v594 = v591 < v1;
   const bool v595 = v593 && v594;
@@ -613,11 +613,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v600 = v599 + v591;
     out[v600] = v598;
   }
-  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v602 = v392 + v601;
-  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v606 = v284 && v605;
   const bool v607 = v604 < v1;
   const bool v608 = v606 && v607;
@@ -629,11 +629,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v613 = v612 + v604;
     out[v613] = v611;
   }
-  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v615 = v392 + v614;
-  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v619 = v284 && v618;
   const bool v620 = v617 < v1;
   const bool v621 = v619 && v620;
@@ -645,11 +645,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v626 = v625 + v617;
     out[v626] = v624;
   }
-  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v628 = v392 + v627;
-  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v632 = v284 && v631;
   const bool v633 = v630 < v1;
   const bool v634 = v632 && v633;
@@ -661,11 +661,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v639 = v638 + v630;
     out[v639] = v637;
   }
-  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v641 = v392 + v640;
-  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v645 = v284 && v644;
   const bool v646 = v643 < v1;
   const bool v647 = v645 && v646;
@@ -677,11 +677,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v652 = v651 + v643;
     out[v652] = v650;
   }
-  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v654 = v392 + v653;
-  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v658 = v284 && v657;
   const bool v659 = v656 < v1;
   const bool v660 = v658 && v659;
@@ -693,11 +693,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v665 = v664 + v656;
     out[v665] = v663;
   }
-  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v667 = v392 + v666;
-  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v671 = v284 && v670;
   const bool v672 = v669 < v1;
   const bool v673 = v671 && v672;
@@ -709,11 +709,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v678 = v677 + v669;
     out[v678] = v676;
   }
-  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v680 = v392 + v679;
-  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v684 = v284 && v683;
   const bool v685 = v682 < v1;
   const bool v686 = v684 && v685;
@@ -725,11 +725,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v691 = v690 + v682;
     out[v691] = v689;
   }
-  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v693 = v392 + v692;
-  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v697 = v284 && v696;
   const bool v698 = v695 < v1;
   const bool v699 = v697 && v698;
@@ -741,11 +741,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v704 = v703 + v695;
     out[v704] = v702;
   }
-  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v706 = v392 + v705;
-  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v710 = v284 && v709;
   const bool v711 = v708 < v1;
   const bool v712 = v710 && v711;
@@ -757,11 +757,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v717 = v716 + v708;
     out[v717] = v715;
   }
-  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v719 = v392 + v718;
-  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v723 = v284 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
@@ -773,11 +773,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v730 = v729 + v721;
     out[v730] = v728;
   }
-  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v732 = v392 + v731;
-  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v736 = v284 && v735;
   const bool v737 = v734 < v1;
   const bool v738 = v736 && v737;
@@ -789,11 +789,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v743 = v742 + v734;
     out[v743] = v741;
   }
-  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v745 = v392 + v744;
-  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v749 = v284 && v748;
   const bool v750 = v747 < v1;
   const bool v751 = v749 && v750;
@@ -805,11 +805,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v756 = v755 + v747;
     out[v756] = v754;
   }
-  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v758 = v392 + v757;
-  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v762 = v284 && v761;
   const bool v763 = v760 < v1;
   const bool v764 = v762 && v763;
@@ -821,11 +821,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v769 = v768 + v760;
     out[v769] = v767;
   }
-  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v771 = v392 + v770;
-  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v775 = v284 && v774;
   const bool v776 = v773 < v1;
   const bool v777 = v775 && v776;
@@ -837,11 +837,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v782 = v781 + v773;
     out[v782] = v780;
   }
-  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v784 = v392 + v783;
-  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v788 = v284 && v787;
   const bool v789 = v786 < v1;
   const bool v790 = v788 && v789;
@@ -853,11 +853,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v795 = v794 + v786;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v797 = v392 + v796;
-  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v801 = v284 && v800;
   const bool v802 = v799 < v1;
   const bool v803 = v801 && v802;
@@ -869,11 +869,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v808 = v807 + v799;
     out[v808] = v806;
   }
-  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v810 = v392 + v809;
-  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v814 = v284 && v813;
   const bool v815 = v812 < v1;
   const bool v816 = v814 && v815;
@@ -885,11 +885,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v821 = v820 + v812;
     out[v821] = v819;
   }
-  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v823 = v392 + v822;
-  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v827 = v284 && v826;
   const bool v828 = v825 < v1;
   const bool v829 = v827 && v828;
@@ -901,11 +901,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v834 = v833 + v825;
     out[v834] = v832;
   }
-  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v836 = v392 + v835;
-  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v840 = v284 && v839;
   const bool v841 = v838 < v1;
   const bool v842 = v840 && v841;
@@ -917,11 +917,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v847 = v846 + v838;
     out[v847] = v845;
   }
-  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v849 = v392 + v848;
-  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v853 = v284 && v852;
   const bool v854 = v851 < v1;
   const bool v855 = v853 && v854;
@@ -933,11 +933,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v860 = v859 + v851;
     out[v860] = v858;
   }
-  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v862 = v392 + v861;
-  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v866 = v284 && v865;
   const bool v867 = v864 < v1;
   const bool v868 = v866 && v867;
@@ -949,11 +949,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v873 = v872 + v864;
     out[v873] = v871;
   }
-  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v875 = v392 + v874;
-  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v879 = v284 && v878;
   const bool v880 = v877 < v1;
   const bool v881 = v879 && v880;
@@ -965,11 +965,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v886 = v885 + v877;
     out[v886] = v884;
   }
-  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v888 = v392 + v887;
-  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v892 = v284 && v891;
   const bool v893 = v890 < v1;
   const bool v894 = v892 && v893;
@@ -981,11 +981,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v899 = v898 + v890;
     out[v899] = v897;
   }
-  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v901 = v392 + v900;
-  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v905 = v284 && v904;
   const bool v906 = v903 < v1;
   const bool v907 = v905 && v906;
@@ -997,11 +997,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v912 = v911 + v903;
     out[v912] = v910;
   }
-  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v914 = v392 + v913;
-  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v918 = v284 && v917;
   const bool v919 = v916 < v1;
   const bool v920 = v918 && v919;
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v925 = v924 + v916;
     out[v925] = v923;
   }
-  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v927 = v392 + v926;
-  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v931 = v284 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v938 = v937 + v929;
     out[v938] = v936;
   }
-  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v940 = v392 + v939;
-  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v944 = v284 && v943;
   const bool v945 = v942 < v1;
   const bool v946 = v944 && v945;
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v951 = v950 + v942;
     out[v951] = v949;
   }
-  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v953 = v392 + v952;
-  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v957 = v284 && v956;
   const bool v958 = v955 < v1;
   const bool v959 = v957 && v958;
@@ -1061,11 +1061,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v964 = v963 + v955;
     out[v964] = v962;
   }
-  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v966 = v392 + v965;
-  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v970 = v284 && v969;
   const bool v971 = v968 < v1;
   const bool v972 = v970 && v971;
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v977 = v976 + v968;
     out[v977] = v975;
   }
-  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v979 = v392 + v978;
-  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v983 = v284 && v982;
   const bool v984 = v981 < v1;
   const bool v985 = v983 && v984;
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v990 = v989 + v981;
     out[v990] = v988;
   }
-  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v992 = v392 + v991;
-  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v996 = v284 && v995;
   const bool v997 = v994 < v1;
   const bool v998 = v996 && v997;
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1003 = v1002 + v994;
     out[v1003] = v1001;
   }
-  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1005 = v392 + v1004;
-  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1009 = v284 && v1008;
   const bool v1010 = v1007 < v1;
   const bool v1011 = v1009 && v1010;
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1016 = v1015 + v1007;
     out[v1016] = v1014;
   }
-  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1018 = v392 + v1017;
-  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1022 = v284 && v1021;
   const bool v1023 = v1020 < v1;
   const bool v1024 = v1022 && v1023;
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1029 = v1028 + v1020;
     out[v1029] = v1027;
   }
-  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1031 = v392 + v1030;
-  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1035 = v284 && v1034;
   const bool v1036 = v1033 < v1;
   const bool v1037 = v1035 && v1036;
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1042 = v1041 + v1033;
     out[v1042] = v1040;
   }
-  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1044 = v392 + v1043;
-  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1048 = v284 && v1047;
   const bool v1049 = v1046 < v1;
   const bool v1050 = v1048 && v1049;
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1055 = v1054 + v1046;
     out[v1055] = v1053;
   }
-  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1057 = v392 + v1056;
-  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1061 = v284 && v1060;
   const bool v1062 = v1059 < v1;
   const bool v1063 = v1061 && v1062;
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1068 = v1067 + v1059;
     out[v1068] = v1066;
   }
-  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1070 = v392 + v1069;
-  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1074 = v284 && v1073;
   const bool v1075 = v1072 < v1;
   const bool v1076 = v1074 && v1075;
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1081 = v1080 + v1072;
     out[v1081] = v1079;
   }
-  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1083 = v392 + v1082;
-  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1087 = v284 && v1086;
   const bool v1088 = v1085 < v1;
   const bool v1089 = v1087 && v1088;
@@ -1221,11 +1221,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1094 = v1093 + v1085;
     out[v1094] = v1092;
   }
-  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1096 = v392 + v1095;
-  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1100 = v284 && v1099;
   const bool v1101 = v1098 < v1;
   const bool v1102 = v1100 && v1101;
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1107 = v1106 + v1098;
     out[v1107] = v1105;
   }
-  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1109 = v392 + v1108;
-  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1113 = v284 && v1112;
   const bool v1114 = v1111 < v1;
   const bool v1115 = v1113 && v1114;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1120 = v1119 + v1111;
     out[v1120] = v1118;
   }
-  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1122 = v392 + v1121;
-  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1126 = v284 && v1125;
   const bool v1127 = v1124 < v1;
   const bool v1128 = v1126 && v1127;
@@ -1269,11 +1269,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1133 = v1132 + v1124;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1135 = v392 + v1134;
-  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1139 = v284 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1146 = v1145 + v1137;
     out[v1146] = v1144;
   }
-  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1148 = v392 + v1147;
-  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1152 = v284 && v1151;
   const bool v1153 = v1150 < v1;
   const bool v1154 = v1152 && v1153;
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1159 = v1158 + v1150;
     out[v1159] = v1157;
   }
-  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1161 = v392 + v1160;
-  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1165 = v284 && v1164;
   const bool v1166 = v1163 < v1;
   const bool v1167 = v1165 && v1166;
@@ -1317,11 +1317,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1172 = v1171 + v1163;
     out[v1172] = v1170;
   }
-  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1174 = v392 + v1173;
-  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1178 = v284 && v1177;
   const bool v1179 = v1176 < v1;
   const bool v1180 = v1178 && v1179;
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1185 = v1184 + v1176;
     out[v1185] = v1183;
   }
-  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1187 = v392 + v1186;
-  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1191 = v284 && v1190;
   const bool v1192 = v1189 < v1;
   const bool v1193 = v1191 && v1192;
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1198 = v1197 + v1189;
     out[v1198] = v1196;
   }
-  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1200 = v392 + v1199;
-  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1204 = v284 && v1203;
   const bool v1205 = v1202 < v1;
   const bool v1206 = v1204 && v1205;
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1211 = v1210 + v1202;
     out[v1211] = v1209;
   }
-  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1213 = v392 + v1212;
-  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1217 = v284 && v1216;
   const bool v1218 = v1215 < v1;
   const bool v1219 = v1217 && v1218;
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1224 = v1223 + v1215;
     out[v1224] = v1222;
   }
-  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-  iron_frag<float, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:426
+  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:427
   iron_frag_fill(v1234, float(0.0f));
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:531
-    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
     const uint v2626 = v283 << 5u;
     const uint v2627 = v2626 + v2624;
     const uint v2631 = v2627 >> 3u;
@@ -1405,19 +1405,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2667 = v2652 << 6u;
     const uint v2671 = v2627 + 768u;
     const bool v2673 = v2671 < 1024u;
-    const uint v2709 = v1226 + v2631;  // kernels/gemm/gemm_warpgroup.hpp:238
+    const uint v2709 = v1226 + v2631;  // kernels/gemm/gemm_warpgroup.hpp:239
     const bool v2711 = v2709 < v1;
     const uint v2714 = v2709 * v2;
     const uint v2730 = v1226 + v2652;
     const bool v2732 = v2730 < v1;
     const uint v2735 = v2730 * v2;
 
-    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
       const uint v2617 = v2615 >> 6u;
       const uint v2619 = v2617 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2621 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-      const uint v2637 = v2615 + v2635;  // kernels/gemm/gemm_warpgroup.hpp:386
+      const uint v2621 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2637 = v2615 + v2635;  // kernels/gemm/gemm_warpgroup.hpp:387
       const bool v2639 = v2637 < v2;
       const bool v2640 = v2638 && v2639;
       const uint v2643 = v2641 + v2637;
@@ -1456,7 +1456,7 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm3[v2692 + e] = v2684 ? a[v2688 + e] : bfloat(0);
         }
       }
-      const bool v2713 = v2711 && v2639;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const bool v2713 = v2711 && v2639;  // kernels/gemm/gemm_warpgroup.hpp:239
       const uint v2716 = v2714 + v2637;
       const uint v2717 = v2713 ? v2716 : 0u;
       for (uint e = 0; e < 8u; ++e) {
@@ -1487,11 +1487,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2765 + e] = v2757 ? b[v2761 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v284) {
-        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const uint v2776 = v2621 + v2775;
         const uint v2876 = v388 << 6u;
         const uint v2878 = v2776 + v2876;
@@ -1531,12 +1531,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v1234, v2912, v2914);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
     const uint v1267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1268 = iron_tid.x;
 
-    for (uint v1265 = 0u; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (uint v1265 = 0u; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (uint v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -1582,9 +1582,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v1318] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const uint v2921 = v388 << 6u;
         const uint v2923 = v1327 + v2921;
         iron_frag<bfloat, 16, 16> v2930;
@@ -1619,14 +1619,14 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2959, shm4, long(48u), long(64u));
         iron_frag_mma(v1234, v2957, v2959);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1339 = v392 + v1338;
-  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1343 = v284 && v1342;
   const bool v1344 = v1341 < v1;
   const bool v1345 = v1343 && v1344;
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1350 = v1349 + v1341;
     out[v1350] = v1348;
   }
-  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1352 = v392 + v1351;
-  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1356 = v284 && v1355;
   const bool v1357 = v1354 < v1;
   const bool v1358 = v1356 && v1357;
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1363 = v1362 + v1354;
     out[v1363] = v1361;
   }
-  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1365 = v392 + v1364;
-  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1369 = v284 && v1368;
   const bool v1370 = v1367 < v1;
   const bool v1371 = v1369 && v1370;
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1376 = v1375 + v1367;
     out[v1376] = v1374;
   }
-  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1378 = v392 + v1377;
-  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1382 = v284 && v1381;
   const bool v1383 = v1380 < v1;
   const bool v1384 = v1382 && v1383;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1389 = v1388 + v1380;
     out[v1389] = v1387;
   }
-  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1391 = v392 + v1390;
-  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1395 = v284 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1402 = v1401 + v1393;
     out[v1402] = v1400;
   }
-  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1404 = v392 + v1403;
-  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1408 = v284 && v1407;
   const bool v1409 = v1406 < v1;
   const bool v1410 = v1408 && v1409;
@@ -1718,11 +1718,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1415 = v1414 + v1406;
     out[v1415] = v1413;
   }
-  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1417 = v392 + v1416;
-  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1421 = v284 && v1420;
   const bool v1422 = v1419 < v1;
   const bool v1423 = v1421 && v1422;
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1428 = v1427 + v1419;
     out[v1428] = v1426;
   }
-  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1430 = v392 + v1429;
-  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1434 = v284 && v1433;
   const bool v1435 = v1432 < v1;
   const bool v1436 = v1434 && v1435;
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1441 = v1440 + v1432;
     out[v1441] = v1439;
   }
-  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1443 = v392 + v1442;
-  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1447 = v284 && v1446;
   const bool v1448 = v1445 < v1;
   const bool v1449 = v1447 && v1448;
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1454 = v1453 + v1445;
     out[v1454] = v1452;
   }
-  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1456 = v392 + v1455;
-  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1460 = v284 && v1459;
   const bool v1461 = v1458 < v1;
   const bool v1462 = v1460 && v1461;
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1467 = v1466 + v1458;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1469 = v392 + v1468;
-  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1473 = v284 && v1472;
   const bool v1474 = v1471 < v1;
   const bool v1475 = v1473 && v1474;
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1480 = v1479 + v1471;
     out[v1480] = v1478;
   }
-  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1482 = v392 + v1481;
-  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1486 = v284 && v1485;
   const bool v1487 = v1484 < v1;
   const bool v1488 = v1486 && v1487;
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1493 = v1492 + v1484;
     out[v1493] = v1491;
   }
-  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1495 = v392 + v1494;
-  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1499 = v284 && v1498;
   const bool v1500 = v1497 < v1;
   const bool v1501 = v1499 && v1500;
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1506 = v1505 + v1497;
     out[v1506] = v1504;
   }
-  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1508 = v392 + v1507;
-  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1512 = v284 && v1511;
   const bool v1513 = v1510 < v1;
   const bool v1514 = v1512 && v1513;
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1519 = v1518 + v1510;
     out[v1519] = v1517;
   }
-  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1521 = v392 + v1520;
-  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1525 = v284 && v1524;
   const bool v1526 = v1523 < v1;
   const bool v1527 = v1525 && v1526;
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1532 = v1531 + v1523;
     out[v1532] = v1530;
   }
-  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1534 = v392 + v1533;
-  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1538 = v284 && v1537;
   const bool v1539 = v1536 < v1;
   const bool v1540 = v1538 && v1539;
@@ -1878,11 +1878,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1545 = v1544 + v1536;
     out[v1545] = v1543;
   }
-  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1547 = v392 + v1546;
-  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1551 = v284 && v1550;
   const bool v1552 = v1549 < v1;
   const bool v1553 = v1551 && v1552;
@@ -1894,11 +1894,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1558 = v1557 + v1549;
     out[v1558] = v1556;
   }
-  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1560 = v392 + v1559;
-  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1564 = v284 && v1563;
   const bool v1565 = v1562 < v1;
   const bool v1566 = v1564 && v1565;
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1571 = v1570 + v1562;
     out[v1571] = v1569;
   }
-  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1573 = v392 + v1572;
-  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1577 = v284 && v1576;
   const bool v1578 = v1575 < v1;
   const bool v1579 = v1577 && v1578;
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1584 = v1583 + v1575;
     out[v1584] = v1582;
   }
-  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1586 = v392 + v1585;
-  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1590 = v284 && v1589;
   const bool v1591 = v1588 < v1;
   const bool v1592 = v1590 && v1591;
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1597 = v1596 + v1588;
     out[v1597] = v1595;
   }
-  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1599 = v392 + v1598;
-  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1603 = v284 && v1602;
   const bool v1604 = v1601 < v1;
   const bool v1605 = v1603 && v1604;
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1610 = v1609 + v1601;
     out[v1610] = v1608;
   }
-  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1612 = v392 + v1611;
-  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1616 = v284 && v1615;
   const bool v1617 = v1614 < v1;
   const bool v1618 = v1616 && v1617;
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1623 = v1622 + v1614;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1625 = v392 + v1624;
-  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1629 = v284 && v1628;
   const bool v1630 = v1627 < v1;
   const bool v1631 = v1629 && v1630;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1636 = v1635 + v1627;
     out[v1636] = v1634;
   }
-  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1638 = v392 + v1637;
-  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1642 = v284 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1649 = v1648 + v1640;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1651 = v392 + v1650;
-  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1655 = v284 && v1654;
   const bool v1656 = v1653 < v1;
   const bool v1657 = v1655 && v1656;
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1662 = v1661 + v1653;
     out[v1662] = v1660;
   }
-  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1664 = v392 + v1663;
-  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1668 = v284 && v1667;
   const bool v1669 = v1666 < v1;
   const bool v1670 = v1668 && v1669;
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1675 = v1674 + v1666;
     out[v1675] = v1673;
   }
-  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1677 = v392 + v1676;
-  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1681 = v284 && v1680;
   const bool v1682 = v1679 < v1;
   const bool v1683 = v1681 && v1682;
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1688 = v1687 + v1679;
     out[v1688] = v1686;
   }
-  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1690 = v392 + v1689;
-  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1694 = v284 && v1693;
   const bool v1695 = v1692 < v1;
   const bool v1696 = v1694 && v1695;
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1701 = v1700 + v1692;
     out[v1701] = v1699;
   }
-  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1703 = v392 + v1702;
-  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1707 = v284 && v1706;
   const bool v1708 = v1705 < v1;
   const bool v1709 = v1707 && v1708;
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1714 = v1713 + v1705;
     out[v1714] = v1712;
   }
-  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1716 = v392 + v1715;
-  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1720 = v284 && v1719;
   const bool v1721 = v1718 < v1;
   const bool v1722 = v1720 && v1721;
@@ -2102,11 +2102,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1727 = v1726 + v1718;
     out[v1727] = v1725;
   }
-  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1729 = v392 + v1728;
-  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1733 = v284 && v1732;
   const bool v1734 = v1731 < v1;
   const bool v1735 = v1733 && v1734;
@@ -2118,11 +2118,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1740 = v1739 + v1731;
     out[v1740] = v1738;
   }
-  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1742 = v392 + v1741;
-  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1746 = v284 && v1745;
   const bool v1747 = v1744 < v1;
   const bool v1748 = v1746 && v1747;
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1753 = v1752 + v1744;
     out[v1753] = v1751;
   }
-  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1755 = v392 + v1754;
-  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1759 = v284 && v1758;
   const bool v1760 = v1757 < v1;
   const bool v1761 = v1759 && v1760;
@@ -2150,11 +2150,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1766 = v1765 + v1757;
     out[v1766] = v1764;
   }
-  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1768 = v392 + v1767;
-  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1772 = v284 && v1771;
   const bool v1773 = v1770 < v1;
   const bool v1774 = v1772 && v1773;
@@ -2166,11 +2166,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1779 = v1778 + v1770;
     out[v1779] = v1777;
   }
-  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1781 = v392 + v1780;
-  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1785 = v284 && v1784;
   const bool v1786 = v1783 < v1;
   const bool v1787 = v1785 && v1786;
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1792 = v1791 + v1783;
     out[v1792] = v1790;
   }
-  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1794 = v392 + v1793;
-  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1798 = v284 && v1797;
   const bool v1799 = v1796 < v1;
   const bool v1800 = v1798 && v1799;
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1805 = v1804 + v1796;
     out[v1805] = v1803;
   }
-  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1807 = v392 + v1806;
-  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1811 = v284 && v1810;
   const bool v1812 = v1809 < v1;
   const bool v1813 = v1811 && v1812;
@@ -2214,11 +2214,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1818 = v1817 + v1809;
     out[v1818] = v1816;
   }
-  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1820 = v392 + v1819;
-  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1824 = v284 && v1823;
   const bool v1825 = v1822 < v1;
   const bool v1826 = v1824 && v1825;
@@ -2230,11 +2230,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1831 = v1830 + v1822;
     out[v1831] = v1829;
   }
-  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1833 = v392 + v1832;
-  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1837 = v284 && v1836;
   const bool v1838 = v1835 < v1;
   const bool v1839 = v1837 && v1838;
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1844 = v1843 + v1835;
     out[v1844] = v1842;
   }
-  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1846 = v392 + v1845;
-  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1850 = v284 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
@@ -2262,11 +2262,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1857 = v1856 + v1848;
     out[v1857] = v1855;
   }
-  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1859 = v392 + v1858;
-  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1863 = v284 && v1862;
   const bool v1864 = v1861 < v1;
   const bool v1865 = v1863 && v1864;
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1870 = v1869 + v1861;
     out[v1870] = v1868;
   }
-  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1872 = v392 + v1871;
-  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1876 = v284 && v1875;
   const bool v1877 = v1874 < v1;
   const bool v1878 = v1876 && v1877;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1883 = v1882 + v1874;
     out[v1883] = v1881;
   }
-  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1885 = v392 + v1884;
-  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1889 = v284 && v1888;
   const bool v1890 = v1887 < v1;
   const bool v1891 = v1889 && v1890;
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1896 = v1895 + v1887;
     out[v1896] = v1894;
   }
-  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1898 = v392 + v1897;
-  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1902 = v284 && v1901;
   const bool v1903 = v1900 < v1;
   const bool v1904 = v1902 && v1903;
@@ -2326,11 +2326,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1909 = v1908 + v1900;
     out[v1909] = v1907;
   }
-  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1911 = v392 + v1910;
-  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1915 = v284 && v1914;
   const bool v1916 = v1913 < v1;
   const bool v1917 = v1915 && v1916;
@@ -2342,11 +2342,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1922 = v1921 + v1913;
     out[v1922] = v1920;
   }
-  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1924 = v392 + v1923;
-  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1928 = v284 && v1927;
   const bool v1929 = v1926 < v1;
   const bool v1930 = v1928 && v1929;
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1935 = v1934 + v1926;
     out[v1935] = v1933;
   }
-  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1937 = v392 + v1936;
-  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1941 = v284 && v1940;
   const bool v1942 = v1939 < v1;
   const bool v1943 = v1941 && v1942;
@@ -2374,11 +2374,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1948 = v1947 + v1939;
     out[v1948] = v1946;
   }
-  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1950 = v392 + v1949;
-  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1954 = v284 && v1953;
   const bool v1955 = v1952 < v1;
   const bool v1956 = v1954 && v1955;
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1961 = v1960 + v1952;
     out[v1961] = v1959;
   }
-  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1963 = v392 + v1962;
-  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1967 = v284 && v1966;
   const bool v1968 = v1965 < v1;
   const bool v1969 = v1967 && v1968;
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1974 = v1973 + v1965;
     out[v1974] = v1972;
   }
-  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1976 = v392 + v1975;
-  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1980 = v284 && v1979;
   const bool v1981 = v1978 < v1;
   const bool v1982 = v1980 && v1981;
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1987 = v1986 + v1978;
     out[v1987] = v1985;
   }
-  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v1989 = v392 + v1988;
-  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v1993 = v284 && v1992;
   const bool v1994 = v1991 < v1;
   const bool v1995 = v1993 && v1994;
@@ -2438,11 +2438,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2000 = v1999 + v1991;
     out[v2000] = v1998;
   }
-  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2002 = v392 + v2001;
-  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2006 = v284 && v2005;
   const bool v2007 = v2004 < v1;
   const bool v2008 = v2006 && v2007;
@@ -2454,11 +2454,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2013 = v2012 + v2004;
     out[v2013] = v2011;
   }
-  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2015 = v392 + v2014;
-  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2019 = v284 && v2018;
   const bool v2020 = v2017 < v1;
   const bool v2021 = v2019 && v2020;
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2026 = v2025 + v2017;
     out[v2026] = v2024;
   }
-  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2028 = v392 + v2027;
-  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2032 = v284 && v2031;
   const bool v2033 = v2030 < v1;
   const bool v2034 = v2032 && v2033;
@@ -2486,11 +2486,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2039 = v2038 + v2030;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2041 = v392 + v2040;
-  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2045 = v284 && v2044;
   const bool v2046 = v2043 < v1;
   const bool v2047 = v2045 && v2046;
@@ -2502,11 +2502,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2052 = v2051 + v2043;
     out[v2052] = v2050;
   }
-  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2054 = v392 + v2053;
-  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2058 = v284 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2065 = v2064 + v2056;
     out[v2065] = v2063;
   }
-  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2067 = v392 + v2066;
-  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2071 = v284 && v2070;
   const bool v2072 = v2069 < v1;
   const bool v2073 = v2071 && v2072;
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2078 = v2077 + v2069;
     out[v2078] = v2076;
   }
-  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2080 = v392 + v2079;
-  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2084 = v284 && v2083;
   const bool v2085 = v2082 < v1;
   const bool v2086 = v2084 && v2085;
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2091 = v2090 + v2082;
     out[v2091] = v2089;
   }
-  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2093 = v392 + v2092;
-  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2097 = v284 && v2096;
   const bool v2098 = v2095 < v1;
   const bool v2099 = v2097 && v2098;
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2104 = v2103 + v2095;
     out[v2104] = v2102;
   }
-  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2106 = v392 + v2105;
-  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2110 = v284 && v2109;
   const bool v2111 = v2108 < v1;
   const bool v2112 = v2110 && v2111;
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2117 = v2116 + v2108;
     out[v2117] = v2115;
   }
-  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2119 = v392 + v2118;
-  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2123 = v284 && v2122;
   const bool v2124 = v2121 < v1;
   const bool v2125 = v2123 && v2124;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2130 = v2129 + v2121;
     out[v2130] = v2128;
   }
-  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2132 = v392 + v2131;
-  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2136 = v284 && v2135;
   const bool v2137 = v2134 < v1;
   const bool v2138 = v2136 && v2137;
@@ -2614,11 +2614,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2143 = v2142 + v2134;
     out[v2143] = v2141;
   }
-  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2145 = v392 + v2144;
-  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2149 = v284 && v2148;
   const bool v2150 = v2147 < v1;
   const bool v2151 = v2149 && v2150;
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2156 = v2155 + v2147;
     out[v2156] = v2154;
   }
-  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
   const uint v2158 = v392 + v2157;
-  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
   const uint v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
   const bool v2162 = v284 && v2161;
   const bool v2163 = v2160 < v1;
   const bool v2164 = v2162 && v2163;

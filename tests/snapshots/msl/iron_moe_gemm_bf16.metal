@@ -159,15 +159,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
     const bool v251 = v250 < 8u;
-    const uint v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const uint v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag<float, 16, 128> v256;
     iron_frag_fill(v256, float(0.0f));
-    const uint v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:216
+    const uint v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
     const bool v260 = v259 == 0u;
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:531
-      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
       const uint v2957 = v250 << 5u;
       const uint v2958 = v2957 + v2955;
       const uint v2962 = v2958 >> 3u;
@@ -187,19 +187,19 @@ kernel void iron_moe_gemm_bf16(
       const uint v2998 = v2983 << 6u;
       const uint v3002 = v2958 + 768u;
       const bool v3004 = v3002 < 1024u;
-      const uint v3040 = v79 + v2962;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const uint v3040 = v79 + v2962;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3042 = v3040 < v80;
       const uint v3045 = v3040 * v3;
       const uint v3061 = v79 + v2983;
       const bool v3063 = v3061 < v80;
       const uint v3066 = v3061 * v3;
 
-      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
         const uint v2948 = v2946 >> 6u;
         const uint v2950 = v2948 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2952 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const uint v2968 = v2946 + v2966;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const uint v2952 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const uint v2968 = v2946 + v2966;  // kernels/gemm/gemm_warpgroup.hpp:387
         const bool v2970 = v2968 < v3;
         const bool v2971 = v2969 && v2970;
         const uint v2974 = v2972 + v2968;
@@ -238,7 +238,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3023 + e] = v3015 ? x_sorted[v3019 + e] : bfloat(0);
           }
         }
-        const bool v3044 = v3042 && v2970;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const bool v3044 = v3042 && v2970;  // kernels/gemm/gemm_warpgroup.hpp:239
         const uint v3047 = v3045 + v2968;
         const uint v3048 = v3044 ? v3047 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -269,11 +269,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3096 + e] = v3088 ? w[v3092 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v251) {
-          const uint v3105 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+          const uint v3105 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const uint v3106 = v3105 << 6u;
           const uint v3107 = v2952 + v3106;
           const uint v3278 = v250 & 3u;
@@ -316,12 +316,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v256, v3318, v3320);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
     } else {
       const uint v289 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
       const uint v290 = iron_tid.x;
 
-      for (uint v287 = 0u; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+      for (uint v287 = 0u; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
         for (uint v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
           const uint v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const uint v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -367,9 +367,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v340] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:523
-          const uint v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
+          const uint v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const uint v349 = v348 << 6u;
           const uint v3323 = v250 & 3u;
           const uint v3325 = v3323 << 4u;
@@ -407,19 +407,19 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3365, shm4, long(48u), long(64u));
           iron_frag_mma(v256, v3363, v3365);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
       }
     }
-    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v355 = v354 << 4u;
     const uint v357 = v254 << 6u;
     const uint v358 = v75 + v357;
     const uint v359 = v358 + v355;
-    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v361 = v359 + v360;
-    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v365 = v251 && v364;
     const bool v366 = v363 < v80;
     const bool v367 = v365 && v366;
@@ -437,11 +437,11 @@ kernel void iron_moe_gemm_bf16(
         out[v376] = v373;
       }
     }
-    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v378 = v359 + v377;
-    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v382 = v251 && v381;
     const bool v383 = v380 < v80;
     const bool v384 = v382 && v383;
@@ -459,11 +459,11 @@ kernel void iron_moe_gemm_bf16(
         out[v393] = v390;
       }
     }
-    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v395 = v359 + v394;
-    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v399 = v251 && v398;
     const bool v400 = v397 < v80;
     const bool v401 = v399 && v400;
@@ -481,11 +481,11 @@ kernel void iron_moe_gemm_bf16(
         out[v410] = v407;
       }
     }
-    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v412 = v359 + v411;
-    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v416 = v251 && v415;
     const bool v417 = v414 < v80;
     const bool v418 = v416 && v417;
@@ -503,11 +503,11 @@ kernel void iron_moe_gemm_bf16(
         out[v427] = v424;
       }
     }
-    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v429 = v359 + v428;
-    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v433 = v251 && v432;
     const bool v434 = v431 < v80;
     const bool v435 = v433 && v434;
@@ -525,11 +525,11 @@ kernel void iron_moe_gemm_bf16(
         out[v444] = v441;
       }
     }
-    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v446 = v359 + v445;
-    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v450 = v251 && v449;
     const bool v451 = v448 < v80;
     const bool v452 = v450 && v451;
@@ -547,11 +547,11 @@ kernel void iron_moe_gemm_bf16(
         out[v461] = v458;
       }
     }
-    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v463 = v359 + v462;
-    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v467 = v251 && v466;
     const bool v468 = v465 < v80;
     const bool v469 = v467 && v468;
@@ -569,11 +569,11 @@ kernel void iron_moe_gemm_bf16(
         out[v478] = v475;
       }
     }
-    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v480 = v359 + v479;
-    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v484 = v251 && v483;
     const bool v485 = v482 < v80;
     const bool v486 = v484 && v485;
@@ -591,11 +591,11 @@ kernel void iron_moe_gemm_bf16(
         out[v495] = v492;
       }
     }
-    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v497 = v359 + v496;
-    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v501 = v251 && v500;
     const bool v502 = v499 < v80;
     const bool v503 = v501 && v502;
@@ -613,11 +613,11 @@ kernel void iron_moe_gemm_bf16(
         out[v512] = v509;
       }
     }
-    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v514 = v359 + v513;
-    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v518 = v251 && v517;
     const bool v519 = v516 < v80;
     const bool v520 = v518 && v519;
@@ -635,11 +635,11 @@ kernel void iron_moe_gemm_bf16(
         out[v529] = v526;
       }
     }
-    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v531 = v359 + v530;
-    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v535 = v251 && v534;
     const bool v536 = v533 < v80;
     const bool v537 = v535 && v536;
@@ -657,11 +657,11 @@ kernel void iron_moe_gemm_bf16(
         out[v546] = v543;
       }
     }
-    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v548 = v359 + v547;
-    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v552 = v251 && v551;
     const bool v553 = v550 < v80;
     const bool v554 = v552 && v553;
@@ -679,11 +679,11 @@ kernel void iron_moe_gemm_bf16(
         out[v563] = v560;
       }
     }
-    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v565 = v359 + v564;
-    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v569 = v251 && v568;
     const bool v570 = v567 < v80;
     const bool v571 = v569 && v570;
@@ -701,11 +701,11 @@ kernel void iron_moe_gemm_bf16(
         out[v580] = v577;
       }
     }
-    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v582 = v359 + v581;
-    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v586 = v251 && v585;
     const bool v587 = v584 < v80;
     const bool v588 = v586 && v587;
@@ -723,11 +723,11 @@ kernel void iron_moe_gemm_bf16(
         out[v597] = v594;
       }
     }
-    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v599 = v359 + v598;
-    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v603 = v251 && v602;
     const bool v604 = v601 < v80;
     const bool v605 = v603 && v604;
@@ -745,11 +745,11 @@ kernel void iron_moe_gemm_bf16(
         out[v614] = v611;
       }
     }
-    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v616 = v359 + v615;
-    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v620 = v251 && v619;
     const bool v621 = v618 < v80;
     const bool v622 = v620 && v621;
@@ -767,11 +767,11 @@ kernel void iron_moe_gemm_bf16(
         out[v631] = v628;
       }
     }
-    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v633 = v359 + v632;
-    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v637 = v251 && v636;
     const bool v638 = v635 < v80;
     const bool v639 = v637 && v638;
@@ -789,11 +789,11 @@ kernel void iron_moe_gemm_bf16(
         out[v648] = v645;
       }
     }
-    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v650 = v359 + v649;
-    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v654 = v251 && v653;
     const bool v655 = v652 < v80;
     const bool v656 = v654 && v655;
@@ -811,11 +811,11 @@ kernel void iron_moe_gemm_bf16(
         out[v665] = v662;
       }
     }
-    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v667 = v359 + v666;
-    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v671 = v251 && v670;
     const bool v672 = v669 < v80;
     const bool v673 = v671 && v672;
@@ -833,11 +833,11 @@ kernel void iron_moe_gemm_bf16(
         out[v682] = v679;
       }
     }
-    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v684 = v359 + v683;
-    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v688 = v251 && v687;
     const bool v689 = v686 < v80;
     const bool v690 = v688 && v689;
@@ -855,11 +855,11 @@ kernel void iron_moe_gemm_bf16(
         out[v699] = v696;
       }
     }
-    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v701 = v359 + v700;
-    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v705 = v251 && v704;
     const bool v706 = v703 < v80;
     const bool v707 = v705 && v706;
@@ -877,11 +877,11 @@ kernel void iron_moe_gemm_bf16(
         out[v716] = v713;
       }
     }
-    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v718 = v359 + v717;
-    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v722 = v251 && v721;
     const bool v723 = v720 < v80;
     const bool v724 = v722 && v723;
@@ -899,11 +899,11 @@ kernel void iron_moe_gemm_bf16(
         out[v733] = v730;
       }
     }
-    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v735 = v359 + v734;
-    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v739 = v251 && v738;
     const bool v740 = v737 < v80;
     const bool v741 = v739 && v740;
@@ -921,11 +921,11 @@ kernel void iron_moe_gemm_bf16(
         out[v750] = v747;
       }
     }
-    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v752 = v359 + v751;
-    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v756 = v251 && v755;
     const bool v757 = v754 < v80;
     const bool v758 = v756 && v757;
@@ -943,11 +943,11 @@ kernel void iron_moe_gemm_bf16(
         out[v767] = v764;
       }
     }
-    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v769 = v359 + v768;
-    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v773 = v251 && v772;
     const bool v774 = v771 < v80;
     const bool v775 = v773 && v774;
@@ -965,11 +965,11 @@ kernel void iron_moe_gemm_bf16(
         out[v784] = v781;
       }
     }
-    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v786 = v359 + v785;
-    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v790 = v251 && v789;
     const bool v791 = v788 < v80;
     const bool v792 = v790 && v791;
@@ -987,11 +987,11 @@ kernel void iron_moe_gemm_bf16(
         out[v801] = v798;
       }
     }
-    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v803 = v359 + v802;
-    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v807 = v251 && v806;
     const bool v808 = v805 < v80;
     const bool v809 = v807 && v808;
@@ -1009,11 +1009,11 @@ kernel void iron_moe_gemm_bf16(
         out[v818] = v815;
       }
     }
-    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v820 = v359 + v819;
-    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v824 = v251 && v823;
     const bool v825 = v822 < v80;
     const bool v826 = v824 && v825;
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_bf16(
         out[v835] = v832;
       }
     }
-    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v837 = v359 + v836;
-    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v841 = v251 && v840;
     const bool v842 = v839 < v80;
     const bool v843 = v841 && v842;
@@ -1053,11 +1053,11 @@ kernel void iron_moe_gemm_bf16(
         out[v852] = v849;
       }
     }
-    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v854 = v359 + v853;
-    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v858 = v251 && v857;
     const bool v859 = v856 < v80;
     const bool v860 = v858 && v859;
@@ -1075,11 +1075,11 @@ kernel void iron_moe_gemm_bf16(
         out[v869] = v866;
       }
     }
-    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v871 = v359 + v870;
-    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v875 = v251 && v874;
     const bool v876 = v873 < v80;
     const bool v877 = v875 && v876;
@@ -1097,11 +1097,11 @@ kernel void iron_moe_gemm_bf16(
         out[v886] = v883;
       }
     }
-    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v888 = v359 + v887;
-    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v892 = v251 && v891;
     const bool v893 = v890 < v80;
     const bool v894 = v892 && v893;
@@ -1119,11 +1119,11 @@ kernel void iron_moe_gemm_bf16(
         out[v903] = v900;
       }
     }
-    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v905 = v359 + v904;
-    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v909 = v251 && v908;
     const bool v910 = v907 < v80;
     const bool v911 = v909 && v910;
@@ -1141,11 +1141,11 @@ kernel void iron_moe_gemm_bf16(
         out[v920] = v917;
       }
     }
-    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v922 = v359 + v921;
-    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v926 = v251 && v925;
     const bool v927 = v924 < v80;
     const bool v928 = v926 && v927;
@@ -1163,11 +1163,11 @@ kernel void iron_moe_gemm_bf16(
         out[v937] = v934;
       }
     }
-    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v939 = v359 + v938;
-    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v943 = v251 && v942;
     const bool v944 = v941 < v80;
     const bool v945 = v943 && v944;
@@ -1185,11 +1185,11 @@ kernel void iron_moe_gemm_bf16(
         out[v954] = v951;
       }
     }
-    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v956 = v359 + v955;
-    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v960 = v251 && v959;
     const bool v961 = v958 < v80;
     const bool v962 = v960 && v961;
@@ -1207,11 +1207,11 @@ kernel void iron_moe_gemm_bf16(
         out[v971] = v968;
       }
     }
-    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v973 = v359 + v972;
-    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v977 = v251 && v976;
     const bool v978 = v975 < v80;
     const bool v979 = v977 && v978;
@@ -1229,11 +1229,11 @@ kernel void iron_moe_gemm_bf16(
         out[v988] = v985;
       }
     }
-    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v990 = v359 + v989;
-    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v994 = v251 && v993;
     const bool v995 = v992 < v80;
     const bool v996 = v994 && v995;
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1005] = v1002;
       }
     }
-    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1007 = v359 + v1006;
-    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1011 = v251 && v1010;
     const bool v1012 = v1009 < v80;
     const bool v1013 = v1011 && v1012;
@@ -1273,11 +1273,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1022] = v1019;
       }
     }
-    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1024 = v359 + v1023;
-    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1028 = v251 && v1027;
     const bool v1029 = v1026 < v80;
     const bool v1030 = v1028 && v1029;
@@ -1295,11 +1295,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1039] = v1036;
       }
     }
-    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1041 = v359 + v1040;
-    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1045 = v251 && v1044;
     const bool v1046 = v1043 < v80;
     const bool v1047 = v1045 && v1046;
@@ -1317,11 +1317,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1056] = v1053;
       }
     }
-    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1058 = v359 + v1057;
-    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1062 = v251 && v1061;
     const bool v1063 = v1060 < v80;
     const bool v1064 = v1062 && v1063;
@@ -1339,11 +1339,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1073] = v1070;
       }
     }
-    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1075 = v359 + v1074;
-    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1079 = v251 && v1078;
     const bool v1080 = v1077 < v80;
     const bool v1081 = v1079 && v1080;
@@ -1361,11 +1361,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1090] = v1087;
       }
     }
-    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1092 = v359 + v1091;
-    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1096 = v251 && v1095;
     const bool v1097 = v1094 < v80;
     const bool v1098 = v1096 && v1097;
@@ -1383,11 +1383,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1107] = v1104;
       }
     }
-    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1109 = v359 + v1108;
-    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1113 = v251 && v1112;
     const bool v1114 = v1111 < v80;
     const bool v1115 = v1113 && v1114;
@@ -1405,11 +1405,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1124] = v1121;
       }
     }
-    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1126 = v359 + v1125;
-    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1130 = v251 && v1129;
     const bool v1131 = v1128 < v80;
     const bool v1132 = v1130 && v1131;
@@ -1427,11 +1427,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1141] = v1138;
       }
     }
-    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1143 = v359 + v1142;
-    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1147 = v251 && v1146;
     const bool v1148 = v1145 < v80;
     const bool v1149 = v1147 && v1148;
@@ -1449,11 +1449,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1158] = v1155;
       }
     }
-    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1160 = v359 + v1159;
-    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1164 = v251 && v1163;
     const bool v1165 = v1162 < v80;
     const bool v1166 = v1164 && v1165;
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1175] = v1172;
       }
     }
-    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1177 = v359 + v1176;
-    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1181 = v251 && v1180;
     const bool v1182 = v1179 < v80;
     const bool v1183 = v1181 && v1182;
@@ -1493,11 +1493,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1192] = v1189;
       }
     }
-    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1194 = v359 + v1193;
-    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1198 = v251 && v1197;
     const bool v1199 = v1196 < v80;
     const bool v1200 = v1198 && v1199;
@@ -1515,11 +1515,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1209] = v1206;
       }
     }
-    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1211 = v359 + v1210;
-    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1215 = v251 && v1214;
     const bool v1216 = v1213 < v80;
     const bool v1217 = v1215 && v1216;
@@ -1537,11 +1537,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1226] = v1223;
       }
     }
-    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1228 = v359 + v1227;
-    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1232 = v251 && v1231;
     const bool v1233 = v1230 < v80;
     const bool v1234 = v1232 && v1233;
@@ -1559,11 +1559,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1243] = v1240;
       }
     }
-    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1245 = v359 + v1244;
-    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1249 = v251 && v1248;
     const bool v1250 = v1247 < v80;
     const bool v1251 = v1249 && v1250;
@@ -1581,11 +1581,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1260] = v1257;
       }
     }
-    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1262 = v359 + v1261;
-    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1266 = v251 && v1265;
     const bool v1267 = v1264 < v80;
     const bool v1268 = v1266 && v1267;
@@ -1603,11 +1603,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1277] = v1274;
       }
     }
-    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1279 = v359 + v1278;
-    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1283 = v251 && v1282;
     const bool v1284 = v1281 < v80;
     const bool v1285 = v1283 && v1284;
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1294] = v1291;
       }
     }
-    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1296 = v359 + v1295;
-    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1300 = v251 && v1299;
     const bool v1301 = v1298 < v80;
     const bool v1302 = v1300 && v1301;
@@ -1647,11 +1647,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1311] = v1308;
       }
     }
-    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1313 = v359 + v1312;
-    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1317 = v251 && v1316;
     const bool v1318 = v1315 < v80;
     const bool v1319 = v1317 && v1318;
@@ -1669,11 +1669,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1328] = v1325;
       }
     }
-    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1330 = v359 + v1329;
-    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1334 = v251 && v1333;
     const bool v1335 = v1332 < v80;
     const bool v1336 = v1334 && v1335;
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1345] = v1342;
       }
     }
-    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1347 = v359 + v1346;
-    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1351 = v251 && v1350;
     const bool v1352 = v1349 < v80;
     const bool v1353 = v1351 && v1352;
@@ -1713,11 +1713,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1362] = v1359;
       }
     }
-    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1364 = v359 + v1363;
-    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1368 = v251 && v1367;
     const bool v1369 = v1366 < v80;
     const bool v1370 = v1368 && v1369;
@@ -1735,11 +1735,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1379] = v1376;
       }
     }
-    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1381 = v359 + v1380;
-    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1385 = v251 && v1384;
     const bool v1386 = v1383 < v80;
     const bool v1387 = v1385 && v1386;
@@ -1757,11 +1757,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1396] = v1393;
       }
     }
-    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1398 = v359 + v1397;
-    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1402 = v251 && v1401;
     const bool v1403 = v1400 < v80;
     const bool v1404 = v1402 && v1403;
@@ -1779,11 +1779,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1413] = v1410;
       }
     }
-    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1415 = v359 + v1414;
-    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1419 = v251 && v1418;
     const bool v1420 = v1417 < v80;
     const bool v1421 = v1419 && v1420;
@@ -1801,11 +1801,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1430] = v1427;
       }
     }
-    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1432 = v359 + v1431;
-    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1436 = v251 && v1435;
     const bool v1437 = v1434 < v80;
     const bool v1438 = v1436 && v1437;
@@ -1823,11 +1823,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1447] = v1444;
       }
     }
-    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:622
-    iron_frag<float, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+    iron_frag<float, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag_fill(v1457, float(0.0f));
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:531
-      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:386
+    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
       const uint v3122 = v250 << 5u;
       const uint v3123 = v3122 + v3120;
       const uint v3127 = v3123 >> 3u;
@@ -1847,19 +1847,19 @@ kernel void iron_moe_gemm_bf16(
       const uint v3163 = v3148 << 6u;
       const uint v3167 = v3123 + 768u;
       const bool v3169 = v3167 < 1024u;
-      const uint v3205 = v1449 + v3127;  // kernels/gemm/gemm_warpgroup.hpp:238
+      const uint v3205 = v1449 + v3127;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3207 = v3205 < v80;
       const uint v3210 = v3205 * v3;
       const uint v3226 = v1449 + v3148;
       const bool v3228 = v3226 < v80;
       const uint v3231 = v3226 * v3;
 
-      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:532
+      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
         const uint v3113 = v3111 >> 6u;
         const uint v3115 = v3113 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3117 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:535
-        const uint v3133 = v3111 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:386
+        const uint v3117 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const uint v3133 = v3111 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:387
         const bool v3135 = v3133 < v3;
         const bool v3136 = v3134 && v3135;
         const uint v3139 = v3137 + v3133;
@@ -1898,7 +1898,7 @@ kernel void iron_moe_gemm_bf16(
             shm3[v3188 + e] = v3180 ? x_sorted[v3184 + e] : bfloat(0);
           }
         }
-        const bool v3209 = v3207 && v3135;  // kernels/gemm/gemm_warpgroup.hpp:238
+        const bool v3209 = v3207 && v3135;  // kernels/gemm/gemm_warpgroup.hpp:239
         const uint v3212 = v3210 + v3133;
         const uint v3213 = v3209 ? v3212 : 0u;
         for (uint e = 0; e < 8u; ++e) {
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_bf16(
             shm4[v3261 + e] = v3253 ? w[v3257 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:532
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
         if (v251) {
-          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const uint v3272 = v3117 + v3271;
           const uint v3372 = v355 << 6u;
           const uint v3374 = v3272 + v3372;
@@ -1973,12 +1973,12 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_mma(v1457, v3408, v3410);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:532
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
     } else {
       const uint v1490 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
       const uint v1491 = iron_tid.x;
 
-      for (uint v1488 = 0u; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+      for (uint v1488 = 0u; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
         for (uint v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
           const uint v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
           const uint v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -2024,9 +2024,9 @@ kernel void iron_moe_gemm_bf16(
             shm4[v1541] = bfloat(0.0f);
           }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:523
-          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
+          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
           const uint v3417 = v355 << 6u;
           const uint v3419 = v1550 + v3417;
           iron_frag<bfloat, 16, 16> v3426;
@@ -2061,14 +2061,14 @@ kernel void iron_moe_gemm_bf16(
           iron_frag_load<true>(v3455, shm4, long(48u), long(64u));
           iron_frag_mma(v1457, v3453, v3455);
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
       }
     }
-    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1562 = v359 + v1561;
-    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1566 = v251 && v1565;
     const bool v1567 = v1564 < v80;
     const bool v1568 = v1566 && v1567;
@@ -2086,11 +2086,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1577] = v1574;
       }
     }
-    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1579 = v359 + v1578;
-    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1583 = v251 && v1582;
     const bool v1584 = v1581 < v80;
     const bool v1585 = v1583 && v1584;
@@ -2108,11 +2108,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1594] = v1591;
       }
     }
-    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1596 = v359 + v1595;
-    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1600 = v251 && v1599;
     const bool v1601 = v1598 < v80;
     const bool v1602 = v1600 && v1601;
@@ -2130,11 +2130,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1611] = v1608;
       }
     }
-    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1613 = v359 + v1612;
-    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1617 = v251 && v1616;
     const bool v1618 = v1615 < v80;
     const bool v1619 = v1617 && v1618;
@@ -2152,11 +2152,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1628] = v1625;
       }
     }
-    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1630 = v359 + v1629;
-    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1634 = v251 && v1633;
     const bool v1635 = v1632 < v80;
     const bool v1636 = v1634 && v1635;
@@ -2174,11 +2174,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1645] = v1642;
       }
     }
-    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1647 = v359 + v1646;
-    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1651 = v251 && v1650;
     const bool v1652 = v1649 < v80;
     const bool v1653 = v1651 && v1652;
@@ -2196,11 +2196,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1662] = v1659;
       }
     }
-    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1664 = v359 + v1663;
-    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1668 = v251 && v1667;
     const bool v1669 = v1666 < v80;
     const bool v1670 = v1668 && v1669;
@@ -2218,11 +2218,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1679] = v1676;
       }
     }
-    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1681 = v359 + v1680;
-    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1685 = v251 && v1684;
     const bool v1686 = v1683 < v80;
     const bool v1687 = v1685 && v1686;
@@ -2240,11 +2240,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1696] = v1693;
       }
     }
-    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1698 = v359 + v1697;
-    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1702 = v251 && v1701;
     const bool v1703 = v1700 < v80;
     const bool v1704 = v1702 && v1703;
@@ -2262,11 +2262,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1713] = v1710;
       }
     }
-    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1715 = v359 + v1714;
-    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1719 = v251 && v1718;
     const bool v1720 = v1717 < v80;
     const bool v1721 = v1719 && v1720;
@@ -2284,11 +2284,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1730] = v1727;
       }
     }
-    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1732 = v359 + v1731;
-    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1736 = v251 && v1735;
     const bool v1737 = v1734 < v80;
     const bool v1738 = v1736 && v1737;
@@ -2306,11 +2306,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1747] = v1744;
       }
     }
-    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1749 = v359 + v1748;
-    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1753 = v251 && v1752;
     const bool v1754 = v1751 < v80;
     const bool v1755 = v1753 && v1754;
@@ -2328,11 +2328,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1764] = v1761;
       }
     }
-    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1766 = v359 + v1765;
-    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1770 = v251 && v1769;
     const bool v1771 = v1768 < v80;
     const bool v1772 = v1770 && v1771;
@@ -2350,11 +2350,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1781] = v1778;
       }
     }
-    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1783 = v359 + v1782;
-    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1787 = v251 && v1786;
     const bool v1788 = v1785 < v80;
     const bool v1789 = v1787 && v1788;
@@ -2372,11 +2372,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1798] = v1795;
       }
     }
-    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1800 = v359 + v1799;
-    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1804 = v251 && v1803;
     const bool v1805 = v1802 < v80;
     const bool v1806 = v1804 && v1805;
@@ -2394,11 +2394,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1815] = v1812;
       }
     }
-    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1817 = v359 + v1816;
-    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1821 = v251 && v1820;
     const bool v1822 = v1819 < v80;
     const bool v1823 = v1821 && v1822;
@@ -2416,11 +2416,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1832] = v1829;
       }
     }
-    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1834 = v359 + v1833;
-    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1838 = v251 && v1837;
     const bool v1839 = v1836 < v80;
     const bool v1840 = v1838 && v1839;
@@ -2438,11 +2438,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1849] = v1846;
       }
     }
-    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1851 = v359 + v1850;
-    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1855 = v251 && v1854;
     const bool v1856 = v1853 < v80;
     const bool v1857 = v1855 && v1856;
@@ -2460,11 +2460,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1866] = v1863;
       }
     }
-    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1868 = v359 + v1867;
-    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1872 = v251 && v1871;
     const bool v1873 = v1870 < v80;
     const bool v1874 = v1872 && v1873;
@@ -2482,11 +2482,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1883] = v1880;
       }
     }
-    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1885 = v359 + v1884;
-    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1889 = v251 && v1888;
     const bool v1890 = v1887 < v80;
     const bool v1891 = v1889 && v1890;
@@ -2504,11 +2504,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1900] = v1897;
       }
     }
-    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1902 = v359 + v1901;
-    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1906 = v251 && v1905;
     const bool v1907 = v1904 < v80;
     const bool v1908 = v1906 && v1907;
@@ -2526,11 +2526,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1917] = v1914;
       }
     }
-    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1919 = v359 + v1918;
-    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1923 = v251 && v1922;
     const bool v1924 = v1921 < v80;
     const bool v1925 = v1923 && v1924;
@@ -2548,11 +2548,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1934] = v1931;
       }
     }
-    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1936 = v359 + v1935;
-    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1940 = v251 && v1939;
     const bool v1941 = v1938 < v80;
     const bool v1942 = v1940 && v1941;
@@ -2570,11 +2570,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1951] = v1948;
       }
     }
-    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1953 = v359 + v1952;
-    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1957 = v251 && v1956;
     const bool v1958 = v1955 < v80;
     const bool v1959 = v1957 && v1958;
@@ -2592,11 +2592,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1968] = v1965;
       }
     }
-    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1970 = v359 + v1969;
-    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1974 = v251 && v1973;
     const bool v1975 = v1972 < v80;
     const bool v1976 = v1974 && v1975;
@@ -2614,11 +2614,11 @@ kernel void iron_moe_gemm_bf16(
         out[v1985] = v1982;
       }
     }
-    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1987 = v359 + v1986;
-    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1991 = v251 && v1990;
     const bool v1992 = v1989 < v80;
     const bool v1993 = v1991 && v1992;
@@ -2636,11 +2636,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2002] = v1999;
       }
     }
-    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2004 = v359 + v2003;
-    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2008 = v251 && v2007;
     const bool v2009 = v2006 < v80;
     const bool v2010 = v2008 && v2009;
@@ -2658,11 +2658,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2019] = v2016;
       }
     }
-    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2021 = v359 + v2020;
-    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2025 = v251 && v2024;
     const bool v2026 = v2023 < v80;
     const bool v2027 = v2025 && v2026;
@@ -2680,11 +2680,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2036] = v2033;
       }
     }
-    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2038 = v359 + v2037;
-    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2042 = v251 && v2041;
     const bool v2043 = v2040 < v80;
     const bool v2044 = v2042 && v2043;
@@ -2702,11 +2702,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2053] = v2050;
       }
     }
-    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2055 = v359 + v2054;
-    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2059 = v251 && v2058;
     const bool v2060 = v2057 < v80;
     const bool v2061 = v2059 && v2060;
@@ -2724,11 +2724,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2070] = v2067;
       }
     }
-    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2072 = v359 + v2071;
-    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2076 = v251 && v2075;
     const bool v2077 = v2074 < v80;
     const bool v2078 = v2076 && v2077;
@@ -2746,11 +2746,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2087] = v2084;
       }
     }
-    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2089 = v359 + v2088;
-    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2093 = v251 && v2092;
     const bool v2094 = v2091 < v80;
     const bool v2095 = v2093 && v2094;
@@ -2768,11 +2768,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2104] = v2101;
       }
     }
-    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2106 = v359 + v2105;
-    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2110 = v251 && v2109;
     const bool v2111 = v2108 < v80;
     const bool v2112 = v2110 && v2111;
@@ -2790,11 +2790,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2121] = v2118;
       }
     }
-    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2123 = v359 + v2122;
-    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2127 = v251 && v2126;
     const bool v2128 = v2125 < v80;
     const bool v2129 = v2127 && v2128;
@@ -2812,11 +2812,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2138] = v2135;
       }
     }
-    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2140 = v359 + v2139;
-    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2144 = v251 && v2143;
     const bool v2145 = v2142 < v80;
     const bool v2146 = v2144 && v2145;
@@ -2834,11 +2834,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2155] = v2152;
       }
     }
-    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2157 = v359 + v2156;
-    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2161 = v251 && v2160;
     const bool v2162 = v2159 < v80;
     const bool v2163 = v2161 && v2162;
@@ -2856,11 +2856,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2172] = v2169;
       }
     }
-    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2174 = v359 + v2173;
-    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2178 = v251 && v2177;
     const bool v2179 = v2176 < v80;
     const bool v2180 = v2178 && v2179;
@@ -2878,11 +2878,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2189] = v2186;
       }
     }
-    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2191 = v359 + v2190;
-    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2195 = v251 && v2194;
     const bool v2196 = v2193 < v80;
     const bool v2197 = v2195 && v2196;
@@ -2900,11 +2900,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2206] = v2203;
       }
     }
-    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2208 = v359 + v2207;
-    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2212 = v251 && v2211;
     const bool v2213 = v2210 < v80;
     const bool v2214 = v2212 && v2213;
@@ -2922,11 +2922,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2223] = v2220;
       }
     }
-    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2225 = v359 + v2224;
-    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2229 = v251 && v2228;
     const bool v2230 = v2227 < v80;
     const bool v2231 = v2229 && v2230;
@@ -2944,11 +2944,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2240] = v2237;
       }
     }
-    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2242 = v359 + v2241;
-    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2246 = v251 && v2245;
     const bool v2247 = v2244 < v80;
     const bool v2248 = v2246 && v2247;
@@ -2966,11 +2966,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2257] = v2254;
       }
     }
-    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2259 = v359 + v2258;
-    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2263 = v251 && v2262;
     const bool v2264 = v2261 < v80;
     const bool v2265 = v2263 && v2264;
@@ -2988,11 +2988,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2274] = v2271;
       }
     }
-    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2276 = v359 + v2275;
-    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2280 = v251 && v2279;
     const bool v2281 = v2278 < v80;
     const bool v2282 = v2280 && v2281;
@@ -3010,11 +3010,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2291] = v2288;
       }
     }
-    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2293 = v359 + v2292;
-    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2297 = v251 && v2296;
     const bool v2298 = v2295 < v80;
     const bool v2299 = v2297 && v2298;
@@ -3032,11 +3032,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2308] = v2305;
       }
     }
-    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2310 = v359 + v2309;
-    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2314 = v251 && v2313;
     const bool v2315 = v2312 < v80;
     const bool v2316 = v2314 && v2315;
@@ -3054,11 +3054,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2325] = v2322;
       }
     }
-    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2327 = v359 + v2326;
-    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2331 = v251 && v2330;
     const bool v2332 = v2329 < v80;
     const bool v2333 = v2331 && v2332;
@@ -3076,11 +3076,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2342] = v2339;
       }
     }
-    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2344 = v359 + v2343;
-    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2348 = v251 && v2347;
     const bool v2349 = v2346 < v80;
     const bool v2350 = v2348 && v2349;
@@ -3098,11 +3098,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2359] = v2356;
       }
     }
-    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2361 = v359 + v2360;
-    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2365 = v251 && v2364;
     const bool v2366 = v2363 < v80;
     const bool v2367 = v2365 && v2366;
@@ -3120,11 +3120,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2376] = v2373;
       }
     }
-    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2378 = v359 + v2377;
-    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2382 = v251 && v2381;
     const bool v2383 = v2380 < v80;
     const bool v2384 = v2382 && v2383;
@@ -3142,11 +3142,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2393] = v2390;
       }
     }
-    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2395 = v359 + v2394;
-    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2399 = v251 && v2398;
     const bool v2400 = v2397 < v80;
     const bool v2401 = v2399 && v2400;
@@ -3164,11 +3164,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2410] = v2407;
       }
     }
-    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2412 = v359 + v2411;
-    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2416 = v251 && v2415;
     const bool v2417 = v2414 < v80;
     const bool v2418 = v2416 && v2417;
@@ -3186,11 +3186,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2427] = v2424;
       }
     }
-    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2429 = v359 + v2428;
-    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2433 = v251 && v2432;
     const bool v2434 = v2431 < v80;
     const bool v2435 = v2433 && v2434;
@@ -3208,11 +3208,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2444] = v2441;
       }
     }
-    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2446 = v359 + v2445;
-    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2450 = v251 && v2449;
     const bool v2451 = v2448 < v80;
     const bool v2452 = v2450 && v2451;
@@ -3230,11 +3230,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2461] = v2458;
       }
     }
-    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2463 = v359 + v2462;
-    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2467 = v251 && v2466;
     const bool v2468 = v2465 < v80;
     const bool v2469 = v2467 && v2468;
@@ -3252,11 +3252,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2478] = v2475;
       }
     }
-    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2480 = v359 + v2479;
-    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2484 = v251 && v2483;
     const bool v2485 = v2482 < v80;
     const bool v2486 = v2484 && v2485;
@@ -3274,11 +3274,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2495] = v2492;
       }
     }
-    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2497 = v359 + v2496;
-    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2501 = v251 && v2500;
     const bool v2502 = v2499 < v80;
     const bool v2503 = v2501 && v2502;
@@ -3296,11 +3296,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2512] = v2509;
       }
     }
-    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2514 = v359 + v2513;
-    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2518 = v251 && v2517;
     const bool v2519 = v2516 < v80;
     const bool v2520 = v2518 && v2519;
@@ -3318,11 +3318,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2529] = v2526;
       }
     }
-    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2531 = v359 + v2530;
-    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2535 = v251 && v2534;
     const bool v2536 = v2533 < v80;
     const bool v2537 = v2535 && v2536;
@@ -3340,11 +3340,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2546] = v2543;
       }
     }
-    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2548 = v359 + v2547;
-    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2552 = v251 && v2551;
     const bool v2553 = v2550 < v80;
     const bool v2554 = v2552 && v2553;
@@ -3362,11 +3362,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2563] = v2560;
       }
     }
-    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2565 = v359 + v2564;
-    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2569 = v251 && v2568;
     const bool v2570 = v2567 < v80;
     const bool v2571 = v2569 && v2570;
@@ -3384,11 +3384,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2580] = v2577;
       }
     }
-    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2582 = v359 + v2581;
-    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2586 = v251 && v2585;
     const bool v2587 = v2584 < v80;
     const bool v2588 = v2586 && v2587;
@@ -3406,11 +3406,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2597] = v2594;
       }
     }
-    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2599 = v359 + v2598;
-    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2603 = v251 && v2602;
     const bool v2604 = v2601 < v80;
     const bool v2605 = v2603 && v2604;
@@ -3428,11 +3428,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2614] = v2611;
       }
     }
-    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2616 = v359 + v2615;
-    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2620 = v251 && v2619;
     const bool v2621 = v2618 < v80;
     const bool v2622 = v2620 && v2621;
@@ -3450,11 +3450,11 @@ kernel void iron_moe_gemm_bf16(
         out[v2631] = v2628;
       }
     }
-    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2633 = v359 + v2632;
-    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2637 = v251 && v2636;
     const bool v2638 = v2635 < v80;
     const bool v2639 = v2637 && v2638;

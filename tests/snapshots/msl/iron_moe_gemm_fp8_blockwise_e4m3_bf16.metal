@@ -208,9 +208,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v86 = v85 >> 7u;
     const uint v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:243
     const uint v88 = v1 * v2;
-    const uint v1298 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:508
+    const uint v1298 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
     const bool v1299 = v1298 < 4u;
-    const uint v1302 = v1298 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:426
+    const uint v1302 = v1298 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
     iron_frag<float, 16, 128> v1304;
     iron_frag_fill(v1304, float(0.0f));
     iron_frag<float, 16, 128> v1306;  // /usr/include/c++/12/bits/stl_construct.h:119
@@ -218,7 +218,7 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     const uint v1311 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1312 = iron_tid.x;
 
-    for (uint v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:518
+    for (uint v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
       for (uint v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
         const uint v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
@@ -266,9 +266,9 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           shm4[v1364] = half(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:522
-      if (v1299) {  // kernels/gemm/gemm_warpgroup.hpp:523
-        const uint v1372 = v1302 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:469
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      if (v1299) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1372 = v1302 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
         const uint v1373 = v1372 << 6u;
         const uint v3010 = v1298 & 3u;
         const uint v3012 = v3010 << 4u;
@@ -305,46 +305,46 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         iron_frag_fill(v3052, half(half(0.0f)));
         iron_frag_load<true>(v3052, shm4, long(48u), long(64u));
         iron_frag_mma(v1306, v3050, v3052);
-        const uint v1378 = v1309 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:474
+        const uint v1378 = v1309 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:475
         const uint v1379 = v1378 & 127u;
         const bool v1380 = v1379 == 0u;
         const bool v1383 = v1378 >= v3;
         const bool v1384 = v1380 || v1383;
         if (v1384) {
-          const uint v1386 = v1309 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:476
-          const uint v1394 = v75 + v1372;  // kernels/gemm/gemm_warpgroup.hpp:440
+          const uint v1386 = v1309 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:477
+          const uint v1394 = v75 + v1372;  // kernels/gemm/gemm_warpgroup.hpp:441
           const uint v1395 = v1394 + v3012;
-          iron_frag<float, 16, 8> v1397;  // kernels/gemm/gemm_warpgroup.hpp:441
+          iron_frag<float, 16, 8> v1397;  // kernels/gemm/gemm_warpgroup.hpp:442
           iron_frag_fill(v1397, float(0.0f));
-          const uint v1399 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:442
-          const uint v1402 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const uint v1399 = iron_frag_coord<8>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:443
+          const uint v1402 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:444
           const uint v1403 = v1395 + v1399;
           const uint v1404 = min(v1403, v1402);
           const uint v1405 = v1404 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1406 = v1405 + v1386;
           const float v1407 = scale_x[v1406];
-          v1397.m[0][0].thread_elements()[0] = v1407;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.m[0][0].thread_elements()[0] = v1407;  // kernels/gemm/gemm_warpgroup.hpp:443
           const uint v1409 = iron_frag_coord<8>(1u, iron_lane, false);
-          const uint v1413 = v1395 + v1409;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const uint v1413 = v1395 + v1409;  // kernels/gemm/gemm_warpgroup.hpp:444
           const uint v1414 = min(v1413, v1402);
           const uint v1415 = v1414 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1416 = v1415 + v1386;
           const float v1417 = scale_x[v1416];
-          v1397.m[0][0].thread_elements()[1] = v1417;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.m[0][0].thread_elements()[1] = v1417;  // kernels/gemm/gemm_warpgroup.hpp:443
           const uint v1419 = iron_frag_coord<8>(2u, iron_lane, false);
-          const uint v1423 = v1395 + v1419;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const uint v1423 = v1395 + v1419;  // kernels/gemm/gemm_warpgroup.hpp:444
           const uint v1424 = min(v1423, v1402);
           const uint v1425 = v1424 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1426 = v1425 + v1386;
           const float v1427 = scale_x[v1426];
-          v1397.m[1][0].thread_elements()[0] = v1427;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.m[1][0].thread_elements()[0] = v1427;  // kernels/gemm/gemm_warpgroup.hpp:443
           const uint v1429 = iron_frag_coord<8>(3u, iron_lane, false);
-          const uint v1433 = v1395 + v1429;  // kernels/gemm/gemm_warpgroup.hpp:443
+          const uint v1433 = v1395 + v1429;  // kernels/gemm/gemm_warpgroup.hpp:444
           const uint v1434 = min(v1433, v1402);
           const uint v1435 = v1434 * v86;  // kernels/moe/grouped_gemm.cpp:209
           const uint v1436 = v1435 + v1386;
           const float v1437 = scale_x[v1436];
-          v1397.m[1][0].thread_elements()[1] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:442
+          v1397.m[1][0].thread_elements()[1] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:443
           const uint v1439 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:212
           const uint v1440 = v1439 >> 7u;
           const uint v1441 = v74 * v82;
@@ -352,532 +352,532 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
           const uint v1443 = v1442 * v86;  // kernels/moe/grouped_gemm.cpp:213
           const uint v1444 = v1443 + v1386;
           const float v1445 = scale_w[v1444];
-          const float v1446 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1446 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1447 = v1446 * v1445;
-          const float v1448 = v1306.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1448 = v1306.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1449 = v1448 * v1447;
           const float v1450 = v1304.m[0][0].thread_elements()[0];
           const float v1451 = v1450 + v1449;
           v1304.m[0][0].thread_elements()[0] = v1451;
-          v1306.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1453 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1453 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1454 = v1453 * v1445;
-          const float v1455 = v1306.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1455 = v1306.m[0][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1456 = v1455 * v1454;
           const float v1457 = v1304.m[0][0].thread_elements()[1];
           const float v1458 = v1457 + v1456;
           v1304.m[0][0].thread_elements()[1] = v1458;
-          v1306.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1460 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1460 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1461 = v1460 * v1445;
-          const float v1462 = v1306.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1462 = v1306.m[0][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1463 = v1462 * v1461;
           const float v1464 = v1304.m[0][1].thread_elements()[0];
           const float v1465 = v1464 + v1463;
           v1304.m[0][1].thread_elements()[0] = v1465;
-          v1306.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1467 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1467 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1468 = v1467 * v1445;
-          const float v1469 = v1306.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1469 = v1306.m[0][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1470 = v1469 * v1468;
           const float v1471 = v1304.m[0][1].thread_elements()[1];
           const float v1472 = v1471 + v1470;
           v1304.m[0][1].thread_elements()[1] = v1472;
-          v1306.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1474 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1474 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1475 = v1474 * v1445;
-          const float v1476 = v1306.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1476 = v1306.m[0][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1477 = v1476 * v1475;
           const float v1478 = v1304.m[0][2].thread_elements()[0];
           const float v1479 = v1478 + v1477;
           v1304.m[0][2].thread_elements()[0] = v1479;
-          v1306.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1481 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1481 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1482 = v1481 * v1445;
-          const float v1483 = v1306.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1483 = v1306.m[0][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1484 = v1483 * v1482;
           const float v1485 = v1304.m[0][2].thread_elements()[1];
           const float v1486 = v1485 + v1484;
           v1304.m[0][2].thread_elements()[1] = v1486;
-          v1306.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1488 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1488 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1489 = v1488 * v1445;
-          const float v1490 = v1306.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1490 = v1306.m[0][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1491 = v1490 * v1489;
           const float v1492 = v1304.m[0][3].thread_elements()[0];
           const float v1493 = v1492 + v1491;
           v1304.m[0][3].thread_elements()[0] = v1493;
-          v1306.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1495 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1495 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1496 = v1495 * v1445;
-          const float v1497 = v1306.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1497 = v1306.m[0][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1498 = v1497 * v1496;
           const float v1499 = v1304.m[0][3].thread_elements()[1];
           const float v1500 = v1499 + v1498;
           v1304.m[0][3].thread_elements()[1] = v1500;
-          v1306.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1502 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1502 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1503 = v1502 * v1445;
-          const float v1504 = v1306.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1504 = v1306.m[0][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1505 = v1504 * v1503;
           const float v1506 = v1304.m[0][4].thread_elements()[0];
           const float v1507 = v1506 + v1505;
           v1304.m[0][4].thread_elements()[0] = v1507;
-          v1306.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1509 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1509 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1510 = v1509 * v1445;
-          const float v1511 = v1306.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1511 = v1306.m[0][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1512 = v1511 * v1510;
           const float v1513 = v1304.m[0][4].thread_elements()[1];
           const float v1514 = v1513 + v1512;
           v1304.m[0][4].thread_elements()[1] = v1514;
-          v1306.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1516 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1516 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1517 = v1516 * v1445;
-          const float v1518 = v1306.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1518 = v1306.m[0][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1519 = v1518 * v1517;
           const float v1520 = v1304.m[0][5].thread_elements()[0];
           const float v1521 = v1520 + v1519;
           v1304.m[0][5].thread_elements()[0] = v1521;
-          v1306.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1523 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1523 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1524 = v1523 * v1445;
-          const float v1525 = v1306.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1525 = v1306.m[0][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1526 = v1525 * v1524;
           const float v1527 = v1304.m[0][5].thread_elements()[1];
           const float v1528 = v1527 + v1526;
           v1304.m[0][5].thread_elements()[1] = v1528;
-          v1306.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1530 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1530 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1531 = v1530 * v1445;
-          const float v1532 = v1306.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1532 = v1306.m[0][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1533 = v1532 * v1531;
           const float v1534 = v1304.m[0][6].thread_elements()[0];
           const float v1535 = v1534 + v1533;
           v1304.m[0][6].thread_elements()[0] = v1535;
-          v1306.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1537 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1537 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1538 = v1537 * v1445;
-          const float v1539 = v1306.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1539 = v1306.m[0][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1540 = v1539 * v1538;
           const float v1541 = v1304.m[0][6].thread_elements()[1];
           const float v1542 = v1541 + v1540;
           v1304.m[0][6].thread_elements()[1] = v1542;
-          v1306.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1544 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1544 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1545 = v1544 * v1445;
-          const float v1546 = v1306.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1546 = v1306.m[0][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1547 = v1546 * v1545;
           const float v1548 = v1304.m[0][7].thread_elements()[0];
           const float v1549 = v1548 + v1547;
           v1304.m[0][7].thread_elements()[0] = v1549;
-          v1306.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1551 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1551 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1552 = v1551 * v1445;
-          const float v1553 = v1306.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1553 = v1306.m[0][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1554 = v1553 * v1552;
           const float v1555 = v1304.m[0][7].thread_elements()[1];
           const float v1556 = v1555 + v1554;
           v1304.m[0][7].thread_elements()[1] = v1556;
-          v1306.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1558 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1558 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1559 = v1558 * v1445;
-          const float v1560 = v1306.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1560 = v1306.m[0][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1561 = v1560 * v1559;
           const float v1562 = v1304.m[0][8].thread_elements()[0];
           const float v1563 = v1562 + v1561;
           v1304.m[0][8].thread_elements()[0] = v1563;
-          v1306.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1565 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1565 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1566 = v1565 * v1445;
-          const float v1567 = v1306.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1567 = v1306.m[0][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1568 = v1567 * v1566;
           const float v1569 = v1304.m[0][8].thread_elements()[1];
           const float v1570 = v1569 + v1568;
           v1304.m[0][8].thread_elements()[1] = v1570;
-          v1306.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1572 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1572 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1573 = v1572 * v1445;
-          const float v1574 = v1306.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1574 = v1306.m[0][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1575 = v1574 * v1573;
           const float v1576 = v1304.m[0][9].thread_elements()[0];
           const float v1577 = v1576 + v1575;
           v1304.m[0][9].thread_elements()[0] = v1577;
-          v1306.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1579 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1579 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1580 = v1579 * v1445;
-          const float v1581 = v1306.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1581 = v1306.m[0][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1582 = v1581 * v1580;
           const float v1583 = v1304.m[0][9].thread_elements()[1];
           const float v1584 = v1583 + v1582;
           v1304.m[0][9].thread_elements()[1] = v1584;
-          v1306.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1586 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1586 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1587 = v1586 * v1445;
-          const float v1588 = v1306.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1588 = v1306.m[0][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1589 = v1588 * v1587;
           const float v1590 = v1304.m[0][10].thread_elements()[0];
           const float v1591 = v1590 + v1589;
           v1304.m[0][10].thread_elements()[0] = v1591;
-          v1306.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1593 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1593 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1594 = v1593 * v1445;
-          const float v1595 = v1306.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1595 = v1306.m[0][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1596 = v1595 * v1594;
           const float v1597 = v1304.m[0][10].thread_elements()[1];
           const float v1598 = v1597 + v1596;
           v1304.m[0][10].thread_elements()[1] = v1598;
-          v1306.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1600 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1600 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1601 = v1600 * v1445;
-          const float v1602 = v1306.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1602 = v1306.m[0][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1603 = v1602 * v1601;
           const float v1604 = v1304.m[0][11].thread_elements()[0];
           const float v1605 = v1604 + v1603;
           v1304.m[0][11].thread_elements()[0] = v1605;
-          v1306.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1607 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1607 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1608 = v1607 * v1445;
-          const float v1609 = v1306.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1609 = v1306.m[0][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1610 = v1609 * v1608;
           const float v1611 = v1304.m[0][11].thread_elements()[1];
           const float v1612 = v1611 + v1610;
           v1304.m[0][11].thread_elements()[1] = v1612;
-          v1306.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1614 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1614 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1615 = v1614 * v1445;
-          const float v1616 = v1306.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1616 = v1306.m[0][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1617 = v1616 * v1615;
           const float v1618 = v1304.m[0][12].thread_elements()[0];
           const float v1619 = v1618 + v1617;
           v1304.m[0][12].thread_elements()[0] = v1619;
-          v1306.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1621 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1621 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1622 = v1621 * v1445;
-          const float v1623 = v1306.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1623 = v1306.m[0][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1624 = v1623 * v1622;
           const float v1625 = v1304.m[0][12].thread_elements()[1];
           const float v1626 = v1625 + v1624;
           v1304.m[0][12].thread_elements()[1] = v1626;
-          v1306.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1628 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1628 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1629 = v1628 * v1445;
-          const float v1630 = v1306.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1630 = v1306.m[0][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1631 = v1630 * v1629;
           const float v1632 = v1304.m[0][13].thread_elements()[0];
           const float v1633 = v1632 + v1631;
           v1304.m[0][13].thread_elements()[0] = v1633;
-          v1306.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1635 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1635 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1636 = v1635 * v1445;
-          const float v1637 = v1306.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1637 = v1306.m[0][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1638 = v1637 * v1636;
           const float v1639 = v1304.m[0][13].thread_elements()[1];
           const float v1640 = v1639 + v1638;
           v1304.m[0][13].thread_elements()[1] = v1640;
-          v1306.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1642 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1642 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1643 = v1642 * v1445;
-          const float v1644 = v1306.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1644 = v1306.m[0][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1645 = v1644 * v1643;
           const float v1646 = v1304.m[0][14].thread_elements()[0];
           const float v1647 = v1646 + v1645;
           v1304.m[0][14].thread_elements()[0] = v1647;
-          v1306.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1649 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1649 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1650 = v1649 * v1445;
-          const float v1651 = v1306.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1651 = v1306.m[0][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1652 = v1651 * v1650;
           const float v1653 = v1304.m[0][14].thread_elements()[1];
           const float v1654 = v1653 + v1652;
           v1304.m[0][14].thread_elements()[1] = v1654;
-          v1306.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1656 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1656 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1657 = v1656 * v1445;
-          const float v1658 = v1306.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1658 = v1306.m[0][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1659 = v1658 * v1657;
           const float v1660 = v1304.m[0][15].thread_elements()[0];
           const float v1661 = v1660 + v1659;
           v1304.m[0][15].thread_elements()[0] = v1661;
-          v1306.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1663 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1663 = v1397.m[0][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1664 = v1663 * v1445;
-          const float v1665 = v1306.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1665 = v1306.m[0][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1666 = v1665 * v1664;
           const float v1667 = v1304.m[0][15].thread_elements()[1];
           const float v1668 = v1667 + v1666;
           v1304.m[0][15].thread_elements()[1] = v1668;
-          v1306.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1670 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[0][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1670 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1671 = v1670 * v1445;
-          const float v1672 = v1306.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1672 = v1306.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1673 = v1672 * v1671;
           const float v1674 = v1304.m[1][0].thread_elements()[0];
           const float v1675 = v1674 + v1673;
           v1304.m[1][0].thread_elements()[0] = v1675;
-          v1306.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1677 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][0].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1677 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1678 = v1677 * v1445;
-          const float v1679 = v1306.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1679 = v1306.m[1][0].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1680 = v1679 * v1678;
           const float v1681 = v1304.m[1][0].thread_elements()[1];
           const float v1682 = v1681 + v1680;
           v1304.m[1][0].thread_elements()[1] = v1682;
-          v1306.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1684 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][0].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1684 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1685 = v1684 * v1445;
-          const float v1686 = v1306.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1686 = v1306.m[1][1].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1687 = v1686 * v1685;
           const float v1688 = v1304.m[1][1].thread_elements()[0];
           const float v1689 = v1688 + v1687;
           v1304.m[1][1].thread_elements()[0] = v1689;
-          v1306.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1691 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][1].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1691 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1692 = v1691 * v1445;
-          const float v1693 = v1306.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1693 = v1306.m[1][1].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1694 = v1693 * v1692;
           const float v1695 = v1304.m[1][1].thread_elements()[1];
           const float v1696 = v1695 + v1694;
           v1304.m[1][1].thread_elements()[1] = v1696;
-          v1306.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1698 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][1].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1698 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1699 = v1698 * v1445;
-          const float v1700 = v1306.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1700 = v1306.m[1][2].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1701 = v1700 * v1699;
           const float v1702 = v1304.m[1][2].thread_elements()[0];
           const float v1703 = v1702 + v1701;
           v1304.m[1][2].thread_elements()[0] = v1703;
-          v1306.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1705 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][2].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1705 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1706 = v1705 * v1445;
-          const float v1707 = v1306.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1707 = v1306.m[1][2].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1708 = v1707 * v1706;
           const float v1709 = v1304.m[1][2].thread_elements()[1];
           const float v1710 = v1709 + v1708;
           v1304.m[1][2].thread_elements()[1] = v1710;
-          v1306.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1712 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][2].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1712 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1713 = v1712 * v1445;
-          const float v1714 = v1306.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1714 = v1306.m[1][3].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1715 = v1714 * v1713;
           const float v1716 = v1304.m[1][3].thread_elements()[0];
           const float v1717 = v1716 + v1715;
           v1304.m[1][3].thread_elements()[0] = v1717;
-          v1306.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1719 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][3].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1719 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1720 = v1719 * v1445;
-          const float v1721 = v1306.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1721 = v1306.m[1][3].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1722 = v1721 * v1720;
           const float v1723 = v1304.m[1][3].thread_elements()[1];
           const float v1724 = v1723 + v1722;
           v1304.m[1][3].thread_elements()[1] = v1724;
-          v1306.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1726 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][3].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1726 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1727 = v1726 * v1445;
-          const float v1728 = v1306.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1728 = v1306.m[1][4].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1729 = v1728 * v1727;
           const float v1730 = v1304.m[1][4].thread_elements()[0];
           const float v1731 = v1730 + v1729;
           v1304.m[1][4].thread_elements()[0] = v1731;
-          v1306.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1733 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][4].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1733 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1734 = v1733 * v1445;
-          const float v1735 = v1306.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1735 = v1306.m[1][4].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1736 = v1735 * v1734;
           const float v1737 = v1304.m[1][4].thread_elements()[1];
           const float v1738 = v1737 + v1736;
           v1304.m[1][4].thread_elements()[1] = v1738;
-          v1306.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1740 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][4].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1740 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1741 = v1740 * v1445;
-          const float v1742 = v1306.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1742 = v1306.m[1][5].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1743 = v1742 * v1741;
           const float v1744 = v1304.m[1][5].thread_elements()[0];
           const float v1745 = v1744 + v1743;
           v1304.m[1][5].thread_elements()[0] = v1745;
-          v1306.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1747 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][5].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1747 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1748 = v1747 * v1445;
-          const float v1749 = v1306.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1749 = v1306.m[1][5].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1750 = v1749 * v1748;
           const float v1751 = v1304.m[1][5].thread_elements()[1];
           const float v1752 = v1751 + v1750;
           v1304.m[1][5].thread_elements()[1] = v1752;
-          v1306.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1754 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][5].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1754 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1755 = v1754 * v1445;
-          const float v1756 = v1306.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1756 = v1306.m[1][6].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1757 = v1756 * v1755;
           const float v1758 = v1304.m[1][6].thread_elements()[0];
           const float v1759 = v1758 + v1757;
           v1304.m[1][6].thread_elements()[0] = v1759;
-          v1306.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1761 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][6].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1761 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1762 = v1761 * v1445;
-          const float v1763 = v1306.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1763 = v1306.m[1][6].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1764 = v1763 * v1762;
           const float v1765 = v1304.m[1][6].thread_elements()[1];
           const float v1766 = v1765 + v1764;
           v1304.m[1][6].thread_elements()[1] = v1766;
-          v1306.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1768 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][6].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1768 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1769 = v1768 * v1445;
-          const float v1770 = v1306.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1770 = v1306.m[1][7].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1771 = v1770 * v1769;
           const float v1772 = v1304.m[1][7].thread_elements()[0];
           const float v1773 = v1772 + v1771;
           v1304.m[1][7].thread_elements()[0] = v1773;
-          v1306.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1775 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][7].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1775 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1776 = v1775 * v1445;
-          const float v1777 = v1306.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1777 = v1306.m[1][7].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1778 = v1777 * v1776;
           const float v1779 = v1304.m[1][7].thread_elements()[1];
           const float v1780 = v1779 + v1778;
           v1304.m[1][7].thread_elements()[1] = v1780;
-          v1306.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1782 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][7].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1782 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1783 = v1782 * v1445;
-          const float v1784 = v1306.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1784 = v1306.m[1][8].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1785 = v1784 * v1783;
           const float v1786 = v1304.m[1][8].thread_elements()[0];
           const float v1787 = v1786 + v1785;
           v1304.m[1][8].thread_elements()[0] = v1787;
-          v1306.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1789 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][8].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1789 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1790 = v1789 * v1445;
-          const float v1791 = v1306.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1791 = v1306.m[1][8].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1792 = v1791 * v1790;
           const float v1793 = v1304.m[1][8].thread_elements()[1];
           const float v1794 = v1793 + v1792;
           v1304.m[1][8].thread_elements()[1] = v1794;
-          v1306.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1796 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][8].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1796 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1797 = v1796 * v1445;
-          const float v1798 = v1306.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1798 = v1306.m[1][9].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1799 = v1798 * v1797;
           const float v1800 = v1304.m[1][9].thread_elements()[0];
           const float v1801 = v1800 + v1799;
           v1304.m[1][9].thread_elements()[0] = v1801;
-          v1306.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1803 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][9].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1803 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1804 = v1803 * v1445;
-          const float v1805 = v1306.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1805 = v1306.m[1][9].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1806 = v1805 * v1804;
           const float v1807 = v1304.m[1][9].thread_elements()[1];
           const float v1808 = v1807 + v1806;
           v1304.m[1][9].thread_elements()[1] = v1808;
-          v1306.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1810 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][9].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1810 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1811 = v1810 * v1445;
-          const float v1812 = v1306.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1812 = v1306.m[1][10].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1813 = v1812 * v1811;
           const float v1814 = v1304.m[1][10].thread_elements()[0];
           const float v1815 = v1814 + v1813;
           v1304.m[1][10].thread_elements()[0] = v1815;
-          v1306.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1817 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][10].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1817 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1818 = v1817 * v1445;
-          const float v1819 = v1306.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1819 = v1306.m[1][10].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1820 = v1819 * v1818;
           const float v1821 = v1304.m[1][10].thread_elements()[1];
           const float v1822 = v1821 + v1820;
           v1304.m[1][10].thread_elements()[1] = v1822;
-          v1306.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1824 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][10].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1824 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1825 = v1824 * v1445;
-          const float v1826 = v1306.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1826 = v1306.m[1][11].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1827 = v1826 * v1825;
           const float v1828 = v1304.m[1][11].thread_elements()[0];
           const float v1829 = v1828 + v1827;
           v1304.m[1][11].thread_elements()[0] = v1829;
-          v1306.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1831 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][11].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1831 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1832 = v1831 * v1445;
-          const float v1833 = v1306.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1833 = v1306.m[1][11].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1834 = v1833 * v1832;
           const float v1835 = v1304.m[1][11].thread_elements()[1];
           const float v1836 = v1835 + v1834;
           v1304.m[1][11].thread_elements()[1] = v1836;
-          v1306.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1838 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][11].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1838 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1839 = v1838 * v1445;
-          const float v1840 = v1306.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1840 = v1306.m[1][12].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1841 = v1840 * v1839;
           const float v1842 = v1304.m[1][12].thread_elements()[0];
           const float v1843 = v1842 + v1841;
           v1304.m[1][12].thread_elements()[0] = v1843;
-          v1306.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1845 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][12].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1845 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1846 = v1845 * v1445;
-          const float v1847 = v1306.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1847 = v1306.m[1][12].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1848 = v1847 * v1846;
           const float v1849 = v1304.m[1][12].thread_elements()[1];
           const float v1850 = v1849 + v1848;
           v1304.m[1][12].thread_elements()[1] = v1850;
-          v1306.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1852 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][12].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1852 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1853 = v1852 * v1445;
-          const float v1854 = v1306.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1854 = v1306.m[1][13].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1855 = v1854 * v1853;
           const float v1856 = v1304.m[1][13].thread_elements()[0];
           const float v1857 = v1856 + v1855;
           v1304.m[1][13].thread_elements()[0] = v1857;
-          v1306.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1859 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][13].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1859 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1860 = v1859 * v1445;
-          const float v1861 = v1306.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1861 = v1306.m[1][13].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1862 = v1861 * v1860;
           const float v1863 = v1304.m[1][13].thread_elements()[1];
           const float v1864 = v1863 + v1862;
           v1304.m[1][13].thread_elements()[1] = v1864;
-          v1306.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1866 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][13].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1866 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1867 = v1866 * v1445;
-          const float v1868 = v1306.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1868 = v1306.m[1][14].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1869 = v1868 * v1867;
           const float v1870 = v1304.m[1][14].thread_elements()[0];
           const float v1871 = v1870 + v1869;
           v1304.m[1][14].thread_elements()[0] = v1871;
-          v1306.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1873 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][14].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1873 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1874 = v1873 * v1445;
-          const float v1875 = v1306.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1875 = v1306.m[1][14].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1876 = v1875 * v1874;
           const float v1877 = v1304.m[1][14].thread_elements()[1];
           const float v1878 = v1877 + v1876;
           v1304.m[1][14].thread_elements()[1] = v1878;
-          v1306.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1880 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][14].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1880 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1881 = v1880 * v1445;
-          const float v1882 = v1306.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1882 = v1306.m[1][15].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1883 = v1882 * v1881;
           const float v1884 = v1304.m[1][15].thread_elements()[0];
           const float v1885 = v1884 + v1883;
           v1304.m[1][15].thread_elements()[0] = v1885;
-          v1306.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1887 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          v1306.m[1][15].thread_elements()[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1887 = v1397.m[1][0].thread_elements()[0];  // kernels/gemm/gemm_warpgroup.hpp:448
           const float v1888 = v1887 * v1445;
-          const float v1889 = v1306.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1889 = v1306.m[1][15].thread_elements()[1];  // kernels/gemm/gemm_warpgroup.hpp:449
           const float v1890 = v1889 * v1888;
           const float v1891 = v1304.m[1][15].thread_elements()[1];
           const float v1892 = v1891 + v1890;
           v1304.m[1][15].thread_elements()[1] = v1892;
-          v1306.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:449
+          v1306.m[1][15].thread_elements()[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:524
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
-    const uint v1897 = v1298 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:553
+    const uint v1897 = v1298 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
     const uint v1898 = v1897 << 4u;
     const uint v1900 = v1302 << 6u;
     const uint v1901 = v75 + v1900;
     const uint v1902 = v1901 + v1898;
-    const uint v1903 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1903 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1904 = v1902 + v1903;
-    const uint v1905 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1905 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1906 = v87 + v1905;
-    const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1908 = v1299 && v1907;
     const bool v1909 = v1906 < v88;
     const bool v1910 = v1908 && v1909;
@@ -895,11 +895,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1919] = v1916;
       }
     }
-    const uint v1920 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1920 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1921 = v1902 + v1920;
-    const uint v1922 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1922 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1923 = v87 + v1922;
-    const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1925 = v1299 && v1924;
     const bool v1926 = v1923 < v88;
     const bool v1927 = v1925 && v1926;
@@ -917,11 +917,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1936] = v1933;
       }
     }
-    const uint v1937 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1937 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1938 = v1902 + v1937;
-    const uint v1939 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1939 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1940 = v87 + v1939;
-    const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1942 = v1299 && v1941;
     const bool v1943 = v1940 < v88;
     const bool v1944 = v1942 && v1943;
@@ -939,11 +939,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1953] = v1950;
       }
     }
-    const uint v1954 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1954 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1955 = v1902 + v1954;
-    const uint v1956 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1956 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1957 = v87 + v1956;
-    const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1959 = v1299 && v1958;
     const bool v1960 = v1957 < v88;
     const bool v1961 = v1959 && v1960;
@@ -961,11 +961,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1970] = v1967;
       }
     }
-    const uint v1971 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1971 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1972 = v1902 + v1971;
-    const uint v1973 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1973 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1974 = v87 + v1973;
-    const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1976 = v1299 && v1975;
     const bool v1977 = v1974 < v88;
     const bool v1978 = v1976 && v1977;
@@ -983,11 +983,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v1987] = v1984;
       }
     }
-    const uint v1988 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1988 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v1989 = v1902 + v1988;
-    const uint v1990 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v1990 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v1991 = v87 + v1990;
-    const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v1993 = v1299 && v1992;
     const bool v1994 = v1991 < v88;
     const bool v1995 = v1993 && v1994;
@@ -1005,11 +1005,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2004] = v2001;
       }
     }
-    const uint v2005 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2005 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2006 = v1902 + v2005;
-    const uint v2007 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2007 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2008 = v87 + v2007;
-    const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2010 = v1299 && v2009;
     const bool v2011 = v2008 < v88;
     const bool v2012 = v2010 && v2011;
@@ -1027,11 +1027,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2021] = v2018;
       }
     }
-    const uint v2022 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2022 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2023 = v1902 + v2022;
-    const uint v2024 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2024 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2025 = v87 + v2024;
-    const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2027 = v1299 && v2026;
     const bool v2028 = v2025 < v88;
     const bool v2029 = v2027 && v2028;
@@ -1049,11 +1049,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2038] = v2035;
       }
     }
-    const uint v2039 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2039 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2040 = v1902 + v2039;
-    const uint v2041 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2041 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2042 = v87 + v2041;
-    const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2044 = v1299 && v2043;
     const bool v2045 = v2042 < v88;
     const bool v2046 = v2044 && v2045;
@@ -1071,11 +1071,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2055] = v2052;
       }
     }
-    const uint v2056 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2056 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2057 = v1902 + v2056;
-    const uint v2058 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2058 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2059 = v87 + v2058;
-    const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2061 = v1299 && v2060;
     const bool v2062 = v2059 < v88;
     const bool v2063 = v2061 && v2062;
@@ -1093,11 +1093,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2072] = v2069;
       }
     }
-    const uint v2073 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2073 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2074 = v1902 + v2073;
-    const uint v2075 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2075 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2076 = v87 + v2075;
-    const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2078 = v1299 && v2077;
     const bool v2079 = v2076 < v88;
     const bool v2080 = v2078 && v2079;
@@ -1115,11 +1115,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2089] = v2086;
       }
     }
-    const uint v2090 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2090 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2091 = v1902 + v2090;
-    const uint v2092 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2092 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2093 = v87 + v2092;
-    const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2095 = v1299 && v2094;
     const bool v2096 = v2093 < v88;
     const bool v2097 = v2095 && v2096;
@@ -1137,11 +1137,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2106] = v2103;
       }
     }
-    const uint v2107 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2107 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2108 = v1902 + v2107;
-    const uint v2109 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2109 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2110 = v87 + v2109;
-    const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2112 = v1299 && v2111;
     const bool v2113 = v2110 < v88;
     const bool v2114 = v2112 && v2113;
@@ -1159,11 +1159,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2123] = v2120;
       }
     }
-    const uint v2124 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2124 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2125 = v1902 + v2124;
-    const uint v2126 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2126 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2127 = v87 + v2126;
-    const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2129 = v1299 && v2128;
     const bool v2130 = v2127 < v88;
     const bool v2131 = v2129 && v2130;
@@ -1181,11 +1181,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2140] = v2137;
       }
     }
-    const uint v2141 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2141 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2142 = v1902 + v2141;
-    const uint v2143 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2143 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2144 = v87 + v2143;
-    const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2146 = v1299 && v2145;
     const bool v2147 = v2144 < v88;
     const bool v2148 = v2146 && v2147;
@@ -1203,11 +1203,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2157] = v2154;
       }
     }
-    const uint v2158 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2158 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2159 = v1902 + v2158;
-    const uint v2160 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2160 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2161 = v87 + v2160;
-    const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2163 = v1299 && v2162;
     const bool v2164 = v2161 < v88;
     const bool v2165 = v2163 && v2164;
@@ -1225,11 +1225,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2174] = v2171;
       }
     }
-    const uint v2175 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2175 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2176 = v1902 + v2175;
-    const uint v2177 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2177 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2178 = v87 + v2177;
-    const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2180 = v1299 && v2179;
     const bool v2181 = v2178 < v88;
     const bool v2182 = v2180 && v2181;
@@ -1247,11 +1247,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2191] = v2188;
       }
     }
-    const uint v2192 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2192 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2193 = v1902 + v2192;
-    const uint v2194 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2194 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2195 = v87 + v2194;
-    const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2197 = v1299 && v2196;
     const bool v2198 = v2195 < v88;
     const bool v2199 = v2197 && v2198;
@@ -1269,11 +1269,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2208] = v2205;
       }
     }
-    const uint v2209 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2209 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2210 = v1902 + v2209;
-    const uint v2211 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2211 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2212 = v87 + v2211;
-    const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2214 = v1299 && v2213;
     const bool v2215 = v2212 < v88;
     const bool v2216 = v2214 && v2215;
@@ -1291,11 +1291,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2225] = v2222;
       }
     }
-    const uint v2226 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2226 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2227 = v1902 + v2226;
-    const uint v2228 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2228 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2229 = v87 + v2228;
-    const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2231 = v1299 && v2230;
     const bool v2232 = v2229 < v88;
     const bool v2233 = v2231 && v2232;
@@ -1313,11 +1313,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2242] = v2239;
       }
     }
-    const uint v2243 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2243 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2244 = v1902 + v2243;
-    const uint v2245 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2245 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2246 = v87 + v2245;
-    const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2248 = v1299 && v2247;
     const bool v2249 = v2246 < v88;
     const bool v2250 = v2248 && v2249;
@@ -1335,11 +1335,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2259] = v2256;
       }
     }
-    const uint v2260 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2260 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2261 = v1902 + v2260;
-    const uint v2262 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2262 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2263 = v87 + v2262;
-    const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2265 = v1299 && v2264;
     const bool v2266 = v2263 < v88;
     const bool v2267 = v2265 && v2266;
@@ -1357,11 +1357,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2276] = v2273;
       }
     }
-    const uint v2277 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2277 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2278 = v1902 + v2277;
-    const uint v2279 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2279 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2280 = v87 + v2279;
-    const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2282 = v1299 && v2281;
     const bool v2283 = v2280 < v88;
     const bool v2284 = v2282 && v2283;
@@ -1379,11 +1379,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2293] = v2290;
       }
     }
-    const uint v2294 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2294 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2295 = v1902 + v2294;
-    const uint v2296 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2296 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2297 = v87 + v2296;
-    const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2299 = v1299 && v2298;
     const bool v2300 = v2297 < v88;
     const bool v2301 = v2299 && v2300;
@@ -1401,11 +1401,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2310] = v2307;
       }
     }
-    const uint v2311 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2311 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2312 = v1902 + v2311;
-    const uint v2313 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2313 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2314 = v87 + v2313;
-    const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2316 = v1299 && v2315;
     const bool v2317 = v2314 < v88;
     const bool v2318 = v2316 && v2317;
@@ -1423,11 +1423,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2327] = v2324;
       }
     }
-    const uint v2328 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2328 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2329 = v1902 + v2328;
-    const uint v2330 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2330 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2331 = v87 + v2330;
-    const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2333 = v1299 && v2332;
     const bool v2334 = v2331 < v88;
     const bool v2335 = v2333 && v2334;
@@ -1445,11 +1445,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2344] = v2341;
       }
     }
-    const uint v2345 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2345 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2346 = v1902 + v2345;
-    const uint v2347 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2347 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2348 = v87 + v2347;
-    const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2350 = v1299 && v2349;
     const bool v2351 = v2348 < v88;
     const bool v2352 = v2350 && v2351;
@@ -1467,11 +1467,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2361] = v2358;
       }
     }
-    const uint v2362 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2362 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2363 = v1902 + v2362;
-    const uint v2364 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2364 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2365 = v87 + v2364;
-    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2367 = v1299 && v2366;
     const bool v2368 = v2365 < v88;
     const bool v2369 = v2367 && v2368;
@@ -1489,11 +1489,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2378] = v2375;
       }
     }
-    const uint v2379 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2379 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2380 = v1902 + v2379;
-    const uint v2381 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2381 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2382 = v87 + v2381;
-    const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2384 = v1299 && v2383;
     const bool v2385 = v2382 < v88;
     const bool v2386 = v2384 && v2385;
@@ -1511,11 +1511,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2395] = v2392;
       }
     }
-    const uint v2396 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2396 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2397 = v1902 + v2396;
-    const uint v2398 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2398 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2399 = v87 + v2398;
-    const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2401 = v1299 && v2400;
     const bool v2402 = v2399 < v88;
     const bool v2403 = v2401 && v2402;
@@ -1533,11 +1533,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2412] = v2409;
       }
     }
-    const uint v2413 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2413 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2414 = v1902 + v2413;
-    const uint v2415 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2415 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2416 = v87 + v2415;
-    const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2418 = v1299 && v2417;
     const bool v2419 = v2416 < v88;
     const bool v2420 = v2418 && v2419;
@@ -1555,11 +1555,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2429] = v2426;
       }
     }
-    const uint v2430 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2430 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2431 = v1902 + v2430;
-    const uint v2432 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2432 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2433 = v87 + v2432;
-    const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2435 = v1299 && v2434;
     const bool v2436 = v2433 < v88;
     const bool v2437 = v2435 && v2436;
@@ -1577,11 +1577,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2446] = v2443;
       }
     }
-    const uint v2447 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2447 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2448 = v1902 + v2447;
-    const uint v2449 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2449 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2450 = v87 + v2449;
-    const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2452 = v1299 && v2451;
     const bool v2453 = v2450 < v88;
     const bool v2454 = v2452 && v2453;
@@ -1599,11 +1599,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2463] = v2460;
       }
     }
-    const uint v2464 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2464 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2465 = v1902 + v2464;
-    const uint v2466 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2466 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2467 = v87 + v2466;
-    const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2469 = v1299 && v2468;
     const bool v2470 = v2467 < v88;
     const bool v2471 = v2469 && v2470;
@@ -1621,11 +1621,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2480] = v2477;
       }
     }
-    const uint v2481 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2481 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2482 = v1902 + v2481;
-    const uint v2483 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2483 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2484 = v87 + v2483;
-    const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2486 = v1299 && v2485;
     const bool v2487 = v2484 < v88;
     const bool v2488 = v2486 && v2487;
@@ -1643,11 +1643,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2497] = v2494;
       }
     }
-    const uint v2498 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2498 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2499 = v1902 + v2498;
-    const uint v2500 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2500 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2501 = v87 + v2500;
-    const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2503 = v1299 && v2502;
     const bool v2504 = v2501 < v88;
     const bool v2505 = v2503 && v2504;
@@ -1665,11 +1665,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2514] = v2511;
       }
     }
-    const uint v2515 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2515 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2516 = v1902 + v2515;
-    const uint v2517 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2517 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2518 = v87 + v2517;
-    const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2520 = v1299 && v2519;
     const bool v2521 = v2518 < v88;
     const bool v2522 = v2520 && v2521;
@@ -1687,11 +1687,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2531] = v2528;
       }
     }
-    const uint v2532 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2532 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2533 = v1902 + v2532;
-    const uint v2534 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2534 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2535 = v87 + v2534;
-    const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2537 = v1299 && v2536;
     const bool v2538 = v2535 < v88;
     const bool v2539 = v2537 && v2538;
@@ -1709,11 +1709,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2548] = v2545;
       }
     }
-    const uint v2549 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2549 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2550 = v1902 + v2549;
-    const uint v2551 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2551 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2552 = v87 + v2551;
-    const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2554 = v1299 && v2553;
     const bool v2555 = v2552 < v88;
     const bool v2556 = v2554 && v2555;
@@ -1731,11 +1731,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2565] = v2562;
       }
     }
-    const uint v2566 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2566 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2567 = v1902 + v2566;
-    const uint v2568 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2568 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2569 = v87 + v2568;
-    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2571 = v1299 && v2570;
     const bool v2572 = v2569 < v88;
     const bool v2573 = v2571 && v2572;
@@ -1753,11 +1753,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2582] = v2579;
       }
     }
-    const uint v2583 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2583 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2584 = v1902 + v2583;
-    const uint v2585 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2585 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2586 = v87 + v2585;
-    const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2588 = v1299 && v2587;
     const bool v2589 = v2586 < v88;
     const bool v2590 = v2588 && v2589;
@@ -1775,11 +1775,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2599] = v2596;
       }
     }
-    const uint v2600 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2600 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2601 = v1902 + v2600;
-    const uint v2602 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2602 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2603 = v87 + v2602;
-    const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2605 = v1299 && v2604;
     const bool v2606 = v2603 < v88;
     const bool v2607 = v2605 && v2606;
@@ -1797,11 +1797,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2616] = v2613;
       }
     }
-    const uint v2617 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2617 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2618 = v1902 + v2617;
-    const uint v2619 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2619 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2620 = v87 + v2619;
-    const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2622 = v1299 && v2621;
     const bool v2623 = v2620 < v88;
     const bool v2624 = v2622 && v2623;
@@ -1819,11 +1819,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2633] = v2630;
       }
     }
-    const uint v2634 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2634 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2635 = v1902 + v2634;
-    const uint v2636 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2636 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2637 = v87 + v2636;
-    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2639 = v1299 && v2638;
     const bool v2640 = v2637 < v88;
     const bool v2641 = v2639 && v2640;
@@ -1841,11 +1841,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2650] = v2647;
       }
     }
-    const uint v2651 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2651 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2652 = v1902 + v2651;
-    const uint v2653 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2653 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2654 = v87 + v2653;
-    const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2656 = v1299 && v2655;
     const bool v2657 = v2654 < v88;
     const bool v2658 = v2656 && v2657;
@@ -1863,11 +1863,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2667] = v2664;
       }
     }
-    const uint v2668 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2668 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2669 = v1902 + v2668;
-    const uint v2670 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2670 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2671 = v87 + v2670;
-    const bool v2672 = v2669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2672 = v2669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2673 = v1299 && v2672;
     const bool v2674 = v2671 < v88;
     const bool v2675 = v2673 && v2674;
@@ -1885,11 +1885,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2684] = v2681;
       }
     }
-    const uint v2685 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2685 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2686 = v1902 + v2685;
-    const uint v2687 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2687 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2688 = v87 + v2687;
-    const bool v2689 = v2686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2689 = v2686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2690 = v1299 && v2689;
     const bool v2691 = v2688 < v88;
     const bool v2692 = v2690 && v2691;
@@ -1907,11 +1907,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2701] = v2698;
       }
     }
-    const uint v2702 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2702 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2703 = v1902 + v2702;
-    const uint v2704 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2704 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2705 = v87 + v2704;
-    const bool v2706 = v2703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2706 = v2703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2707 = v1299 && v2706;
     const bool v2708 = v2705 < v88;
     const bool v2709 = v2707 && v2708;
@@ -1929,11 +1929,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2718] = v2715;
       }
     }
-    const uint v2719 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2719 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2720 = v1902 + v2719;
-    const uint v2721 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2721 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2722 = v87 + v2721;
-    const bool v2723 = v2720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2723 = v2720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2724 = v1299 && v2723;
     const bool v2725 = v2722 < v88;
     const bool v2726 = v2724 && v2725;
@@ -1951,11 +1951,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2735] = v2732;
       }
     }
-    const uint v2736 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2736 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2737 = v1902 + v2736;
-    const uint v2738 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2738 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2739 = v87 + v2738;
-    const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2741 = v1299 && v2740;
     const bool v2742 = v2739 < v88;
     const bool v2743 = v2741 && v2742;
@@ -1973,11 +1973,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2752] = v2749;
       }
     }
-    const uint v2753 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2753 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2754 = v1902 + v2753;
-    const uint v2755 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2755 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2756 = v87 + v2755;
-    const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2758 = v1299 && v2757;
     const bool v2759 = v2756 < v88;
     const bool v2760 = v2758 && v2759;
@@ -1995,11 +1995,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2769] = v2766;
       }
     }
-    const uint v2770 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2770 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2771 = v1902 + v2770;
-    const uint v2772 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2772 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2773 = v87 + v2772;
-    const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2775 = v1299 && v2774;
     const bool v2776 = v2773 < v88;
     const bool v2777 = v2775 && v2776;
@@ -2017,11 +2017,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2786] = v2783;
       }
     }
-    const uint v2787 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2787 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2788 = v1902 + v2787;
-    const uint v2789 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2789 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2790 = v87 + v2789;
-    const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2792 = v1299 && v2791;
     const bool v2793 = v2790 < v88;
     const bool v2794 = v2792 && v2793;
@@ -2039,11 +2039,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2803] = v2800;
       }
     }
-    const uint v2804 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2804 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2805 = v1902 + v2804;
-    const uint v2806 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2806 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2807 = v87 + v2806;
-    const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2809 = v1299 && v2808;
     const bool v2810 = v2807 < v88;
     const bool v2811 = v2809 && v2810;
@@ -2061,11 +2061,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2820] = v2817;
       }
     }
-    const uint v2821 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2821 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2822 = v1902 + v2821;
-    const uint v2823 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2823 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2824 = v87 + v2823;
-    const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2826 = v1299 && v2825;
     const bool v2827 = v2824 < v88;
     const bool v2828 = v2826 && v2827;
@@ -2083,11 +2083,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2837] = v2834;
       }
     }
-    const uint v2838 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2838 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2839 = v1902 + v2838;
-    const uint v2840 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2840 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2841 = v87 + v2840;
-    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2843 = v1299 && v2842;
     const bool v2844 = v2841 < v88;
     const bool v2845 = v2843 && v2844;
@@ -2105,11 +2105,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2854] = v2851;
       }
     }
-    const uint v2855 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2855 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2856 = v1902 + v2855;
-    const uint v2857 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2857 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2858 = v87 + v2857;
-    const bool v2859 = v2856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2859 = v2856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2860 = v1299 && v2859;
     const bool v2861 = v2858 < v88;
     const bool v2862 = v2860 && v2861;
@@ -2127,11 +2127,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2871] = v2868;
       }
     }
-    const uint v2872 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2872 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2873 = v1902 + v2872;
-    const uint v2874 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2874 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2875 = v87 + v2874;
-    const bool v2876 = v2873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2876 = v2873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2877 = v1299 && v2876;
     const bool v2878 = v2875 < v88;
     const bool v2879 = v2877 && v2878;
@@ -2149,11 +2149,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2888] = v2885;
       }
     }
-    const uint v2889 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2889 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2890 = v1902 + v2889;
-    const uint v2891 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2891 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2892 = v87 + v2891;
-    const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2894 = v1299 && v2893;
     const bool v2895 = v2892 < v88;
     const bool v2896 = v2894 && v2895;
@@ -2171,11 +2171,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2905] = v2902;
       }
     }
-    const uint v2906 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2906 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2907 = v1902 + v2906;
-    const uint v2908 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2908 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2909 = v87 + v2908;
-    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2911 = v1299 && v2910;
     const bool v2912 = v2909 < v88;
     const bool v2913 = v2911 && v2912;
@@ -2193,11 +2193,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2922] = v2919;
       }
     }
-    const uint v2923 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2923 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2924 = v1902 + v2923;
-    const uint v2925 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2925 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2926 = v87 + v2925;
-    const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2928 = v1299 && v2927;
     const bool v2929 = v2926 < v88;
     const bool v2930 = v2928 && v2929;
@@ -2215,11 +2215,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2939] = v2936;
       }
     }
-    const uint v2940 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2940 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2941 = v1902 + v2940;
-    const uint v2942 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2942 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2943 = v87 + v2942;
-    const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2945 = v1299 && v2944;
     const bool v2946 = v2943 < v88;
     const bool v2947 = v2945 && v2946;
@@ -2237,11 +2237,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2956] = v2953;
       }
     }
-    const uint v2957 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2957 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2958 = v1902 + v2957;
-    const uint v2959 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2959 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2960 = v87 + v2959;
-    const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2962 = v1299 && v2961;
     const bool v2963 = v2960 < v88;
     const bool v2964 = v2962 && v2963;
@@ -2259,11 +2259,11 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
         out[v2973] = v2970;
       }
     }
-    const uint v2974 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2974 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
     const uint v2975 = v1902 + v2974;
-    const uint v2976 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:556
+    const uint v2976 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
     const uint v2977 = v87 + v2976;
-    const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:560
+    const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
     const bool v2979 = v1299 && v2978;
     const bool v2980 = v2977 < v88;
     const bool v2981 = v2979 && v2980;

@@ -30,7 +30,7 @@ kernel void iron_moe_sort_bf16(
     uint iron_lane [[thread_index_in_simdgroup]],
     uint iron_sg [[simdgroup_index_in_threadgroup]],
     uint iron_nsg [[simdgroups_per_threadgroup]]) {
-  threadgroup uint shm0[320];
+  alignas(16) threadgroup uint shm0[320];
 
   const uint v0 = tokens;  // kernels/moe/sort.cpp:51
   const uint v1 = top_k;
@@ -155,34 +155,24 @@ kernel void iron_moe_sort_bf16(
   if (v161) {
     const uint v162 = v150 + v129;  // kernels/moe/group_counts.hpp:31
     const uint v165 = v149 * 10u;
-    shm0[v165] = v162;
     const uint v167 = v151 + v131;
-    const uint v171 = v165 + 1u;
-    shm0[v171] = v167;
+    *(threadgroup uint2*)(shm0 + v165) = uint2(v162, v167);
     const uint v172 = v152 + v133;
     const uint v176 = v165 + 2u;
-    shm0[v176] = v172;
     const uint v177 = v153 + v135;
-    const uint v181 = v165 + 3u;
-    shm0[v181] = v177;
+    *(threadgroup uint2*)(shm0 + v176) = uint2(v172, v177);
     const uint v182 = v154 + v137;
     const uint v186 = v165 + 4u;
-    shm0[v186] = v182;
     const uint v187 = v155 + v139;
-    const uint v191 = v165 + 5u;
-    shm0[v191] = v187;
+    *(threadgroup uint2*)(shm0 + v186) = uint2(v182, v187);
     const uint v192 = v156 + v141;
     const uint v196 = v165 + 6u;
-    shm0[v196] = v192;
     const uint v197 = v157 + v143;
-    const uint v201 = v165 + 7u;
-    shm0[v201] = v197;
+    *(threadgroup uint2*)(shm0 + v196) = uint2(v192, v197);
     const uint v202 = v158 + v145;
     const uint v206 = v165 + 8u;
-    shm0[v206] = v202;
     const uint v207 = v159 + v147;
-    const uint v211 = v165 + 9u;
-    shm0[v211] = v207;
+    *(threadgroup uint2*)(shm0 + v206) = uint2(v202, v207);
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/moe/group_counts.hpp:33
   uint v213 = 0u;  // kernels/moe/group_counts.hpp:36

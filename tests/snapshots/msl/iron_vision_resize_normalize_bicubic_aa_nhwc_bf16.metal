@@ -46,7 +46,7 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
     uint iron_nsg [[simdgroups_per_threadgroup]]) {
   alignas(16) threadgroup uchar shm0[14336];
   threadgroup float shm1[2560];
-  threadgroup float shm2[768];
+  alignas(16) threadgroup float shm2[768];
   threadgroup uint shm3[96];
   threadgroup uint shm4[1];
   threadgroup uint reduce_partials0[32];
@@ -260,21 +260,21 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
   const uint v361 = v359 + 1u;  // kernels/vision/resize_normalize.cpp:96
   const uint v363 = v42 + 1u;  // kernels/vision/resize_normalize.cpp:97
   const uint v364 = v363 - v35;
-  const uint v3352 = iron_lane;  // kernels/vision/resize_normalize.cpp:98
-  const uint v3353 = iron_sg;
-  const uint v3354 = iron_nsg;
-  const uint v3355 = simd_max(v364);
-  const bool v3357 = v3352 == v45;
-  if (v3357) {
-    reduce_partials0[v3353] = v3355;
+  const uint v3358 = iron_lane;  // kernels/vision/resize_normalize.cpp:98
+  const uint v3359 = iron_sg;
+  const uint v3360 = iron_nsg;
+  const uint v3361 = simd_max(v364);
+  const bool v3363 = v3358 == v45;
+  if (v3363) {
+    reduce_partials0[v3359] = v3361;
   }
   threadgroup_barrier(mem_flags::mem_threadgroup);
-  const uint v3359 = v3354 - 1u;
-  const uint v3360 = min(v3352, v3359);
-  const uint v3361 = reduce_partials0[v3360];
-  const bool v3362 = v3352 < v3354;
-  const uint v3364 = v3362 ? v3361 : v45;
-  const uint v365 = simd_max(v3364);
+  const uint v3365 = v3360 - 1u;
+  const uint v3366 = min(v3358, v3365);
+  const uint v3367 = reduce_partials0[v3366];
+  const bool v3368 = v3358 < v3360;
+  const uint v3370 = v3368 ? v3367 : v45;
+  const uint v365 = simd_max(v3370);
   threadgroup_barrier(mem_flags::mem_threadgroup);
   const uint v369 = v361 - v319;  // kernels/vision/resize_normalize.cpp:99
   const uint v370 = v369 * 3u;
@@ -348,7 +348,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v470 = v468 && v469;
       const float v471 = v470 ? v466 : 0.0f;
       const uint v474 = v434 << 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v474] = v471;
       const float v479 = v437 - v89;  // kernels/vision/resize_filter.hpp:81
       const float v480 = v479 + 0.5f;
       const float v481 = v480 * v60;
@@ -372,8 +371,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v510 = v435 <= v104;
       const bool v511 = v509 && v510;
       const float v512 = v511 ? v507 : 0.0f;
-      const uint v516 = v474 + 1u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v516] = v512;
       const float v520 = v437 - v120;  // kernels/vision/resize_filter.hpp:81
       const float v521 = v520 + 0.5f;
       const float v522 = v521 * v60;
@@ -397,8 +394,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v551 = v435 <= v135;
       const bool v552 = v550 && v551;
       const float v553 = v552 ? v548 : 0.0f;
-      const uint v557 = v474 + 2u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v557] = v553;
       const float v561 = v437 - v151;  // kernels/vision/resize_filter.hpp:81
       const float v562 = v561 + 0.5f;
       const float v563 = v562 * v60;
@@ -422,8 +417,7 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v592 = v435 <= v166;
       const bool v593 = v591 && v592;
       const float v594 = v593 ? v589 : 0.0f;
-      const uint v598 = v474 + 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v598] = v594;
+      *(threadgroup float4*)(shm2 + v474) = float4(v471, v512, v553, v594);  // kernels/vision/resize_tile.hpp:81
       const float v602 = v437 - v182;  // kernels/vision/resize_filter.hpp:81
       const float v603 = v602 + 0.5f;
       const float v604 = v603 * v60;
@@ -448,7 +442,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v634 = v632 && v633;
       const float v635 = v634 ? v630 : 0.0f;
       const uint v639 = v474 + 4u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v639] = v635;
       const float v643 = v437 - v213;  // kernels/vision/resize_filter.hpp:81
       const float v644 = v643 + 0.5f;
       const float v645 = v644 * v60;
@@ -472,8 +465,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v674 = v435 <= v228;
       const bool v675 = v673 && v674;
       const float v676 = v675 ? v671 : 0.0f;
-      const uint v680 = v474 + 5u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v680] = v676;
       const float v684 = v437 - v244;  // kernels/vision/resize_filter.hpp:81
       const float v685 = v684 + 0.5f;
       const float v686 = v685 * v60;
@@ -497,8 +488,6 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v715 = v435 <= v259;
       const bool v716 = v714 && v715;
       const float v717 = v716 ? v712 : 0.0f;
-      const uint v721 = v474 + 6u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v721] = v717;
       const float v725 = v437 - v275;  // kernels/vision/resize_filter.hpp:81
       const float v726 = v725 + 0.5f;
       const float v727 = v726 * v60;
@@ -522,48 +511,43 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
       const bool v756 = v435 <= v290;
       const bool v757 = v755 && v756;
       const float v758 = v757 ? v753 : 0.0f;
-      const uint v762 = v474 + 7u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v762] = v758;
+      *(threadgroup float4*)(shm2 + v639) = float4(v635, v676, v717, v758);  // kernels/vision/resize_tile.hpp:81
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/vision/resize_tile.hpp:83
-    const bool v765 = v3353 == v45;  // kernels/vision/resize_tile.hpp:85
+    const bool v765 = v3359 == v45;  // kernels/vision/resize_tile.hpp:85
     if (v765) {
       uint v767 = v45;  // kernels/vision/resize_tile.hpp:86
       const uint v775 = v379 - 1u;  // kernels/vision/resize_tile.hpp:89
 
       for (uint v770 = v45; v770 < v379; v770 += 32u) {  // kernels/vision/resize_tile.hpp:87
-        const uint v772 = v770 + v3352;  // kernels/vision/resize_tile.hpp:88
+        const uint v772 = v770 + v3358;  // kernels/vision/resize_tile.hpp:88
         const uint v776 = min(v772, v775);  // kernels/vision/resize_tile.hpp:89
         const uint v777 = v776 << 3u;
-        const float v781 = shm2[v777];  // kernels/vision/resize_tile.hpp:91
+        const float4 v3354 = *(threadgroup const float4*)(shm2 + v777);  // kernels/vision/resize_tile.hpp:91
+        const float v781 = v3354[0];
+        const float v786 = v3354[1];
+        const float v791 = v3354[2];
+        const float v796 = v3354[3];
         const float v782 = fabs(v781);
         const float v783 = 0.0f + v782;
-        const uint v785 = v777 + 1u;
-        const float v786 = shm2[v785];
         const float v787 = fabs(v786);
         const float v788 = v783 + v787;
-        const uint v790 = v777 + 2u;
-        const float v791 = shm2[v790];
         const float v792 = fabs(v791);
         const float v793 = v788 + v792;
-        const uint v795 = v777 + 3u;
-        const float v796 = shm2[v795];
         const float v797 = fabs(v796);
         const float v798 = v793 + v797;
         const uint v800 = v777 + 4u;
-        const float v801 = shm2[v800];
+        const float4 v3357 = *(threadgroup const float4*)(shm2 + v800);
+        const float v801 = v3357[0];
+        const float v806 = v3357[1];
+        const float v811 = v3357[2];
+        const float v816 = v3357[3];
         const float v802 = fabs(v801);
         const float v803 = v798 + v802;
-        const uint v805 = v777 + 5u;
-        const float v806 = shm2[v805];
         const float v807 = fabs(v806);
         const float v808 = v803 + v807;
-        const uint v810 = v777 + 6u;
-        const float v811 = shm2[v810];
         const float v812 = fabs(v811);
         const float v813 = v808 + v812;
-        const uint v815 = v777 + 7u;
-        const float v816 = shm2[v815];
         const float v817 = fabs(v816);
         const float v818 = v813 + v817;
         const bool v821 = v772 < v379;  // kernels/vision/resize_tile.hpp:92
@@ -582,7 +566,7 @@ kernel void iron_vision_resize_normalize_bicubic_aa_nhwc_bf16(
         const uint v833 = v832 + v831;
         v767 = v833;
       }
-      if (v3357) {  // kernels/vision/resize_tile.hpp:97
+      if (v3363) {  // kernels/vision/resize_tile.hpp:97
         const uint v837 = v767;
         shm4[v45] = v837;
       }

@@ -45,7 +45,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup uchar shm0[14336];
   threadgroup float shm1[256];
-  threadgroup float shm2[768];
+  alignas(16) threadgroup float shm2[768];
   threadgroup uint shm3[96];
   threadgroup uint shm4[1];
 
@@ -1011,7 +1011,6 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const float v1938 = v1937 ? v347 : 0.0f;
       const float v1939 = v1935 + v1938;
       const uint v1942 = v1921 << 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1942] = v1939;
       const bool v1947 = v1922 == v373;  // kernels/vision/resize_filter.hpp:89
       const float v1948 = v1947 ? v401 : 0.0f;
       const float v1949 = 0.0f + v1948;
@@ -1024,9 +1023,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v1959 = v1922 == v487;
       const float v1960 = v1959 ? v515 : 0.0f;
       const float v1961 = v1957 + v1960;
-      const uint v1965 = v1942 + 1u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1965] = v1961;
-      const bool v1969 = v1922 == v541;  // kernels/vision/resize_filter.hpp:89
+      const bool v1969 = v1922 == v541;
       const float v1970 = v1969 ? v569 : 0.0f;
       const float v1971 = 0.0f + v1970;
       const bool v1973 = v1922 == v579;
@@ -1038,9 +1035,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v1981 = v1922 == v655;
       const float v1982 = v1981 ? v683 : 0.0f;
       const float v1983 = v1979 + v1982;
-      const uint v1987 = v1942 + 2u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v1987] = v1983;
-      const bool v1991 = v1922 == v709;  // kernels/vision/resize_filter.hpp:89
+      const bool v1991 = v1922 == v709;
       const float v1992 = v1991 ? v737 : 0.0f;
       const float v1993 = 0.0f + v1992;
       const bool v1995 = v1922 == v747;
@@ -1052,8 +1047,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v2003 = v1922 == v823;
       const float v2004 = v2003 ? v851 : 0.0f;
       const float v2005 = v2001 + v2004;
-      const uint v2009 = v1942 + 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2009] = v2005;
+      *(threadgroup float4*)(shm2 + v1942) = float4(v1939, v1961, v1983, v2005);  // kernels/vision/resize_tile.hpp:81
       const bool v2013 = v1922 == v877;  // kernels/vision/resize_filter.hpp:89
       const float v2014 = v2013 ? v905 : 0.0f;
       const float v2015 = 0.0f + v2014;
@@ -1067,7 +1061,6 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const float v2026 = v2025 ? v1019 : 0.0f;
       const float v2027 = v2023 + v2026;
       const uint v2031 = v1942 + 4u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2031] = v2027;
       const bool v2035 = v1922 == v1045;  // kernels/vision/resize_filter.hpp:89
       const float v2036 = v2035 ? v1073 : 0.0f;
       const float v2037 = 0.0f + v2036;
@@ -1080,9 +1073,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v2047 = v1922 == v1159;
       const float v2048 = v2047 ? v1187 : 0.0f;
       const float v2049 = v2045 + v2048;
-      const uint v2053 = v1942 + 5u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2053] = v2049;
-      const bool v2057 = v1922 == v1213;  // kernels/vision/resize_filter.hpp:89
+      const bool v2057 = v1922 == v1213;
       const float v2058 = v2057 ? v1241 : 0.0f;
       const float v2059 = 0.0f + v2058;
       const bool v2061 = v1922 == v1251;
@@ -1094,9 +1085,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v2069 = v1922 == v1327;
       const float v2070 = v2069 ? v1355 : 0.0f;
       const float v2071 = v2067 + v2070;
-      const uint v2075 = v1942 + 6u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2075] = v2071;
-      const bool v2079 = v1922 == v1381;  // kernels/vision/resize_filter.hpp:89
+      const bool v2079 = v1922 == v1381;
       const float v2080 = v2079 ? v1409 : 0.0f;
       const float v2081 = 0.0f + v2080;
       const bool v2083 = v1922 == v1419;
@@ -1108,8 +1097,7 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
       const bool v2091 = v1922 == v1495;
       const float v2092 = v2091 ? v1523 : 0.0f;
       const float v2093 = v2089 + v2092;
-      const uint v2097 = v1942 + 7u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v2097] = v2093;
+      *(threadgroup float4*)(shm2 + v2031) = float4(v2027, v2049, v2071, v2093);  // kernels/vision/resize_tile.hpp:81
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/vision/resize_tile.hpp:83
     const uint v2099 = iron_sg;  // kernels/vision/resize_tile.hpp:85
@@ -1123,35 +1111,31 @@ kernel void iron_vision_resize_normalize_bicubic_nhwc_bf16(
         const uint v2107 = v2105 + v2106;  // kernels/vision/resize_tile.hpp:88
         const uint v2111 = min(v2107, v2110);  // kernels/vision/resize_tile.hpp:89
         const uint v2112 = v2111 << 3u;
-        const float v2116 = shm2[v2112];  // kernels/vision/resize_tile.hpp:91
+        const float4 v4499 = *(threadgroup const float4*)(shm2 + v2112);  // kernels/vision/resize_tile.hpp:91
+        const float v2116 = v4499[0];
+        const float v2121 = v4499[1];
+        const float v2126 = v4499[2];
+        const float v2131 = v4499[3];
         const float v2117 = fabs(v2116);
         const float v2118 = 0.0f + v2117;
-        const uint v2120 = v2112 + 1u;
-        const float v2121 = shm2[v2120];
         const float v2122 = fabs(v2121);
         const float v2123 = v2118 + v2122;
-        const uint v2125 = v2112 + 2u;
-        const float v2126 = shm2[v2125];
         const float v2127 = fabs(v2126);
         const float v2128 = v2123 + v2127;
-        const uint v2130 = v2112 + 3u;
-        const float v2131 = shm2[v2130];
         const float v2132 = fabs(v2131);
         const float v2133 = v2128 + v2132;
         const uint v2135 = v2112 + 4u;
-        const float v2136 = shm2[v2135];
+        const float4 v4502 = *(threadgroup const float4*)(shm2 + v2135);
+        const float v2136 = v4502[0];
+        const float v2141 = v4502[1];
+        const float v2146 = v4502[2];
+        const float v2151 = v4502[3];
         const float v2137 = fabs(v2136);
         const float v2138 = v2133 + v2137;
-        const uint v2140 = v2112 + 5u;
-        const float v2141 = shm2[v2140];
         const float v2142 = fabs(v2141);
         const float v2143 = v2138 + v2142;
-        const uint v2145 = v2112 + 6u;
-        const float v2146 = shm2[v2145];
         const float v2147 = fabs(v2146);
         const float v2148 = v2143 + v2147;
-        const uint v2150 = v2112 + 7u;
-        const float v2151 = shm2[v2150];
         const float v2152 = fabs(v2151);
         const float v2153 = v2148 + v2152;
         const bool v2156 = v2107 < v1885;  // kernels/vision/resize_tile.hpp:92

@@ -45,7 +45,7 @@ kernel void iron_vision_resize_normalize_bilinear_nhwc_bf16(
     uint iron_sg [[simdgroup_index_in_threadgroup]]) {
   alignas(16) threadgroup uchar shm0[14336];
   threadgroup float shm1[256];
-  threadgroup float shm2[768];
+  alignas(16) threadgroup float shm2[768];
   threadgroup uint shm3[96];
   threadgroup uint shm4[1];
 
@@ -279,56 +279,44 @@ kernel void iron_vision_resize_normalize_bilinear_nhwc_bf16(
       const float v338 = v337 ? v54 : 0.0f;
       const float v339 = v335 + v338;
       const uint v342 = v329 << 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v342] = v339;
       const bool v348 = v330 == v76;  // kernels/vision/resize_filter.hpp:85
       const float v349 = v348 ? v347 : 0.0f;
       const bool v351 = v330 == v83;  // kernels/vision/resize_filter.hpp:86
       const float v352 = v351 ? v78 : 0.0f;
       const float v353 = v349 + v352;
-      const uint v357 = v342 + 1u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v357] = v353;
       const bool v362 = v330 == v100;  // kernels/vision/resize_filter.hpp:85
       const float v363 = v362 ? v361 : 0.0f;
       const bool v365 = v330 == v107;  // kernels/vision/resize_filter.hpp:86
       const float v366 = v365 ? v102 : 0.0f;
       const float v367 = v363 + v366;
-      const uint v371 = v342 + 2u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v371] = v367;
       const bool v376 = v330 == v124;  // kernels/vision/resize_filter.hpp:85
       const float v377 = v376 ? v375 : 0.0f;
       const bool v379 = v330 == v131;  // kernels/vision/resize_filter.hpp:86
       const float v380 = v379 ? v126 : 0.0f;
       const float v381 = v377 + v380;
-      const uint v385 = v342 + 3u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v385] = v381;
+      *(threadgroup float4*)(shm2 + v342) = float4(v339, v353, v367, v381);  // kernels/vision/resize_tile.hpp:81
       const bool v390 = v330 == v148;  // kernels/vision/resize_filter.hpp:85
       const float v391 = v390 ? v389 : 0.0f;
       const bool v393 = v330 == v155;  // kernels/vision/resize_filter.hpp:86
       const float v394 = v393 ? v150 : 0.0f;
       const float v395 = v391 + v394;
       const uint v399 = v342 + 4u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v399] = v395;
       const bool v404 = v330 == v172;  // kernels/vision/resize_filter.hpp:85
       const float v405 = v404 ? v403 : 0.0f;
       const bool v407 = v330 == v179;  // kernels/vision/resize_filter.hpp:86
       const float v408 = v407 ? v174 : 0.0f;
       const float v409 = v405 + v408;
-      const uint v413 = v342 + 5u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v413] = v409;
       const bool v418 = v330 == v196;  // kernels/vision/resize_filter.hpp:85
       const float v419 = v418 ? v417 : 0.0f;
       const bool v421 = v330 == v203;  // kernels/vision/resize_filter.hpp:86
       const float v422 = v421 ? v198 : 0.0f;
       const float v423 = v419 + v422;
-      const uint v427 = v342 + 6u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v427] = v423;
       const bool v432 = v330 == v220;  // kernels/vision/resize_filter.hpp:85
       const float v433 = v432 ? v431 : 0.0f;
       const bool v435 = v330 == v227;  // kernels/vision/resize_filter.hpp:86
       const float v436 = v435 ? v222 : 0.0f;
       const float v437 = v433 + v436;
-      const uint v441 = v342 + 7u;  // kernels/vision/resize_tile.hpp:81
-      shm2[v441] = v437;
+      *(threadgroup float4*)(shm2 + v399) = float4(v395, v409, v423, v437);  // kernels/vision/resize_tile.hpp:81
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/vision/resize_tile.hpp:83
     const uint v443 = iron_sg;  // kernels/vision/resize_tile.hpp:85
@@ -342,35 +330,31 @@ kernel void iron_vision_resize_normalize_bilinear_nhwc_bf16(
         const uint v451 = v449 + v450;  // kernels/vision/resize_tile.hpp:88
         const uint v455 = min(v451, v454);  // kernels/vision/resize_tile.hpp:89
         const uint v456 = v455 << 3u;
-        const float v460 = shm2[v456];  // kernels/vision/resize_tile.hpp:91
+        const float4 v2763 = *(threadgroup const float4*)(shm2 + v456);  // kernels/vision/resize_tile.hpp:91
+        const float v460 = v2763[0];
+        const float v465 = v2763[1];
+        const float v470 = v2763[2];
+        const float v475 = v2763[3];
         const float v461 = fabs(v460);
         const float v462 = 0.0f + v461;
-        const uint v464 = v456 + 1u;
-        const float v465 = shm2[v464];
         const float v466 = fabs(v465);
         const float v467 = v462 + v466;
-        const uint v469 = v456 + 2u;
-        const float v470 = shm2[v469];
         const float v471 = fabs(v470);
         const float v472 = v467 + v471;
-        const uint v474 = v456 + 3u;
-        const float v475 = shm2[v474];
         const float v476 = fabs(v475);
         const float v477 = v472 + v476;
         const uint v479 = v456 + 4u;
-        const float v480 = shm2[v479];
+        const float4 v2766 = *(threadgroup const float4*)(shm2 + v479);
+        const float v480 = v2766[0];
+        const float v485 = v2766[1];
+        const float v490 = v2766[2];
+        const float v495 = v2766[3];
         const float v481 = fabs(v480);
         const float v482 = v477 + v481;
-        const uint v484 = v456 + 5u;
-        const float v485 = shm2[v484];
         const float v486 = fabs(v485);
         const float v487 = v482 + v486;
-        const uint v489 = v456 + 6u;
-        const float v490 = shm2[v489];
         const float v491 = fabs(v490);
         const float v492 = v487 + v491;
-        const uint v494 = v456 + 7u;
-        const float v495 = shm2[v494];
         const float v496 = fabs(v495);
         const float v497 = v492 + v496;
         const bool v500 = v451 < v301;  // kernels/vision/resize_tile.hpp:92
