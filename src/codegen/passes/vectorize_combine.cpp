@@ -1,23 +1,24 @@
 /// Combining consecutive scalar accesses into vector accesses (see vectorize.cpp for the proof).
 ///
 /// Shape. In one block, scalar loads (or stores) of one tensor or one shared-memory allocation
-/// whose indices are `b` or `add b, c` with the same value b and literal offsets c >= 0. Offsets c .. c + L - 1, all
-/// present, with c a multiple of L and b a multiple of L (vectorize_alignment.hpp: literals,
-/// `require` rules, enclosing branch conditions), become one access of L lanes: L elements of
-/// the widest of 16 and 8 bytes that fits. Loads move up to the first of them (their results
-/// become `extract`s of the vector), stores down to the last. Among the accesses left, a base
-/// may also be the sum of two values x and y, the index written `x + (y + c)`, `(x + y) + c` or
-/// `x + y` (an epilogue's `out[r * n + (c0 + e)]`), both multiples of L.
+/// whose indices are `b` or `add b, c` with the same value b and literal offsets c >= 0. The
+/// offsets c … c + L - 1, all present, with c and b multiples of L (vectorize_alignment.hpp:
+/// literals, `require` rules, enclosing branch conditions), become one access of L lanes: L
+/// elements of the widest of 16 and 8 bytes that fits. Loads move up to the first of them (their
+/// results become `extract`s of the vector), stores down to the last. Among the accesses left, a
+/// base may also be the sum of two values x and y, the index written `x + (y + c)`,
+/// `(x + y) + c` or `x + y` (an epilogue's `out[r * n + (c0 + e)]`), both multiples of L.
 ///
 /// Why it is exact. The thread reads (writes) the same elements with the same values; only the
 /// order of its own accesses changes. Between the first and the last access of a group there is
 /// no branch or loop (whose contents could touch the tensor), no barrier or collective (which
 /// could order the access against other threads), and no access of the same tensor that could
 /// see the move: for loads no store or atomic, for stores no load, atomic or store at another
-/// base (a store at the same base and another offset writes another element); in shared memory,
-/// which other threads and asynchronous copies write, nothing with an effect at all. Alignment:
-/// b + c is a multiple of L, tensors start 256-byte aligned and every shared allocation 16-byte
-/// aligned (layout_shared_memory; each target's declarations).
+/// base (a store at the same base and another offset writes another element). Shared memory is
+/// written by other threads and asynchronous copies as well, so between shared accesses only pure
+/// ops and tensor accesses may lie. Alignment: b + c is a multiple of L, tensors start 256-byte
+/// aligned and every shared allocation 16-byte aligned (layout_shared_memory; each target's
+/// declarations).
 ///
 /// Shared memory gains most where a thread reads a run of consecutive elements that its
 /// neighbours' runs follow (a staged epilogue: lane l at 8·l): scalar reads put 8 lanes on one
@@ -117,7 +118,8 @@ class BlockPlanner {
         const std::optional<SplitIndex> split = pairs ? split_pair(index) : split_index(index);
         if (!split || split->offset < 0) continue;
         const bool store = ir::op_info(op.kind).has(ir::kWritesMemory);
-        const GroupKey key{store,       is_shared_access(op) ? -1 : op.param, op.shared, op.type,
+        const GroupKey key{store,       is_shared_access(op) ? -1 : op.param,
+                           op.shared,   op.type,
                            split->base, split->base2};
         groups[key].try_emplace(split->offset, i);  // a second access at one offset stays scalar
       }
