@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace iron::kernels::gemm {
 
@@ -334,18 +335,36 @@ inline constexpr std::uint32_t kRun = 8;
 /// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 256 consecutive elements of
 /// the band's rows a time. The loop stays rolled: unrolled, its copies of the epilogue cost NVRTC
 /// a tenth of a GEMM's compile and the kernel nothing (bench/NOTES.md §62).
+/// A run is read as two 16-byte halves (vectorize), lanes 4–7 of every 8 taking their second half
+/// first: runs are 8 banks apart, so lanes l and l + 4 would share banks, and this way each read
+/// of a quarter-warp covers the 32 banks once (bench/NOTES.md §68).
 /// For a band wholly inside out, whose row pitch is a multiple of kRun.
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
           class Epilogue>
 void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
                   const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
+  constexpr std::uint32_t kHalf = kRun / 2;
+  static_assert(PITCH % kHalf == 0 && COLS % kRun == 0, "halves of runs are 16-byte aligned");
+  auto half = thread_id<0>() & kHalf;  // the half this lane reads first
+  auto second_first = half != 0u;
   for (auto u : rolled_range(thread_id<0>(), ROWS * COLS / kRun, THREADS)) {
     auto v = u * kRun;
     auto r = first_row + v / COLS;
     auto c = col0 + v % COLS;
     auto at = v / COLS * PITCH + v % COLS;
-    for (std::uint32_t e = 0; e < kRun; ++e) epilogue(r, c + e, load(staged[at + e]));
+    auto first = at + half;
+    auto other = at + (half ^ kHalf);
+    std::vector<Expr<f32>> read_first;
+    std::vector<Expr<f32>> read_other;
+    for (std::uint32_t e = 0; e < kHalf; ++e) read_first.push_back(load(staged[first + e]));
+    for (std::uint32_t e = 0; e < kHalf; ++e) read_other.push_back(load(staged[other + e]));
+    for (std::uint32_t e = 0; e < kHalf; ++e) {
+      epilogue(r, c + e, select(second_first, read_other[e], read_first[e]));
+    }
+    for (std::uint32_t e = 0; e < kHalf; ++e) {
+      epilogue(r, c + kHalf + e, select(second_first, read_first[e], read_other[e]));
+    }
   }
 }
 

@@ -373,6 +373,29 @@ TEST(PassVectorizeCombine, SharedReadsOfARunMergeInto16Bytes) {
                     17);
 }
 
+// A tensor store between shared reads writes no shared memory: the reads still merge (a staged
+// epilogue stores each sum to out as it reads the next).
+TEST(PassVectorizeCombine, TensorStoresBetweenSharedReadsLeaveThemMergeable) {
+  expect_vectorized(std::string(kBaseOf4) + R"(
+  %3 = shared.load @s[%2] : f32
+  store out[%0], %3 : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  %6 = shared.load @s[%5] : f32
+  store out[%5], %6 : f32
+)",
+                    7, std::string(kBaseOf4) + R"(
+  %7 = shared.load @s[%2] : f32x2
+  %3 = extract %7, 0 : f32
+  %6 = extract %7, 1 : f32
+  store out[%0], %3 : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  store out[%5], %6 : f32
+)",
+                    8);
+}
+
 // What could observe the move, or an alignment that is not known, leaves the accesses alone.
 TEST(PassVectorizeCombine, LeavesAccessesThatCannotMoveAlone) {
   const struct {
@@ -415,6 +438,26 @@ TEST(PassVectorizeCombine, LeavesAccessesThatCannotMoveAlone) {
   store out[%5], %3 : f32
 )",
        6},
+      {"a shared store between shared loads", std::string(kBaseOf4) + R"(
+  %3 = shared.load @s[%2] : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  shared.store @s[%0], %3 : f32
+  %6 = shared.load @s[%5] : f32
+  %7 = add %3, %6 : f32
+  store out[%0], %7 : f32
+)",
+       8},
+      {"a shared load between shared stores", std::string(kBaseOf4) + R"(
+  %3 = const 1.5 : f32
+  %4 = const 1 : u32
+  %5 = add %2, %4 : u32
+  shared.store @s[%2], %3 : f32
+  %6 = shared.load @s[%0] : f32
+  shared.store @s[%5], %6 : f32
+  store out[%0], %6 : f32
+)",
+       7},
       {"a branch between the loads", std::string(kBaseOf4) + R"(
   %3 = load x[%2] : f32
   %4 = const 1 : u32

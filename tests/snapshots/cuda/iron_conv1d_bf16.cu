@@ -64,8 +64,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -326,22 +326,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v42 = v41 / v5;
     const unsigned int v43 = v42 + 1u;
     const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:115
-    const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-    const unsigned int v59 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v59 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
     const unsigned int v60 = blockIdx.x;
     const unsigned int v61 = blockIdx.y;
     const unsigned int v62 = v61 * v58;
     const unsigned int v63 = v62 + v60;
-    const unsigned int v65 = v58 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v67 = v63 / v65;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v65 = v58 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v67 = v63 / v65;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v68 = v67 << 3u;
-    const unsigned int v70 = v59 - v68;  // kernels/gemm/gemm_tiles.hpp:145
+    const unsigned int v70 = v59 - v68;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v71 = min(v70, 8u);
-    const unsigned int v73 = v63 % v65;  // kernels/gemm/gemm_tiles.hpp:146
+    const unsigned int v73 = v63 % v65;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v74 = v73 % v71;
     const unsigned int v75 = v68 + v74;
     const unsigned int v76 = v75 << 7u;
-    const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:147
+    const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v80 = v79 << 7u;
     const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:150
     const unsigned int v82 = v81 * v22;
@@ -457,717 +457,717 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v283 = v282 * v5;
     const unsigned int v284 = v276 ? v283 : v10;
     const unsigned int v287 = v276 ? v272 : v10;  // kernels/convolution/im2col_a.hpp:191
-    const unsigned int v288 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-    const unsigned int v291 = v288 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v288 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v291 = v288 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v292 = v291 << 6u;
-    const unsigned int v295 = v288 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+    const unsigned int v295 = v288 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
     const unsigned int v296 = v295 << 6u;
-    iron_frag<float, 2, 64, 64> v298;  // kernels/gemm/gemm_tiles.hpp:274
+    iron_frag<float, 2, 64, 64> v298;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v298, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v300;  // kernels/gemm/gemm_tiles.hpp:275
+    iron_frag<iron_bf16, 0, 64, 16> v300;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v300, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v302;  // kernels/gemm/gemm_tiles.hpp:276
+    iron_frag<iron_bf16, 1, 16, 64> v302;  // kernels/gemm/gemm_tiles.hpp:277
     iron_frag_fill(v302, iron_f32_to_bf16(0.0f));
     const unsigned int v305 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v306 = v305 == v10;
     const unsigned int v310 = v16 & 7u;
     const bool v311 = v310 == v10;
     const bool v312 = v306 && v311;
-    const unsigned int v315 = v22 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+    const unsigned int v315 = v22 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
     const bool v316 = v315 == v10;
     const unsigned int v319 = v83 & 7u;
     const bool v320 = v319 == v10;
     const bool v321 = v316 && v320;
-    const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:295
     if (v322) {
-      for (unsigned int v2906 = v10; v2906 < 2u; v2906 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v2907 = v2906 << 6u;
-        const bool v2909 = v2907 < v22;
-        if (v2909) {
-          const unsigned int v2911 = v2906 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v2912 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v2912) {
-            const unsigned int v2916 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2917 = v2916 << 3u;
-            const unsigned int v2918 = v2907 + v2917;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2920 = v2918 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2922 = v2920 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2923 = v2918 - v2922;
-            const unsigned int v2924 = v2920 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2926 = v2924 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2927 = v2920 - v2926;
-            const unsigned int v2928 = v2927 * v7;
-            const unsigned int v2929 = v94 + v2923;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2930 = v2918 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2932 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2937 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2938 = v2937 + v2917;
-            const unsigned int v2939 = v153 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2940 = v158 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2941 = v2939 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2942 = v2930 && v2941;
-            const bool v2943 = v2939 < 1u;
-            const bool v2944 = v2942 && v2943;
-            const bool v2945 = v2940 >= v6;
-            const bool v2946 = v2944 && v2945;
-            const bool v2947 = v2940 < v2932;
-            const bool v2948 = v2946 && v2947;
-            const unsigned int v2949 = max(v2939, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2951 = max(v2940, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2952 = v2951 - v6;
-            const unsigned int v2953 = v161 + v2949;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2954 = v2953 * v1;
-            const unsigned int v2955 = v2954 + v2952;
-            const unsigned int v2956 = v2955 * v2;
-            const unsigned int v2957 = v2956 + v2929;
-            const unsigned int v2959 = v2948 ? v2957 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2961 = v2911 + v2938;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2961 ^ (((v2961 >> 6u) & 7u) << 3u)), x + v2959, v2948);
-            const unsigned int v2963 = v171 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2964 = v176 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2965 = v2963 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2966 = v2930 && v2965;
-            const bool v2967 = v2963 < 1u;
-            const bool v2968 = v2966 && v2967;
-            const bool v2969 = v2964 >= v6;
-            const bool v2970 = v2968 && v2969;
-            const bool v2971 = v2964 < v2932;
-            const bool v2972 = v2970 && v2971;
-            const unsigned int v2973 = max(v2963, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2975 = max(v2964, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2976 = v2975 - v6;
-            const unsigned int v2977 = v179 + v2973;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2978 = v2977 * v1;
-            const unsigned int v2979 = v2978 + v2976;
-            const unsigned int v2980 = v2979 * v2;
-            const unsigned int v2981 = v2980 + v2929;
-            const unsigned int v2983 = v2972 ? v2981 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2986 = v2961 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), x + v2983, v2972);
-            const unsigned int v2987 = v189 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2988 = v194 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2989 = v2987 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2990 = v2930 && v2989;
-            const bool v2991 = v2987 < 1u;
-            const bool v2992 = v2990 && v2991;
-            const bool v2993 = v2988 >= v6;
+      for (unsigned int v2956 = v10; v2956 < 2u; v2956 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2957 = v2956 << 6u;
+        const bool v2959 = v2957 < v22;
+        if (v2959) {
+          const unsigned int v2961 = v2956 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2962 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v2962) {
+            const unsigned int v2966 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2967 = v2966 << 3u;
+            const unsigned int v2968 = v2957 + v2967;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2970 = v2968 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2972 = v2970 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2973 = v2968 - v2972;
+            const unsigned int v2974 = v2970 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2976 = v2974 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2977 = v2970 - v2976;
+            const unsigned int v2978 = v2977 * v7;
+            const unsigned int v2979 = v94 + v2973;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2980 = v2968 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2982 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2987 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2988 = v2987 + v2967;
+            const unsigned int v2989 = v153 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2990 = v158 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2991 = v2989 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2992 = v2980 && v2991;
+            const bool v2993 = v2989 < 1u;
             const bool v2994 = v2992 && v2993;
-            const bool v2995 = v2988 < v2932;
+            const bool v2995 = v2990 >= v6;
             const bool v2996 = v2994 && v2995;
-            const unsigned int v2997 = max(v2987, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2999 = max(v2988, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3000 = v2999 - v6;
-            const unsigned int v3001 = v197 + v2997;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3002 = v3001 * v1;
-            const unsigned int v3003 = v3002 + v3000;
-            const unsigned int v3004 = v3003 * v2;
-            const unsigned int v3005 = v3004 + v2929;
-            const unsigned int v3007 = v2996 ? v3005 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3010 = v2961 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), x + v3007, v2996);
-            const unsigned int v3011 = v207 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3012 = v212 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3013 = v3011 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3014 = v2930 && v3013;
-            const bool v3015 = v3011 < 1u;
-            const bool v3016 = v3014 && v3015;
-            const bool v3017 = v3012 >= v6;
+            const bool v2997 = v2990 < v2982;
+            const bool v2998 = v2996 && v2997;
+            const unsigned int v2999 = max(v2989, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3001 = max(v2990, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3002 = v3001 - v6;
+            const unsigned int v3003 = v161 + v2999;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3004 = v3003 * v1;
+            const unsigned int v3005 = v3004 + v3002;
+            const unsigned int v3006 = v3005 * v2;
+            const unsigned int v3007 = v3006 + v2979;
+            const unsigned int v3009 = v2998 ? v3007 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3011 = v2961 + v2988;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3011 ^ (((v3011 >> 6u) & 7u) << 3u)), x + v3009, v2998);
+            const unsigned int v3013 = v171 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3014 = v176 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3015 = v3013 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3016 = v2980 && v3015;
+            const bool v3017 = v3013 < 1u;
             const bool v3018 = v3016 && v3017;
-            const bool v3019 = v3012 < v2932;
+            const bool v3019 = v3014 >= v6;
             const bool v3020 = v3018 && v3019;
-            const unsigned int v3021 = max(v3011, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3023 = max(v3012, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3024 = v3023 - v6;
-            const unsigned int v3025 = v215 + v3021;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3026 = v3025 * v1;
-            const unsigned int v3027 = v3026 + v3024;
-            const unsigned int v3028 = v3027 * v2;
-            const unsigned int v3029 = v3028 + v2929;
-            const unsigned int v3031 = v3020 ? v3029 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3034 = v2961 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), x + v3031, v3020);
-            const unsigned int v3035 = v225 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3036 = v230 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3037 = v3035 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3038 = v2930 && v3037;
-            const bool v3039 = v3035 < 1u;
-            const bool v3040 = v3038 && v3039;
-            const bool v3041 = v3036 >= v6;
+            const bool v3021 = v3014 < v2982;
+            const bool v3022 = v3020 && v3021;
+            const unsigned int v3023 = max(v3013, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3025 = max(v3014, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3026 = v3025 - v6;
+            const unsigned int v3027 = v179 + v3023;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3028 = v3027 * v1;
+            const unsigned int v3029 = v3028 + v3026;
+            const unsigned int v3030 = v3029 * v2;
+            const unsigned int v3031 = v3030 + v2979;
+            const unsigned int v3033 = v3022 ? v3031 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3036 = v3011 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), x + v3033, v3022);
+            const unsigned int v3037 = v189 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3038 = v194 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3039 = v3037 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3040 = v2980 && v3039;
+            const bool v3041 = v3037 < 1u;
             const bool v3042 = v3040 && v3041;
-            const bool v3043 = v3036 < v2932;
+            const bool v3043 = v3038 >= v6;
             const bool v3044 = v3042 && v3043;
-            const unsigned int v3045 = max(v3035, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3047 = max(v3036, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3048 = v3047 - v6;
-            const unsigned int v3049 = v233 + v3045;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3050 = v3049 * v1;
-            const unsigned int v3051 = v3050 + v3048;
-            const unsigned int v3052 = v3051 * v2;
-            const unsigned int v3053 = v3052 + v2929;
-            const unsigned int v3055 = v3044 ? v3053 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3058 = v2961 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), x + v3055, v3044);
-            const unsigned int v3059 = v243 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3060 = v248 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3061 = v3059 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3062 = v2930 && v3061;
-            const bool v3063 = v3059 < 1u;
-            const bool v3064 = v3062 && v3063;
-            const bool v3065 = v3060 >= v6;
+            const bool v3045 = v3038 < v2982;
+            const bool v3046 = v3044 && v3045;
+            const unsigned int v3047 = max(v3037, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3049 = max(v3038, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3050 = v3049 - v6;
+            const unsigned int v3051 = v197 + v3047;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3052 = v3051 * v1;
+            const unsigned int v3053 = v3052 + v3050;
+            const unsigned int v3054 = v3053 * v2;
+            const unsigned int v3055 = v3054 + v2979;
+            const unsigned int v3057 = v3046 ? v3055 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3060 = v3011 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), x + v3057, v3046);
+            const unsigned int v3061 = v207 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3062 = v212 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3063 = v3061 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3064 = v2980 && v3063;
+            const bool v3065 = v3061 < 1u;
             const bool v3066 = v3064 && v3065;
-            const bool v3067 = v3060 < v2932;
+            const bool v3067 = v3062 >= v6;
             const bool v3068 = v3066 && v3067;
-            const unsigned int v3069 = max(v3059, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3071 = max(v3060, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3072 = v3071 - v6;
-            const unsigned int v3073 = v251 + v3069;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3074 = v3073 * v1;
-            const unsigned int v3075 = v3074 + v3072;
-            const unsigned int v3076 = v3075 * v2;
-            const unsigned int v3077 = v3076 + v2929;
-            const unsigned int v3079 = v3068 ? v3077 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3082 = v2961 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3082 ^ (((v3082 >> 6u) & 7u) << 3u)), x + v3079, v3068);
-            const unsigned int v3083 = v261 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3084 = v266 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3085 = v3083 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3086 = v2930 && v3085;
-            const bool v3087 = v3083 < 1u;
-            const bool v3088 = v3086 && v3087;
-            const bool v3089 = v3084 >= v6;
+            const bool v3069 = v3062 < v2982;
+            const bool v3070 = v3068 && v3069;
+            const unsigned int v3071 = max(v3061, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3073 = max(v3062, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3074 = v3073 - v6;
+            const unsigned int v3075 = v215 + v3071;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3076 = v3075 * v1;
+            const unsigned int v3077 = v3076 + v3074;
+            const unsigned int v3078 = v3077 * v2;
+            const unsigned int v3079 = v3078 + v2979;
+            const unsigned int v3081 = v3070 ? v3079 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3084 = v3011 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3084 ^ (((v3084 >> 6u) & 7u) << 3u)), x + v3081, v3070);
+            const unsigned int v3085 = v225 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3086 = v230 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3087 = v3085 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3088 = v2980 && v3087;
+            const bool v3089 = v3085 < 1u;
             const bool v3090 = v3088 && v3089;
-            const bool v3091 = v3084 < v2932;
+            const bool v3091 = v3086 >= v6;
             const bool v3092 = v3090 && v3091;
-            const unsigned int v3093 = max(v3083, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3095 = max(v3084, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3096 = v3095 - v6;
-            const unsigned int v3097 = v269 + v3093;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3098 = v3097 * v1;
-            const unsigned int v3099 = v3098 + v3096;
-            const unsigned int v3100 = v3099 * v2;
-            const unsigned int v3101 = v3100 + v2929;
-            const unsigned int v3103 = v3092 ? v3101 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3106 = v2961 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3106 ^ (((v3106 >> 6u) & 7u) << 3u)), x + v3103, v3092);
-            const unsigned int v3107 = v279 + v2924;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3108 = v284 + v2928;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3109 = v3107 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3110 = v2930 && v3109;
-            const bool v3111 = v3107 < 1u;
-            const bool v3112 = v3110 && v3111;
-            const bool v3113 = v3108 >= v6;
+            const bool v3093 = v3086 < v2982;
+            const bool v3094 = v3092 && v3093;
+            const unsigned int v3095 = max(v3085, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3097 = max(v3086, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3098 = v3097 - v6;
+            const unsigned int v3099 = v233 + v3095;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3100 = v3099 * v1;
+            const unsigned int v3101 = v3100 + v3098;
+            const unsigned int v3102 = v3101 * v2;
+            const unsigned int v3103 = v3102 + v2979;
+            const unsigned int v3105 = v3094 ? v3103 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3108 = v3011 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3108 ^ (((v3108 >> 6u) & 7u) << 3u)), x + v3105, v3094);
+            const unsigned int v3109 = v243 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3110 = v248 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3111 = v3109 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3112 = v2980 && v3111;
+            const bool v3113 = v3109 < 1u;
             const bool v3114 = v3112 && v3113;
-            const bool v3115 = v3108 < v2932;
+            const bool v3115 = v3110 >= v6;
             const bool v3116 = v3114 && v3115;
-            const unsigned int v3117 = max(v3107, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3119 = max(v3108, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3120 = v3119 - v6;
-            const unsigned int v3121 = v287 + v3117;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3122 = v3121 * v1;
-            const unsigned int v3123 = v3122 + v3120;
-            const unsigned int v3124 = v3123 * v2;
-            const unsigned int v3125 = v3124 + v2929;
-            const unsigned int v3127 = v3116 ? v3125 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3130 = v2961 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3130 ^ (((v3130 >> 6u) & 7u) << 3u)), x + v3127, v3116);
+            const bool v3117 = v3110 < v2982;
+            const bool v3118 = v3116 && v3117;
+            const unsigned int v3119 = max(v3109, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3121 = max(v3110, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3122 = v3121 - v6;
+            const unsigned int v3123 = v251 + v3119;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3124 = v3123 * v1;
+            const unsigned int v3125 = v3124 + v3122;
+            const unsigned int v3126 = v3125 * v2;
+            const unsigned int v3127 = v3126 + v2979;
+            const unsigned int v3129 = v3118 ? v3127 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3132 = v3011 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3132 ^ (((v3132 >> 6u) & 7u) << 3u)), x + v3129, v3118);
+            const unsigned int v3133 = v261 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3134 = v266 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3135 = v3133 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3136 = v2980 && v3135;
+            const bool v3137 = v3133 < 1u;
+            const bool v3138 = v3136 && v3137;
+            const bool v3139 = v3134 >= v6;
+            const bool v3140 = v3138 && v3139;
+            const bool v3141 = v3134 < v2982;
+            const bool v3142 = v3140 && v3141;
+            const unsigned int v3143 = max(v3133, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3145 = max(v3134, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3146 = v3145 - v6;
+            const unsigned int v3147 = v269 + v3143;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3148 = v3147 * v1;
+            const unsigned int v3149 = v3148 + v3146;
+            const unsigned int v3150 = v3149 * v2;
+            const unsigned int v3151 = v3150 + v2979;
+            const unsigned int v3153 = v3142 ? v3151 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3156 = v3011 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3156 ^ (((v3156 >> 6u) & 7u) << 3u)), x + v3153, v3142);
+            const unsigned int v3157 = v279 + v2974;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3158 = v284 + v2978;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3159 = v3157 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3160 = v2980 && v3159;
+            const bool v3161 = v3157 < 1u;
+            const bool v3162 = v3160 && v3161;
+            const bool v3163 = v3158 >= v6;
+            const bool v3164 = v3162 && v3163;
+            const bool v3165 = v3158 < v2982;
+            const bool v3166 = v3164 && v3165;
+            const unsigned int v3167 = max(v3157, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3169 = max(v3158, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3170 = v3169 - v6;
+            const unsigned int v3171 = v287 + v3167;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3172 = v3171 * v1;
+            const unsigned int v3173 = v3172 + v3170;
+            const unsigned int v3174 = v3173 * v2;
+            const unsigned int v3175 = v3174 + v2979;
+            const unsigned int v3177 = v3166 ? v3175 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3180 = v3011 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3180 ^ (((v3180 >> 6u) & 7u) << 3u)), x + v3177, v3166);
           } else {
-            const unsigned int v3138 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3139 = v3138 << 3u;
-            const unsigned int v3141 = v2907 + v3139;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3142 = v3141 < v22;
-            const unsigned int v3143 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3145 = v3143 + v2907;
-            const unsigned int v3146 = v3145 + v3139;
-            const unsigned int v3148 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3149 = v2911 + v3148;
-            const unsigned int v3150 = v3149 + v3139;
-            const bool v3154 = v3142 && v150;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3158 = v3154 ? v3146 : v10;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), x + v3158, v3154);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3164 = v3142 && v168;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3166 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3167 = v3146 + v3166;
-            const unsigned int v3168 = v3164 ? v3167 : v10;
-            const unsigned int v3170 = v3150 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), x + v3168, v3164);
-            const bool v3174 = v3142 && v186;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3176 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3177 = v3146 + v3176;
-            const unsigned int v3178 = v3174 ? v3177 : v10;
-            const unsigned int v3180 = v3150 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3180 ^ (((v3180 >> 6u) & 7u) << 3u)), x + v3178, v3174);
-            const bool v3184 = v3142 && v204;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3186 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3187 = v3146 + v3186;
-            const unsigned int v3188 = v3184 ? v3187 : v10;
-            const unsigned int v3190 = v3150 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), x + v3188, v3184);
-            const bool v3194 = v3142 && v222;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3196 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3197 = v3146 + v3196;
-            const unsigned int v3198 = v3194 ? v3197 : v10;
-            const unsigned int v3200 = v3150 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3200 ^ (((v3200 >> 6u) & 7u) << 3u)), x + v3198, v3194);
-            const bool v3204 = v3142 && v240;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3206 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3207 = v3146 + v3206;
-            const unsigned int v3208 = v3204 ? v3207 : v10;
-            const unsigned int v3210 = v3150 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3210 ^ (((v3210 >> 6u) & 7u) << 3u)), x + v3208, v3204);
-            const bool v3214 = v3142 && v258;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3216 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3217 = v3146 + v3216;
+            const unsigned int v3188 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3189 = v3188 << 3u;
+            const unsigned int v3191 = v2957 + v3189;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3192 = v3191 < v22;
+            const unsigned int v3193 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3195 = v3193 + v2957;
+            const unsigned int v3196 = v3195 + v3189;
+            const unsigned int v3198 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3199 = v2961 + v3198;
+            const unsigned int v3200 = v3199 + v3189;
+            const bool v3204 = v3192 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3208 = v3204 ? v3196 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3200 ^ (((v3200 >> 6u) & 7u) << 3u)), x + v3208, v3204);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3214 = v3192 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3216 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3217 = v3196 + v3216;
             const unsigned int v3218 = v3214 ? v3217 : v10;
-            const unsigned int v3220 = v3150 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3220 = v3200 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3218, v3214);
-            const bool v3224 = v3142 && v276;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3226 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3227 = v3146 + v3226;
+            const bool v3224 = v3192 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3226 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3227 = v3196 + v3226;
             const unsigned int v3228 = v3224 ? v3227 : v10;
-            const unsigned int v3230 = v3150 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3230 = v3200 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3228, v3224);
+            const bool v3234 = v3192 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3236 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3237 = v3196 + v3236;
+            const unsigned int v3238 = v3234 ? v3237 : v10;
+            const unsigned int v3240 = v3200 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3240 ^ (((v3240 >> 6u) & 7u) << 3u)), x + v3238, v3234);
+            const bool v3244 = v3192 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3246 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3247 = v3196 + v3246;
+            const unsigned int v3248 = v3244 ? v3247 : v10;
+            const unsigned int v3250 = v3200 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3250 ^ (((v3250 >> 6u) & 7u) << 3u)), x + v3248, v3244);
+            const bool v3254 = v3192 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3256 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3257 = v3196 + v3256;
+            const unsigned int v3258 = v3254 ? v3257 : v10;
+            const unsigned int v3260 = v3200 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3260 ^ (((v3260 >> 6u) & 7u) << 3u)), x + v3258, v3254);
+            const bool v3264 = v3192 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3266 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3267 = v3196 + v3266;
+            const unsigned int v3268 = v3264 ? v3267 : v10;
+            const unsigned int v3270 = v3200 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), x + v3268, v3264);
+            const bool v3274 = v3192 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3276 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3277 = v3196 + v3276;
+            const unsigned int v3278 = v3274 ? v3277 : v10;
+            const unsigned int v3280 = v3200 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3280 ^ (((v3280 >> 6u) & 7u) << 3u)), x + v3278, v3274);
           }
-          const unsigned int v3239 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3240 = v3239 << 3u;
-          const unsigned int v3241 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3242 = v2907 + v3240;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3243 = v3242 < v22;
-          const unsigned int v3244 = v3241 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3245 = v82 + v3244;
-          const unsigned int v3246 = v3245 + v2907;
-          const unsigned int v3247 = v3246 + v3240;
-          const unsigned int v3249 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3250 = v2911 + v3249;
-          const unsigned int v3251 = v3250 + v3240;
-          const bool v3254 = v3241 < v12;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3255 = v3243 && v3254;
-          const unsigned int v3259 = v3255 ? v3247 : v82;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), weight + v3259, v3255);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3263 = v3241 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3264 = v3263 < v12;
-          const bool v3265 = v3243 && v3264;
-          const unsigned int v3267 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3268 = v3247 + v3267;
-          const unsigned int v3269 = v3265 ? v3268 : v82;
-          const unsigned int v3271 = v3251 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), weight + v3269, v3265);
-          const unsigned int v3273 = v3241 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3274 = v3273 < v12;
-          const bool v3275 = v3243 && v3274;
-          const unsigned int v3277 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3278 = v3247 + v3277;
-          const unsigned int v3279 = v3275 ? v3278 : v82;
-          const unsigned int v3281 = v3251 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), weight + v3279, v3275);
-          const unsigned int v3283 = v3241 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3284 = v3283 < v12;
-          const bool v3285 = v3243 && v3284;
-          const unsigned int v3287 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3288 = v3247 + v3287;
-          const unsigned int v3289 = v3285 ? v3288 : v82;
-          const unsigned int v3291 = v3251 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), weight + v3289, v3285);
-          const unsigned int v3293 = v3241 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3294 = v3293 < v12;
-          const bool v3295 = v3243 && v3294;
-          const unsigned int v3297 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3298 = v3247 + v3297;
-          const unsigned int v3299 = v3295 ? v3298 : v82;
-          const unsigned int v3301 = v3251 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), weight + v3299, v3295);
-          const unsigned int v3303 = v3241 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3304 = v3303 < v12;
-          const bool v3305 = v3243 && v3304;
-          const unsigned int v3307 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3308 = v3247 + v3307;
-          const unsigned int v3309 = v3305 ? v3308 : v82;
-          const unsigned int v3311 = v3251 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3311 ^ (((v3311 >> 6u) & 7u) << 3u)), weight + v3309, v3305);
-          const unsigned int v3313 = v3241 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3289 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3290 = v3289 << 3u;
+          const unsigned int v3291 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3292 = v2957 + v3290;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3293 = v3292 < v22;
+          const unsigned int v3294 = v3291 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3295 = v82 + v3294;
+          const unsigned int v3296 = v3295 + v2957;
+          const unsigned int v3297 = v3296 + v3290;
+          const unsigned int v3299 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3300 = v2961 + v3299;
+          const unsigned int v3301 = v3300 + v3290;
+          const bool v3304 = v3291 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3305 = v3293 && v3304;
+          const unsigned int v3309 = v3305 ? v3297 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), weight + v3309, v3305);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3313 = v3291 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3314 = v3313 < v12;
-          const bool v3315 = v3243 && v3314;
-          const unsigned int v3317 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3318 = v3247 + v3317;
+          const bool v3315 = v3293 && v3314;
+          const unsigned int v3317 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3318 = v3297 + v3317;
           const unsigned int v3319 = v3315 ? v3318 : v82;
-          const unsigned int v3321 = v3251 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3321 = v3301 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3321 ^ (((v3321 >> 6u) & 7u) << 3u)), weight + v3319, v3315);
-          const unsigned int v3323 = v3241 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3323 = v3291 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3324 = v3323 < v12;
-          const bool v3325 = v3243 && v3324;
-          const unsigned int v3327 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3328 = v3247 + v3327;
+          const bool v3325 = v3293 && v3324;
+          const unsigned int v3327 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3328 = v3297 + v3327;
           const unsigned int v3329 = v3325 ? v3328 : v82;
-          const unsigned int v3331 = v3251 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3331 = v3301 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), weight + v3329, v3325);
+          const unsigned int v3333 = v3291 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3334 = v3333 < v12;
+          const bool v3335 = v3293 && v3334;
+          const unsigned int v3337 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3338 = v3297 + v3337;
+          const unsigned int v3339 = v3335 ? v3338 : v82;
+          const unsigned int v3341 = v3301 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3341 ^ (((v3341 >> 6u) & 7u) << 3u)), weight + v3339, v3335);
+          const unsigned int v3343 = v3291 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3344 = v3343 < v12;
+          const bool v3345 = v3293 && v3344;
+          const unsigned int v3347 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3348 = v3297 + v3347;
+          const unsigned int v3349 = v3345 ? v3348 : v82;
+          const unsigned int v3351 = v3301 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3351 ^ (((v3351 >> 6u) & 7u) << 3u)), weight + v3349, v3345);
+          const unsigned int v3353 = v3291 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3354 = v3353 < v12;
+          const bool v3355 = v3293 && v3354;
+          const unsigned int v3357 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3358 = v3297 + v3357;
+          const unsigned int v3359 = v3355 ? v3358 : v82;
+          const unsigned int v3361 = v3301 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3361 ^ (((v3361 >> 6u) & 7u) << 3u)), weight + v3359, v3355);
+          const unsigned int v3363 = v3291 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3364 = v3363 < v12;
+          const bool v3365 = v3293 && v3364;
+          const unsigned int v3367 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3368 = v3297 + v3367;
+          const unsigned int v3369 = v3365 ? v3368 : v82;
+          const unsigned int v3371 = v3301 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), weight + v3369, v3365);
+          const unsigned int v3373 = v3291 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3374 = v3373 < v12;
+          const bool v3375 = v3293 && v3374;
+          const unsigned int v3377 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3378 = v3297 + v3377;
+          const unsigned int v3379 = v3375 ? v3378 : v82;
+          const unsigned int v3381 = v3301 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), weight + v3379, v3375);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3344 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3349 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3394 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3399 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3332 = v10; v3332 < v22; v3332 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3334 = v3332 >> 6u;
-        const unsigned int v3336 = v3334 % 3u;
+      for (unsigned int v3382 = v10; v3382 < v22; v3382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3384 = v3382 >> 6u;
+        const unsigned int v3386 = v3384 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3338 = v3336 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3345 = v3338 + v3344;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3345, 64u);
-        const unsigned int v3350 = v3338 + v3349;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3350, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3357 = v3345 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3357, 64u);
-        const unsigned int v3362 = v3350 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3362, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3368 = v3345 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3368, 64u);
-        const unsigned int v3373 = v3350 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3373, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3379 = v3345 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3379, 64u);
-        const unsigned int v3384 = v3350 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3384, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3387 = v3332 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3389 = v3334 + 2u;
-        const unsigned int v3390 = v3389 % 3u;
-        const bool v3391 = v3387 < v22;
-        if (v3391) {
-          const unsigned int v3393 = v3390 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3394 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3394) {
-            const unsigned int v3398 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3399 = v3398 << 3u;
-            const unsigned int v3400 = v3387 + v3399;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3402 = v3400 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3404 = v3402 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3405 = v3400 - v3404;
-            const unsigned int v3406 = v3402 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3408 = v3406 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3409 = v3402 - v3408;
-            const unsigned int v3410 = v3409 * v7;
-            const unsigned int v3411 = v94 + v3405;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3412 = v3400 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3414 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3419 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3420 = v3419 + v3399;
-            const unsigned int v3421 = v153 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3422 = v158 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3423 = v3421 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3424 = v3412 && v3423;
-            const bool v3425 = v3421 < 1u;
-            const bool v3426 = v3424 && v3425;
-            const bool v3427 = v3422 >= v6;
-            const bool v3428 = v3426 && v3427;
-            const bool v3429 = v3422 < v3414;
-            const bool v3430 = v3428 && v3429;
-            const unsigned int v3431 = max(v3421, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3433 = max(v3422, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3434 = v3433 - v6;
-            const unsigned int v3435 = v161 + v3431;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3436 = v3435 * v1;
-            const unsigned int v3437 = v3436 + v3434;
-            const unsigned int v3438 = v3437 * v2;
-            const unsigned int v3439 = v3438 + v3411;
-            const unsigned int v3441 = v3430 ? v3439 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3443 = v3393 + v3420;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), x + v3441, v3430);
-            const unsigned int v3445 = v171 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3446 = v176 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3447 = v3445 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3448 = v3412 && v3447;
-            const bool v3449 = v3445 < 1u;
-            const bool v3450 = v3448 && v3449;
-            const bool v3451 = v3446 >= v6;
-            const bool v3452 = v3450 && v3451;
-            const bool v3453 = v3446 < v3414;
-            const bool v3454 = v3452 && v3453;
-            const unsigned int v3455 = max(v3445, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3457 = max(v3446, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3458 = v3457 - v6;
-            const unsigned int v3459 = v179 + v3455;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3460 = v3459 * v1;
-            const unsigned int v3461 = v3460 + v3458;
-            const unsigned int v3462 = v3461 * v2;
-            const unsigned int v3463 = v3462 + v3411;
-            const unsigned int v3465 = v3454 ? v3463 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3468 = v3443 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3468 ^ (((v3468 >> 6u) & 7u) << 3u)), x + v3465, v3454);
-            const unsigned int v3469 = v189 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3470 = v194 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3471 = v3469 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3472 = v3412 && v3471;
-            const bool v3473 = v3469 < 1u;
-            const bool v3474 = v3472 && v3473;
-            const bool v3475 = v3470 >= v6;
+        const unsigned int v3388 = v3386 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3395 = v3388 + v3394;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3395, 64u);
+        const unsigned int v3400 = v3388 + v3399;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3400, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3407 = v3395 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3407, 64u);
+        const unsigned int v3412 = v3400 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3412, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3418 = v3395 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3418, 64u);
+        const unsigned int v3423 = v3400 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3423, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3429 = v3395 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3429, 64u);
+        const unsigned int v3434 = v3400 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3434, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3437 = v3382 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3439 = v3384 + 2u;
+        const unsigned int v3440 = v3439 % 3u;
+        const bool v3441 = v3437 < v22;
+        if (v3441) {
+          const unsigned int v3443 = v3440 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3444 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3444) {
+            const unsigned int v3448 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3449 = v3448 << 3u;
+            const unsigned int v3450 = v3437 + v3449;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3452 = v3450 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3454 = v3452 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3455 = v3450 - v3454;
+            const unsigned int v3456 = v3452 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3458 = v3456 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3459 = v3452 - v3458;
+            const unsigned int v3460 = v3459 * v7;
+            const unsigned int v3461 = v94 + v3455;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3462 = v3450 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3464 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3469 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3470 = v3469 + v3449;
+            const unsigned int v3471 = v153 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3472 = v158 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3473 = v3471 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3474 = v3462 && v3473;
+            const bool v3475 = v3471 < 1u;
             const bool v3476 = v3474 && v3475;
-            const bool v3477 = v3470 < v3414;
+            const bool v3477 = v3472 >= v6;
             const bool v3478 = v3476 && v3477;
-            const unsigned int v3479 = max(v3469, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3481 = max(v3470, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3482 = v3481 - v6;
-            const unsigned int v3483 = v197 + v3479;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3484 = v3483 * v1;
-            const unsigned int v3485 = v3484 + v3482;
-            const unsigned int v3486 = v3485 * v2;
-            const unsigned int v3487 = v3486 + v3411;
-            const unsigned int v3489 = v3478 ? v3487 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3492 = v3443 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3492 ^ (((v3492 >> 6u) & 7u) << 3u)), x + v3489, v3478);
-            const unsigned int v3493 = v207 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3494 = v212 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3495 = v3493 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3496 = v3412 && v3495;
-            const bool v3497 = v3493 < 1u;
-            const bool v3498 = v3496 && v3497;
-            const bool v3499 = v3494 >= v6;
+            const bool v3479 = v3472 < v3464;
+            const bool v3480 = v3478 && v3479;
+            const unsigned int v3481 = max(v3471, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3483 = max(v3472, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3484 = v3483 - v6;
+            const unsigned int v3485 = v161 + v3481;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3486 = v3485 * v1;
+            const unsigned int v3487 = v3486 + v3484;
+            const unsigned int v3488 = v3487 * v2;
+            const unsigned int v3489 = v3488 + v3461;
+            const unsigned int v3491 = v3480 ? v3489 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3493 = v3443 + v3470;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), x + v3491, v3480);
+            const unsigned int v3495 = v171 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3496 = v176 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3497 = v3495 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3498 = v3462 && v3497;
+            const bool v3499 = v3495 < 1u;
             const bool v3500 = v3498 && v3499;
-            const bool v3501 = v3494 < v3414;
+            const bool v3501 = v3496 >= v6;
             const bool v3502 = v3500 && v3501;
-            const unsigned int v3503 = max(v3493, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3505 = max(v3494, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3506 = v3505 - v6;
-            const unsigned int v3507 = v215 + v3503;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3508 = v3507 * v1;
-            const unsigned int v3509 = v3508 + v3506;
-            const unsigned int v3510 = v3509 * v2;
-            const unsigned int v3511 = v3510 + v3411;
-            const unsigned int v3513 = v3502 ? v3511 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3516 = v3443 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3516 ^ (((v3516 >> 6u) & 7u) << 3u)), x + v3513, v3502);
-            const unsigned int v3517 = v225 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3518 = v230 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3519 = v3517 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3520 = v3412 && v3519;
-            const bool v3521 = v3517 < 1u;
-            const bool v3522 = v3520 && v3521;
-            const bool v3523 = v3518 >= v6;
+            const bool v3503 = v3496 < v3464;
+            const bool v3504 = v3502 && v3503;
+            const unsigned int v3505 = max(v3495, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3507 = max(v3496, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3508 = v3507 - v6;
+            const unsigned int v3509 = v179 + v3505;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3510 = v3509 * v1;
+            const unsigned int v3511 = v3510 + v3508;
+            const unsigned int v3512 = v3511 * v2;
+            const unsigned int v3513 = v3512 + v3461;
+            const unsigned int v3515 = v3504 ? v3513 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3518 = v3493 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), x + v3515, v3504);
+            const unsigned int v3519 = v189 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3520 = v194 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3521 = v3519 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3522 = v3462 && v3521;
+            const bool v3523 = v3519 < 1u;
             const bool v3524 = v3522 && v3523;
-            const bool v3525 = v3518 < v3414;
+            const bool v3525 = v3520 >= v6;
             const bool v3526 = v3524 && v3525;
-            const unsigned int v3527 = max(v3517, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3529 = max(v3518, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3530 = v3529 - v6;
-            const unsigned int v3531 = v233 + v3527;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3532 = v3531 * v1;
-            const unsigned int v3533 = v3532 + v3530;
-            const unsigned int v3534 = v3533 * v2;
-            const unsigned int v3535 = v3534 + v3411;
-            const unsigned int v3537 = v3526 ? v3535 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3540 = v3443 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3540 ^ (((v3540 >> 6u) & 7u) << 3u)), x + v3537, v3526);
-            const unsigned int v3541 = v243 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3542 = v248 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3543 = v3541 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3544 = v3412 && v3543;
-            const bool v3545 = v3541 < 1u;
-            const bool v3546 = v3544 && v3545;
-            const bool v3547 = v3542 >= v6;
+            const bool v3527 = v3520 < v3464;
+            const bool v3528 = v3526 && v3527;
+            const unsigned int v3529 = max(v3519, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3531 = max(v3520, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3532 = v3531 - v6;
+            const unsigned int v3533 = v197 + v3529;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3534 = v3533 * v1;
+            const unsigned int v3535 = v3534 + v3532;
+            const unsigned int v3536 = v3535 * v2;
+            const unsigned int v3537 = v3536 + v3461;
+            const unsigned int v3539 = v3528 ? v3537 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3542 = v3493 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), x + v3539, v3528);
+            const unsigned int v3543 = v207 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3544 = v212 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3545 = v3543 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3546 = v3462 && v3545;
+            const bool v3547 = v3543 < 1u;
             const bool v3548 = v3546 && v3547;
-            const bool v3549 = v3542 < v3414;
+            const bool v3549 = v3544 >= v6;
             const bool v3550 = v3548 && v3549;
-            const unsigned int v3551 = max(v3541, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3553 = max(v3542, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3554 = v3553 - v6;
-            const unsigned int v3555 = v251 + v3551;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3556 = v3555 * v1;
-            const unsigned int v3557 = v3556 + v3554;
-            const unsigned int v3558 = v3557 * v2;
-            const unsigned int v3559 = v3558 + v3411;
-            const unsigned int v3561 = v3550 ? v3559 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3564 = v3443 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3564 ^ (((v3564 >> 6u) & 7u) << 3u)), x + v3561, v3550);
-            const unsigned int v3565 = v261 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3566 = v266 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3567 = v3565 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3568 = v3412 && v3567;
-            const bool v3569 = v3565 < 1u;
-            const bool v3570 = v3568 && v3569;
-            const bool v3571 = v3566 >= v6;
+            const bool v3551 = v3544 < v3464;
+            const bool v3552 = v3550 && v3551;
+            const unsigned int v3553 = max(v3543, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3555 = max(v3544, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3556 = v3555 - v6;
+            const unsigned int v3557 = v215 + v3553;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3558 = v3557 * v1;
+            const unsigned int v3559 = v3558 + v3556;
+            const unsigned int v3560 = v3559 * v2;
+            const unsigned int v3561 = v3560 + v3461;
+            const unsigned int v3563 = v3552 ? v3561 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3566 = v3493 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3566 ^ (((v3566 >> 6u) & 7u) << 3u)), x + v3563, v3552);
+            const unsigned int v3567 = v225 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3568 = v230 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3569 = v3567 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3570 = v3462 && v3569;
+            const bool v3571 = v3567 < 1u;
             const bool v3572 = v3570 && v3571;
-            const bool v3573 = v3566 < v3414;
+            const bool v3573 = v3568 >= v6;
             const bool v3574 = v3572 && v3573;
-            const unsigned int v3575 = max(v3565, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3577 = max(v3566, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3578 = v3577 - v6;
-            const unsigned int v3579 = v269 + v3575;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3580 = v3579 * v1;
-            const unsigned int v3581 = v3580 + v3578;
-            const unsigned int v3582 = v3581 * v2;
-            const unsigned int v3583 = v3582 + v3411;
-            const unsigned int v3585 = v3574 ? v3583 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3588 = v3443 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3588 ^ (((v3588 >> 6u) & 7u) << 3u)), x + v3585, v3574);
-            const unsigned int v3589 = v279 + v3406;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3590 = v284 + v3410;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3591 = v3589 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3592 = v3412 && v3591;
-            const bool v3593 = v3589 < 1u;
-            const bool v3594 = v3592 && v3593;
-            const bool v3595 = v3590 >= v6;
+            const bool v3575 = v3568 < v3464;
+            const bool v3576 = v3574 && v3575;
+            const unsigned int v3577 = max(v3567, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3579 = max(v3568, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3580 = v3579 - v6;
+            const unsigned int v3581 = v233 + v3577;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3582 = v3581 * v1;
+            const unsigned int v3583 = v3582 + v3580;
+            const unsigned int v3584 = v3583 * v2;
+            const unsigned int v3585 = v3584 + v3461;
+            const unsigned int v3587 = v3576 ? v3585 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3590 = v3493 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), x + v3587, v3576);
+            const unsigned int v3591 = v243 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3592 = v248 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3593 = v3591 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3594 = v3462 && v3593;
+            const bool v3595 = v3591 < 1u;
             const bool v3596 = v3594 && v3595;
-            const bool v3597 = v3590 < v3414;
+            const bool v3597 = v3592 >= v6;
             const bool v3598 = v3596 && v3597;
-            const unsigned int v3599 = max(v3589, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3601 = max(v3590, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3602 = v3601 - v6;
-            const unsigned int v3603 = v287 + v3599;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3604 = v3603 * v1;
-            const unsigned int v3605 = v3604 + v3602;
-            const unsigned int v3606 = v3605 * v2;
-            const unsigned int v3607 = v3606 + v3411;
-            const unsigned int v3609 = v3598 ? v3607 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3612 = v3443 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x + v3609, v3598);
+            const bool v3599 = v3592 < v3464;
+            const bool v3600 = v3598 && v3599;
+            const unsigned int v3601 = max(v3591, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3603 = max(v3592, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3604 = v3603 - v6;
+            const unsigned int v3605 = v251 + v3601;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3606 = v3605 * v1;
+            const unsigned int v3607 = v3606 + v3604;
+            const unsigned int v3608 = v3607 * v2;
+            const unsigned int v3609 = v3608 + v3461;
+            const unsigned int v3611 = v3600 ? v3609 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3614 = v3493 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), x + v3611, v3600);
+            const unsigned int v3615 = v261 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3616 = v266 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3617 = v3615 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3618 = v3462 && v3617;
+            const bool v3619 = v3615 < 1u;
+            const bool v3620 = v3618 && v3619;
+            const bool v3621 = v3616 >= v6;
+            const bool v3622 = v3620 && v3621;
+            const bool v3623 = v3616 < v3464;
+            const bool v3624 = v3622 && v3623;
+            const unsigned int v3625 = max(v3615, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3627 = max(v3616, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3628 = v3627 - v6;
+            const unsigned int v3629 = v269 + v3625;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3630 = v3629 * v1;
+            const unsigned int v3631 = v3630 + v3628;
+            const unsigned int v3632 = v3631 * v2;
+            const unsigned int v3633 = v3632 + v3461;
+            const unsigned int v3635 = v3624 ? v3633 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3638 = v3493 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), x + v3635, v3624);
+            const unsigned int v3639 = v279 + v3456;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3640 = v284 + v3460;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3641 = v3639 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3642 = v3462 && v3641;
+            const bool v3643 = v3639 < 1u;
+            const bool v3644 = v3642 && v3643;
+            const bool v3645 = v3640 >= v6;
+            const bool v3646 = v3644 && v3645;
+            const bool v3647 = v3640 < v3464;
+            const bool v3648 = v3646 && v3647;
+            const unsigned int v3649 = max(v3639, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3651 = max(v3640, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3652 = v3651 - v6;
+            const unsigned int v3653 = v287 + v3649;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3654 = v3653 * v1;
+            const unsigned int v3655 = v3654 + v3652;
+            const unsigned int v3656 = v3655 * v2;
+            const unsigned int v3657 = v3656 + v3461;
+            const unsigned int v3659 = v3648 ? v3657 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3662 = v3493 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), x + v3659, v3648);
           } else {
-            const unsigned int v3620 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3621 = v3620 << 3u;
-            const unsigned int v3623 = v3387 + v3621;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3624 = v3623 < v22;
-            const unsigned int v3625 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3627 = v3625 + v3387;
-            const unsigned int v3628 = v3627 + v3621;
-            const unsigned int v3630 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3631 = v3393 + v3630;
-            const unsigned int v3632 = v3631 + v3621;
-            const bool v3636 = v3624 && v150;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3640 = v3636 ? v3628 : v10;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3632 ^ (((v3632 >> 6u) & 7u) << 3u)), x + v3640, v3636);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3646 = v3624 && v168;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3648 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3649 = v3628 + v3648;
-            const unsigned int v3650 = v3646 ? v3649 : v10;
-            const unsigned int v3652 = v3632 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3652 ^ (((v3652 >> 6u) & 7u) << 3u)), x + v3650, v3646);
-            const bool v3656 = v3624 && v186;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3658 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3659 = v3628 + v3658;
-            const unsigned int v3660 = v3656 ? v3659 : v10;
-            const unsigned int v3662 = v3632 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), x + v3660, v3656);
-            const bool v3666 = v3624 && v204;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3668 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3669 = v3628 + v3668;
-            const unsigned int v3670 = v3666 ? v3669 : v10;
-            const unsigned int v3672 = v3632 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), x + v3670, v3666);
-            const bool v3676 = v3624 && v222;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3678 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3679 = v3628 + v3678;
-            const unsigned int v3680 = v3676 ? v3679 : v10;
-            const unsigned int v3682 = v3632 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3680, v3676);
-            const bool v3686 = v3624 && v240;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3688 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3689 = v3628 + v3688;
-            const unsigned int v3690 = v3686 ? v3689 : v10;
-            const unsigned int v3692 = v3632 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), x + v3690, v3686);
-            const bool v3696 = v3624 && v258;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3698 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3699 = v3628 + v3698;
+            const unsigned int v3670 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3671 = v3670 << 3u;
+            const unsigned int v3673 = v3437 + v3671;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3674 = v3673 < v22;
+            const unsigned int v3675 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3677 = v3675 + v3437;
+            const unsigned int v3678 = v3677 + v3671;
+            const unsigned int v3680 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3681 = v3443 + v3680;
+            const unsigned int v3682 = v3681 + v3671;
+            const bool v3686 = v3674 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3690 = v3686 ? v3678 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3690, v3686);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3696 = v3674 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3698 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3699 = v3678 + v3698;
             const unsigned int v3700 = v3696 ? v3699 : v10;
-            const unsigned int v3702 = v3632 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3702 = v3682 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), x + v3700, v3696);
-            const bool v3706 = v3624 && v276;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3708 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3709 = v3628 + v3708;
+            const bool v3706 = v3674 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3708 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3709 = v3678 + v3708;
             const unsigned int v3710 = v3706 ? v3709 : v10;
-            const unsigned int v3712 = v3632 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3712 = v3682 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), x + v3710, v3706);
+            const bool v3716 = v3674 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3718 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3719 = v3678 + v3718;
+            const unsigned int v3720 = v3716 ? v3719 : v10;
+            const unsigned int v3722 = v3682 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3722 ^ (((v3722 >> 6u) & 7u) << 3u)), x + v3720, v3716);
+            const bool v3726 = v3674 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3728 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3729 = v3678 + v3728;
+            const unsigned int v3730 = v3726 ? v3729 : v10;
+            const unsigned int v3732 = v3682 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), x + v3730, v3726);
+            const bool v3736 = v3674 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3738 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3739 = v3678 + v3738;
+            const unsigned int v3740 = v3736 ? v3739 : v10;
+            const unsigned int v3742 = v3682 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3742 ^ (((v3742 >> 6u) & 7u) << 3u)), x + v3740, v3736);
+            const bool v3746 = v3674 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3748 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3749 = v3678 + v3748;
+            const unsigned int v3750 = v3746 ? v3749 : v10;
+            const unsigned int v3752 = v3682 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3752 ^ (((v3752 >> 6u) & 7u) << 3u)), x + v3750, v3746);
+            const bool v3756 = v3674 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3758 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3759 = v3678 + v3758;
+            const unsigned int v3760 = v3756 ? v3759 : v10;
+            const unsigned int v3762 = v3682 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), x + v3760, v3756);
           }
-          const unsigned int v3721 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3722 = v3721 << 3u;
-          const unsigned int v3723 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3724 = v3387 + v3722;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3725 = v3724 < v22;
-          const unsigned int v3726 = v3723 * v22;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3727 = v82 + v3726;
-          const unsigned int v3728 = v3727 + v3387;
-          const unsigned int v3729 = v3728 + v3722;
-          const unsigned int v3731 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3732 = v3393 + v3731;
-          const unsigned int v3733 = v3732 + v3722;
-          const bool v3736 = v3723 < v12;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3737 = v3725 && v3736;
-          const unsigned int v3741 = v3737 ? v3729 : v82;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3733 ^ (((v3733 >> 6u) & 7u) << 3u)), weight + v3741, v3737);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3745 = v3723 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3746 = v3745 < v12;
-          const bool v3747 = v3725 && v3746;
-          const unsigned int v3749 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3750 = v3729 + v3749;
-          const unsigned int v3751 = v3747 ? v3750 : v82;
-          const unsigned int v3753 = v3733 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3753 ^ (((v3753 >> 6u) & 7u) << 3u)), weight + v3751, v3747);
-          const unsigned int v3755 = v3723 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3756 = v3755 < v12;
-          const bool v3757 = v3725 && v3756;
-          const unsigned int v3759 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3760 = v3729 + v3759;
-          const unsigned int v3761 = v3757 ? v3760 : v82;
-          const unsigned int v3763 = v3733 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), weight + v3761, v3757);
-          const unsigned int v3765 = v3723 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3766 = v3765 < v12;
-          const bool v3767 = v3725 && v3766;
-          const unsigned int v3769 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3770 = v3729 + v3769;
-          const unsigned int v3771 = v3767 ? v3770 : v82;
-          const unsigned int v3773 = v3733 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), weight + v3771, v3767);
-          const unsigned int v3775 = v3723 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3776 = v3775 < v12;
-          const bool v3777 = v3725 && v3776;
-          const unsigned int v3779 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3780 = v3729 + v3779;
-          const unsigned int v3781 = v3777 ? v3780 : v82;
-          const unsigned int v3783 = v3733 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), weight + v3781, v3777);
-          const unsigned int v3785 = v3723 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3786 = v3785 < v12;
-          const bool v3787 = v3725 && v3786;
-          const unsigned int v3789 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3790 = v3729 + v3789;
-          const unsigned int v3791 = v3787 ? v3790 : v82;
-          const unsigned int v3793 = v3733 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3793 ^ (((v3793 >> 6u) & 7u) << 3u)), weight + v3791, v3787);
-          const unsigned int v3795 = v3723 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3771 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3772 = v3771 << 3u;
+          const unsigned int v3773 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3774 = v3437 + v3772;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3775 = v3774 < v22;
+          const unsigned int v3776 = v3773 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3777 = v82 + v3776;
+          const unsigned int v3778 = v3777 + v3437;
+          const unsigned int v3779 = v3778 + v3772;
+          const unsigned int v3781 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3782 = v3443 + v3781;
+          const unsigned int v3783 = v3782 + v3772;
+          const bool v3786 = v3773 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3787 = v3775 && v3786;
+          const unsigned int v3791 = v3787 ? v3779 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), weight + v3791, v3787);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3795 = v3773 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3796 = v3795 < v12;
-          const bool v3797 = v3725 && v3796;
-          const unsigned int v3799 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3800 = v3729 + v3799;
+          const bool v3797 = v3775 && v3796;
+          const unsigned int v3799 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3800 = v3779 + v3799;
           const unsigned int v3801 = v3797 ? v3800 : v82;
-          const unsigned int v3803 = v3733 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3803 = v3783 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3803 ^ (((v3803 >> 6u) & 7u) << 3u)), weight + v3801, v3797);
-          const unsigned int v3805 = v3723 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3805 = v3773 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3806 = v3805 < v12;
-          const bool v3807 = v3725 && v3806;
-          const unsigned int v3809 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3810 = v3729 + v3809;
+          const bool v3807 = v3775 && v3806;
+          const unsigned int v3809 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3810 = v3779 + v3809;
           const unsigned int v3811 = v3807 ? v3810 : v82;
-          const unsigned int v3813 = v3733 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3813 = v3783 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), weight + v3811, v3807);
+          const unsigned int v3815 = v3773 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3816 = v3815 < v12;
+          const bool v3817 = v3775 && v3816;
+          const unsigned int v3819 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3820 = v3779 + v3819;
+          const unsigned int v3821 = v3817 ? v3820 : v82;
+          const unsigned int v3823 = v3783 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3823 ^ (((v3823 >> 6u) & 7u) << 3u)), weight + v3821, v3817);
+          const unsigned int v3825 = v3773 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3826 = v3825 < v12;
+          const bool v3827 = v3775 && v3826;
+          const unsigned int v3829 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3830 = v3779 + v3829;
+          const unsigned int v3831 = v3827 ? v3830 : v82;
+          const unsigned int v3833 = v3783 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3833 ^ (((v3833 >> 6u) & 7u) << 3u)), weight + v3831, v3827);
+          const unsigned int v3835 = v3773 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3836 = v3835 < v12;
+          const bool v3837 = v3775 && v3836;
+          const unsigned int v3839 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3840 = v3779 + v3839;
+          const unsigned int v3841 = v3837 ? v3840 : v82;
+          const unsigned int v3843 = v3783 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3843 ^ (((v3843 >> 6u) & 7u) << 3u)), weight + v3841, v3837);
+          const unsigned int v3845 = v3773 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3846 = v3845 < v12;
+          const bool v3847 = v3775 && v3846;
+          const unsigned int v3849 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3850 = v3779 + v3849;
+          const unsigned int v3851 = v3847 ? v3850 : v82;
+          const unsigned int v3853 = v3783 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3853 ^ (((v3853 >> 6u) & 7u) << 3u)), weight + v3851, v3847);
+          const unsigned int v3855 = v3773 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3856 = v3855 < v12;
+          const bool v3857 = v3775 && v3856;
+          const unsigned int v3859 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3860 = v3779 + v3859;
+          const unsigned int v3861 = v3857 ? v3860 : v82;
+          const unsigned int v3863 = v3783 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3863 ^ (((v3863 >> 6u) & 7u) << 3u)), weight + v3861, v3857);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
       __syncthreads();
     } else {
       const unsigned int v804 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
       const unsigned int v863 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v917 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v922 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v930 = v917 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v935 = v922 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v941 = v917 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v946 = v922 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v952 = v917 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v957 = v922 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v917 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v922 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v930 = v917 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v935 = v922 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v941 = v917 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v946 = v922 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v952 = v917 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v957 = v922 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v803 = v10; v803 < v22; v803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v803 = v10; v803 < v22; v803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
         for (unsigned int v807 = v141; v807 < 8192u; v807 += v804) {  // kernels/convolution/im2col_a.hpp:156
           const unsigned int v809 = v807 >> 6u;  // kernels/convolution/im2col_a.hpp:157
           const unsigned int v811 = v807 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1217,563 +1217,588 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           }
         }
 
-        for (unsigned int v889 = v141; v889 < 8192u; v889 += v804) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v891 = v889 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v893 = v889 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v894 = v80 + v891;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v889 = v141; v889 < 8192u; v889 += v804) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v891 = v889 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v893 = v889 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v894 = v80 + v891;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v895 = v894 < v12;
           const unsigned int v896 = v803 + v893;
           const bool v897 = v896 < v22;
           const bool v898 = v895 && v897;
           if (v898) {
-            const unsigned int v900 = v894 * v22;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v900 = v894 * v22;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v901 = v82 + v900;
             const unsigned int v902 = v901 + v803;
             const unsigned int v903 = v902 + v893;
             const iron_bf16 v904 = weight[v903];
-            const unsigned int v906 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v906 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v907 = v906 + v893;
             shm1[(v907 ^ (((v907 >> 6u) & 7u) << 3u))] = v904;
           } else {
-            const unsigned int v909 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v909 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v910 = v909 + v893;
             shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v917, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v922, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v930, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v935, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v941, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v946, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v952, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v957, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v917, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v922, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v930, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v935, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v941, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v946, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v952, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v957, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
     const bool v962 = v961 <= v57;
     const unsigned int v964 = v80 + 128u;
     const bool v965 = v964 <= v12;
     const bool v966 = v962 && v965;
     const bool v967 = v966 && v93;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:417
+    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:436
       if (v974) {
         iron_frag_store<false>(v298, shm2, v10, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
       const unsigned int v980 = v979 << 6u;
       const unsigned int v981 = v80 + v980;
-      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
       const unsigned int v985 = v984 << 6u;
       const unsigned int v986 = v76 + v985;
-      if (v967) {  // kernels/gemm/gemm_tiles.hpp:399
+      if (v967) {  // kernels/gemm/gemm_tiles.hpp:418
+        const unsigned int v989 = v141 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
+        const bool v991 = v989 != v10;  // kernels/gemm/gemm_tiles.hpp:350
+        const unsigned int v1013 = v989 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+
         #pragma unroll 1
-        for (unsigned int v990 = v141; v990 < 512u; v990 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v992 = v990 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-          const unsigned int v994 = v992 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-          const unsigned int v995 = v986 + v994;
-          const unsigned int v997 = v992 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-          const unsigned int v998 = v981 + v997;
-          const unsigned int v1004 = v994 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-          const unsigned int v1005 = v1004 + v997;
-          const iron_f32x4 v3938 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1005);  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1008 = v3938.v[0];
-          const float v1018 = v3938.v[1];
-          const float v1028 = v3938.v[2];
-          const float v1038 = v3938.v[3];
-          const iron_bf16 v1012 = iron_f32_to_bf16(v1008);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1013 = v995 * v3;
-          const unsigned int v1014 = v1013 + v81;
-          const iron_bf16 v1022 = iron_f32_to_bf16(v1018);
-          const iron_bf16 v1032 = iron_f32_to_bf16(v1028);
-          const iron_bf16 v1042 = iron_f32_to_bf16(v1038);
-          const unsigned int v1047 = v1005 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const iron_f32x4 v3941 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1047);
-          const float v1048 = v3941.v[0];
-          const float v1058 = v3941.v[1];
-          const float v1068 = v3941.v[2];
-          const float v1078 = v3941.v[3];
-          const iron_bf16 v1052 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);
-          const iron_bf16 v1072 = iron_f32_to_bf16(v1068);
-          const iron_bf16 v1082 = iron_f32_to_bf16(v1078);
-          const unsigned int v3942 = v998 + v1014;
-          *reinterpret_cast<iron_bf16x8*>(out + v3942) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
+        for (unsigned int v995 = v141; v995 < 512u; v995 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v997 = v995 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v999 = v997 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+          const unsigned int v1000 = v986 + v999;
+          const unsigned int v1002 = v997 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1003 = v981 + v1002;
+          const unsigned int v1009 = v999 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1010 = v1009 + v1002;
+          const unsigned int v1011 = v1010 + v989;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1014 = v1010 + v1013;  // kernels/gemm/gemm_tiles.hpp:357
+          const iron_f32x4 v3988 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1011);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1017 = v3988.v[0];
+          const float v1020 = v3988.v[1];
+          const float v1023 = v3988.v[2];
+          const float v1026 = v3988.v[3];
+          const iron_f32x4 v3989 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1029 = v3989.v[0];
+          const float v1032 = v3989.v[1];
+          const float v1035 = v3989.v[2];
+          const float v1038 = v3989.v[3];
+          const float v1039 = v991 ? v1029 : v1017;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1043 = iron_f32_to_bf16(v1039);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1044 = v1000 * v3;
+          const unsigned int v1045 = v1044 + v81;
+          const float v1047 = v991 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1051 = iron_f32_to_bf16(v1047);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1055 = v991 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1059 = iron_f32_to_bf16(v1055);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1063 = v991 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1067 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v3990 = v1003 + v1045;
+          *reinterpret_cast<iron_bf16x4*>(out + v3990) = iron_bf16x4{{v1043, v1051, v1059, v1067}};
+          const float v1071 = v991 ? v1017 : v1029;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1074 = v1003 + 4u;
+          const iron_bf16 v1077 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1080 = v1045 + v1074;
+          out[v1080] = v1077;
+          const float v1081 = v991 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1085 = v1074 + 1u;
+          const iron_bf16 v1087 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1090 = v1045 + v1085;
+          out[v1090] = v1087;
+          const float v1091 = v991 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1095 = v1074 + 2u;
+          const iron_bf16 v1097 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1100 = v1045 + v1095;
+          out[v1100] = v1097;
+          const float v1101 = v991 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1105 = v1074 + 3u;
+          const iron_bf16 v1107 = iron_f32_to_bf16(v1101);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1110 = v1045 + v1105;
+          out[v1110] = v1107;
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1089 = v141; v1089 < 4096u; v1089 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1091 = v1089 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-          const unsigned int v1092 = v986 + v1091;
-          const unsigned int v1094 = v1089 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-          const unsigned int v1095 = v981 + v1094;
-          const bool v1096 = v1092 < v57;  // kernels/gemm/gemm_tiles.hpp:363
-          const bool v1097 = v1095 < v12;
-          const bool v1098 = v1096 && v1097;
-          if (v1098) {
-            const unsigned int v1104 = v1091 * 72u;
-            const unsigned int v1105 = v1104 + v1094;
-            const float v1106 = shm2[v1105];
-            const iron_bf16 v1108 = iron_f32_to_bf16(v1106);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1109 = v1092 * v3;
-            const unsigned int v1110 = v1109 + v81;
-            const unsigned int v1111 = v1110 + v1095;
-            out[v1111] = v1108;
+        for (unsigned int v1114 = v141; v1114 < 4096u; v1114 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1116 = v1114 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1117 = v986 + v1116;
+          const unsigned int v1119 = v1114 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1120 = v981 + v1119;
+          const bool v1121 = v1117 < v57;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1122 = v1120 < v12;
+          const bool v1123 = v1121 && v1122;
+          if (v1123) {
+            const unsigned int v1129 = v1116 * 72u;
+            const unsigned int v1130 = v1129 + v1119;
+            const float v1131 = shm2[v1130];
+            const iron_bf16 v1133 = iron_f32_to_bf16(v1131);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1134 = v1117 * v3;
+            const unsigned int v1135 = v1134 + v81;
+            const unsigned int v1136 = v1135 + v1120;
+            out[v1136] = v1133;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2420 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2421 = v2420 & 15u;
-    const unsigned int v2422 = v2421 << 2u;
-    const unsigned int v2430 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2431 = v7 * v2430;
-    const unsigned int v2433 = v6 << 1u;
-    const unsigned int v2434 = v1 + v2433;
-    const unsigned int v2435 = v2434 - v2431;
-    const unsigned int v2436 = v2435 - 1u;
-    const unsigned int v2437 = v2436 / v5;
-    const unsigned int v2438 = v2437 + 1u;
-    const unsigned int v2452 = v0 * v2438;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2457 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2458 = v2457 == v10;
-    const unsigned int v2461 = v16 << 1u;
-    const bool v2462 = v2461 <= 64u;
-    const bool v2463 = v2458 && v2462;
-    const unsigned int v2464 = v2463 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2468 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2469 = v2468 == v10;
-    const unsigned int v2472 = v16 << 2u;
-    const bool v2473 = v2472 <= 64u;
-    const bool v2474 = v2469 && v2473;
-    const unsigned int v2475 = v2474 ? 4u : v2464;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2479 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2480 = v2479 == v10;
-    const unsigned int v2483 = v16 << 3u;
-    const bool v2484 = v2483 <= 64u;
-    const bool v2485 = v2480 && v2484;
-    const unsigned int v2486 = v2485 ? 8u : v2475;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2488 = 128u / v2486;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2489 = v8 / v2486;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2490 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2493 = v2452 + 127u;
-    const unsigned int v2494 = v2493 >> 7u;
-    const unsigned int v2495 = blockIdx.z;
-    const unsigned int v2496 = v2495 * v2494;
-    const unsigned int v2497 = v2496 + v2490;
-    const unsigned int v2498 = v2497 % v2489;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2499 = v2497 / v2489;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2500 = v2498 * v2486;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2502 = v2452 + v2488;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2503 = v2502 - 1u;
-    const unsigned int v2504 = v2503 / v2488;
-    const bool v2505 = v2499 < v2504;
-    if (v2505) {
-      const unsigned int v2507 = v2486 * v16;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2508 = v2507 >> 2u;
-      const bool v2512 = v2508 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2513 = v2512 ? 8u : 16u;
-      const bool v2516 = v2508 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2517 = v2516 ? 4u : v2513;
-      const bool v2520 = v2508 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2521 = v2520 ? 2u : v2517;
-      const bool v2524 = v2508 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2525 = v2524 ? 1u : v2521;
-      const unsigned int v2527 = v2420 % v2525;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2528 = v2527 < v2508;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2530 = v2527 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2531 = v2530 / v16;
-      const unsigned int v2532 = v2531 * v16;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2535 = v2530 - v2532;
-      const unsigned int v2538 = v2500 * v16;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2539 = v2538 + v2530;
-      const unsigned int v2541 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2542 = v2541 << 5u;
-      const unsigned int v2543 = v2542 / v2488;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2545 = v2542 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2546 = v2545 / v2488;
-      iron_frag<float, 2, 16, 16> v2548;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2548, 0.0f);
-      iron_frag<float, 2, 16, 16> v2550;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2550, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2552;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2552, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2554, iron_f32_to_bf16(0.0f));
-      const unsigned int v2557 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2660 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2681 = v2542 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2685 = v2543 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2691 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2695 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2470 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2471 = v2470 & 15u;
+    const unsigned int v2472 = v2471 << 2u;
+    const unsigned int v2480 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2481 = v7 * v2480;
+    const unsigned int v2483 = v6 << 1u;
+    const unsigned int v2484 = v1 + v2483;
+    const unsigned int v2485 = v2484 - v2481;
+    const unsigned int v2486 = v2485 - 1u;
+    const unsigned int v2487 = v2486 / v5;
+    const unsigned int v2488 = v2487 + 1u;
+    const unsigned int v2502 = v0 * v2488;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2507 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2508 = v2507 == v10;
+    const unsigned int v2511 = v16 << 1u;
+    const bool v2512 = v2511 <= 64u;
+    const bool v2513 = v2508 && v2512;
+    const unsigned int v2514 = v2513 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2518 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2519 = v2518 == v10;
+    const unsigned int v2522 = v16 << 2u;
+    const bool v2523 = v2522 <= 64u;
+    const bool v2524 = v2519 && v2523;
+    const unsigned int v2525 = v2524 ? 4u : v2514;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2529 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2530 = v2529 == v10;
+    const unsigned int v2533 = v16 << 3u;
+    const bool v2534 = v2533 <= 64u;
+    const bool v2535 = v2530 && v2534;
+    const unsigned int v2536 = v2535 ? 8u : v2525;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2538 = 128u / v2536;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2539 = v8 / v2536;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2540 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2543 = v2502 + 127u;
+    const unsigned int v2544 = v2543 >> 7u;
+    const unsigned int v2545 = blockIdx.z;
+    const unsigned int v2546 = v2545 * v2544;
+    const unsigned int v2547 = v2546 + v2540;
+    const unsigned int v2548 = v2547 % v2539;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2549 = v2547 / v2539;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2550 = v2548 * v2536;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2552 = v2502 + v2538;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2553 = v2552 - 1u;
+    const unsigned int v2554 = v2553 / v2538;
+    const bool v2555 = v2549 < v2554;
+    if (v2555) {
+      const unsigned int v2557 = v2536 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2558 = v2557 >> 2u;
+      const bool v2562 = v2558 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2563 = v2562 ? 8u : 16u;
+      const bool v2566 = v2558 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2567 = v2566 ? 4u : v2563;
+      const bool v2570 = v2558 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2571 = v2570 ? 2u : v2567;
+      const bool v2574 = v2558 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2575 = v2574 ? 1u : v2571;
+      const unsigned int v2577 = v2470 % v2575;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2578 = v2577 < v2558;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2580 = v2577 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2581 = v2580 / v16;
+      const unsigned int v2582 = v2581 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2585 = v2580 - v2582;
+      const unsigned int v2588 = v2550 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2589 = v2588 + v2580;
+      const unsigned int v2591 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2592 = v2591 << 5u;
+      const unsigned int v2593 = v2592 / v2538;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2595 = v2592 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2596 = v2595 / v2538;
+      iron_frag<float, 2, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2598, 0.0f);
+      iron_frag<float, 2, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2600, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2602;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2602, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2604;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2604, iron_f32_to_bf16(0.0f));
+      const unsigned int v2607 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2710 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2731 = v2592 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2735 = v2593 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2741 = v2595 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2745 = v2596 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2559 = v10; v2559 < 1u; v2559 += v2557) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2560 = v2559 + v2557;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2561 = min(v2560, 1u);
-        const unsigned int v2562 = v2561 - v2559;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2563 = v2562 * v4;
-        const unsigned int v2564 = v2563 * v16;
-        const unsigned int v2568 = v2564 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2569 = v2568 >> 4u;
-        const unsigned int v2570 = v2569 << 4u;
-        const bool v2571 = v2422 < v2570;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2571) {
-          const unsigned int v2573 = v2486 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2576 = v2420 >> 4u;
-          const bool v2582 = v2422 < v2564;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2584 = v2559 * v4;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2585 = v2584 * v16;
+      for (unsigned int v2609 = v10; v2609 < 1u; v2609 += v2607) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2610 = v2609 + v2607;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2611 = min(v2610, 1u);
+        const unsigned int v2612 = v2611 - v2609;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2613 = v2612 * v4;
+        const unsigned int v2614 = v2613 * v16;
+        const unsigned int v2618 = v2614 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2619 = v2618 >> 4u;
+        const unsigned int v2620 = v2619 << 4u;
+        const bool v2621 = v2472 < v2620;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2621) {
+          const unsigned int v2623 = v2536 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2626 = v2470 >> 4u;
+          const bool v2632 = v2472 < v2614;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2634 = v2609 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2635 = v2634 * v16;
 
-          for (unsigned int v2578 = v2576; v2578 < v2573; v2578 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2580 = v2578 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2581 = v2580 < v12;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2583 = v2581 && v2582;
-            const unsigned int v2587 = v2578 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2588 = v2500 + v2587;
-            const unsigned int v2589 = v2588 * v12;
-            const unsigned int v2590 = v2589 + v2580;
-            const unsigned int v2591 = v2590 * v22;
-            const unsigned int v2592 = v2591 + v2585;
-            const unsigned int v2593 = v2592 + v2422;
-            const unsigned int v2595 = v2583 ? v2593 : v10;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2597 = v2578 * 56u;
-            const unsigned int v2598 = v2597 + v2422;
-            iron_copy_async<8>(shm5 + v2598, weight + v2595, v2583);
+          for (unsigned int v2628 = v2626; v2628 < v2623; v2628 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2630 = v2628 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2631 = v2630 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2633 = v2631 && v2632;
+            const unsigned int v2637 = v2628 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2638 = v2550 + v2637;
+            const unsigned int v2639 = v2638 * v12;
+            const unsigned int v2640 = v2639 + v2630;
+            const unsigned int v2641 = v2640 * v22;
+            const unsigned int v2642 = v2641 + v2635;
+            const unsigned int v2643 = v2642 + v2472;
+            const unsigned int v2645 = v2633 ? v2643 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2647 = v2628 * 56u;
+            const unsigned int v2648 = v2647 + v2472;
+            iron_copy_async<8>(shm5 + v2648, weight + v2645, v2633);
           }
         }
-        if (v2528) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2600 = 128u / v2525;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2602 = v2420 / v2525;
-          const unsigned int v2604 = v2499 * v2488;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2616 = v2531 * v2488;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2643 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2578) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2650 = 128u / v2575;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2652 = v2470 / v2575;
+          const unsigned int v2654 = v2549 * v2538;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2666 = v2581 * v2538;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2693 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2603 = v2602; v2603 < v2488; v2603 += v2600) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2605 = v2604 + v2603;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2606 = v2605 / v2438;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2607 = v2606 * v2438;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2608 = v2605 - v2607;
-            const unsigned int v2609 = v2608 / v2438;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2611 = v2609 * v2438;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2612 = v2608 - v2611;
-            const unsigned int v2613 = v2612 * v5;
-            const bool v2614 = v2605 < v2452;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2617 = v2616 + v2603;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2618 = v2617 * 56u;
-            const unsigned int v2619 = v2618 + v2535;
+          for (unsigned int v2653 = v2652; v2653 < v2538; v2653 += v2650) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2655 = v2654 + v2653;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2656 = v2655 / v2488;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2657 = v2656 * v2488;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2658 = v2655 - v2657;
+            const unsigned int v2659 = v2658 / v2488;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2661 = v2659 * v2488;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2662 = v2658 - v2661;
+            const unsigned int v2663 = v2662 * v5;
+            const bool v2664 = v2655 < v2502;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2667 = v2666 + v2653;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2668 = v2667 * 56u;
+            const unsigned int v2669 = v2668 + v2585;
 
-            for (unsigned int v2621 = v2559; v2621 < v2561; v2621 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2623 = v2609 + v2621;  // kernels/convolution/narrow_groups.hpp:144
-              const bool v2624 = v2623 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2625 = v2614 && v2624;
-              const bool v2627 = v2623 < 1u;
-              const bool v2628 = v2625 && v2627;
-              const unsigned int v2629 = max(v2623, v10);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2631 = v2606 + v2629;
-              const unsigned int v2633 = v2621 - v2559;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2634 = v2633 * v4;
-              const unsigned int v2635 = v2634 * v16;
-              const unsigned int v2647 = v2631 * v1;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2655 = v2619 + v2635;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2671 = v2609; v2671 < v2611; v2671 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2673 = v2659 + v2671;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2674 = v2673 >= v10;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2675 = v2664 && v2674;
+              const bool v2677 = v2673 < 1u;
+              const bool v2678 = v2675 && v2677;
+              const unsigned int v2679 = max(v2673, v10);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2681 = v2656 + v2679;
+              const unsigned int v2683 = v2671 - v2609;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2684 = v2683 * v4;
+              const unsigned int v2685 = v2684 * v16;
+              const unsigned int v2697 = v2681 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2705 = v2669 + v2685;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2638 = v10; v2638 < v4; v2638 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2639 = v2638 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2640 = v2613 + v2639;
-                const bool v2641 = v2640 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2642 = v2628 && v2641;
-                const bool v2644 = v2640 < v2643;
-                const bool v2645 = v2642 && v2644;
-                const unsigned int v2646 = max(v2640, v6);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2648 = v2647 + v2646;
-                const unsigned int v2649 = v2648 - v6;
-                const unsigned int v2650 = v2649 * v2;
-                const unsigned int v2651 = v2650 + v2539;
-                const unsigned int v2653 = v2645 ? v2651 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2654 = v2638 * v16;
-                const unsigned int v2656 = v2655 + v2654;
-                iron_copy_async<8>(shm4 + v2656, x + v2653, v2645);
+              for (unsigned int v2688 = v10; v2688 < v4; v2688 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2689 = v2688 * v7;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2690 = v2663 + v2689;
+                const bool v2691 = v2690 >= v6;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2692 = v2678 && v2691;
+                const bool v2694 = v2690 < v2693;
+                const bool v2695 = v2692 && v2694;
+                const unsigned int v2696 = max(v2690, v6);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2698 = v2697 + v2696;
+                const unsigned int v2699 = v2698 - v6;
+                const unsigned int v2700 = v2699 * v2;
+                const unsigned int v2701 = v2700 + v2589;
+                const unsigned int v2703 = v2695 ? v2701 : v10;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2704 = v2688 * v16;
+                const unsigned int v2706 = v2705 + v2704;
+                iron_copy_async<8>(shm4 + v2706, x + v2703, v2695);
               }
             }
           }
         }
-        const unsigned int v2658 = v2570 - v2564;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2659 = v2658 >> 2u;
-        const unsigned int v2662 = v2659 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2708 = v2620 - v2614;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2709 = v2708 >> 2u;
+        const unsigned int v2712 = v2709 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2664 = v2420; v2664 < v2662; v2664 += v2660) {
-          const unsigned int v2665 = v2664 / v2659;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2669 = v2665 * v2659;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2670 = v2664 - v2669;
-          const unsigned int v2671 = v2670 << 2u;
-          const unsigned int v2673 = v2665 * 56u;
-          const unsigned int v2674 = v2673 + v2564;
-          const unsigned int v2675 = v2674 + v2671;
-          iron_copy_async<8>(shm4 + v2675, x + v10, false);
+        for (unsigned int v2714 = v2470; v2714 < v2712; v2714 += v2710) {
+          const unsigned int v2715 = v2714 / v2709;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2719 = v2715 * v2709;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2720 = v2714 - v2719;
+          const unsigned int v2721 = v2720 << 2u;
+          const unsigned int v2723 = v2715 * 56u;
+          const unsigned int v2724 = v2723 + v2614;
+          const unsigned int v2725 = v2724 + v2721;
+          iron_copy_async<8>(shm4 + v2725, x + v10, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2678 = v10; v2678 < v2570; v2678 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2682 = v2681 + v2678;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2552, shm4, v2682, 56u);
-          const unsigned int v2686 = v2685 + v2678;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2554, shm5, v2686, 56u);
-          iron_frag_mma_sync(v2548, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2692 = v2691 + v2678;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2552, shm4, v2692, 56u);
-          const unsigned int v2696 = v2695 + v2678;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2554, shm5, v2696, 56u);
-          iron_frag_mma_sync(v2550, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2728 = v10; v2728 < v2620; v2728 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2732 = v2731 + v2728;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2602, shm4, v2732, 56u);
+          const unsigned int v2736 = v2735 + v2728;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2604, shm5, v2736, 56u);
+          iron_frag_mma_sync(v2598, v2602, v2604);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2742 = v2741 + v2728;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2602, shm4, v2742, 56u);
+          const unsigned int v2746 = v2745 + v2728;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2604, shm5, v2746, 56u);
+          iron_frag_mma_sync(v2600, v2602, v2604);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2697 = v2543 * v2488;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2698 = v2499 * v2488;
-      const unsigned int v2699 = v2698 + v2542;
-      const unsigned int v2700 = v2699 - v2697;
-      const unsigned int v2701 = v2500 + v2543;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2702 = v2701 * v12;
-      const unsigned int v2703 = static_cast<unsigned int>(v2548.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2704 = v2700 + v2703;
-      const unsigned int v2705 = static_cast<unsigned int>(v2548.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2706 = v2704 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2707 = v2705 < v12;
-      const bool v2708 = v2706 && v2707;
-      if (v2708) {
-        const float v2709 = v2548.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2711 = iron_f32_to_bf16(v2709);
-        const unsigned int v2712 = v2704 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2713 = v2712 + v2702;
-        const unsigned int v2714 = v2713 + v2705;
-        out[v2714] = v2711;
+      const unsigned int v2747 = v2593 * v2538;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2748 = v2549 * v2538;
+      const unsigned int v2749 = v2748 + v2592;
+      const unsigned int v2750 = v2749 - v2747;
+      const unsigned int v2751 = v2550 + v2593;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2752 = v2751 * v12;
+      const unsigned int v2753 = static_cast<unsigned int>(v2598.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2754 = v2750 + v2753;
+      const unsigned int v2755 = static_cast<unsigned int>(v2598.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2756 = v2754 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2757 = v2755 < v12;
+      const bool v2758 = v2756 && v2757;
+      if (v2758) {
+        const float v2759 = v2598.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
+        const unsigned int v2762 = v2754 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2763 = v2762 + v2752;
+        const unsigned int v2764 = v2763 + v2755;
+        out[v2764] = v2761;
       }
-      const unsigned int v2715 = static_cast<unsigned int>(v2548.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2716 = v2700 + v2715;
-      const unsigned int v2717 = static_cast<unsigned int>(v2548.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2718 = v2716 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2719 = v2717 < v12;
-      const bool v2720 = v2718 && v2719;
-      if (v2720) {
-        const float v2721 = v2548.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2723 = iron_f32_to_bf16(v2721);
-        const unsigned int v2724 = v2716 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2725 = v2724 + v2702;
-        const unsigned int v2726 = v2725 + v2717;
-        out[v2726] = v2723;
+      const unsigned int v2765 = static_cast<unsigned int>(v2598.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2766 = v2750 + v2765;
+      const unsigned int v2767 = static_cast<unsigned int>(v2598.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2768 = v2766 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2769 = v2767 < v12;
+      const bool v2770 = v2768 && v2769;
+      if (v2770) {
+        const float v2771 = v2598.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2773 = iron_f32_to_bf16(v2771);
+        const unsigned int v2774 = v2766 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2775 = v2774 + v2752;
+        const unsigned int v2776 = v2775 + v2767;
+        out[v2776] = v2773;
       }
-      const unsigned int v2727 = static_cast<unsigned int>(v2548.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2728 = v2700 + v2727;
-      const unsigned int v2729 = static_cast<unsigned int>(v2548.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2730 = v2728 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2731 = v2729 < v12;
-      const bool v2732 = v2730 && v2731;
-      if (v2732) {
-        const float v2733 = v2548.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2735 = iron_f32_to_bf16(v2733);
-        const unsigned int v2736 = v2728 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2737 = v2736 + v2702;
-        const unsigned int v2738 = v2737 + v2729;
-        out[v2738] = v2735;
+      const unsigned int v2777 = static_cast<unsigned int>(v2598.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2778 = v2750 + v2777;
+      const unsigned int v2779 = static_cast<unsigned int>(v2598.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2780 = v2778 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2781 = v2779 < v12;
+      const bool v2782 = v2780 && v2781;
+      if (v2782) {
+        const float v2783 = v2598.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2785 = iron_f32_to_bf16(v2783);
+        const unsigned int v2786 = v2778 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2787 = v2786 + v2752;
+        const unsigned int v2788 = v2787 + v2779;
+        out[v2788] = v2785;
       }
-      const unsigned int v2739 = static_cast<unsigned int>(v2548.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2740 = v2700 + v2739;
-      const unsigned int v2741 = static_cast<unsigned int>(v2548.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2742 = v2740 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2743 = v2741 < v12;
-      const bool v2744 = v2742 && v2743;
-      if (v2744) {
-        const float v2745 = v2548.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2747 = iron_f32_to_bf16(v2745);
-        const unsigned int v2748 = v2740 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2749 = v2748 + v2702;
-        const unsigned int v2750 = v2749 + v2741;
-        out[v2750] = v2747;
+      const unsigned int v2789 = static_cast<unsigned int>(v2598.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2790 = v2750 + v2789;
+      const unsigned int v2791 = static_cast<unsigned int>(v2598.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2792 = v2790 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2793 = v2791 < v12;
+      const bool v2794 = v2792 && v2793;
+      if (v2794) {
+        const float v2795 = v2598.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
+        const unsigned int v2798 = v2790 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2799 = v2798 + v2752;
+        const unsigned int v2800 = v2799 + v2791;
+        out[v2800] = v2797;
       }
-      const unsigned int v2751 = static_cast<unsigned int>(v2548.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2752 = v2700 + v2751;
-      const unsigned int v2753 = static_cast<unsigned int>(v2548.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2754 = v2752 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2755 = v2753 < v12;
-      const bool v2756 = v2754 && v2755;
-      if (v2756) {
-        const float v2757 = v2548.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2759 = iron_f32_to_bf16(v2757);
-        const unsigned int v2760 = v2752 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2761 = v2760 + v2702;
-        const unsigned int v2762 = v2761 + v2753;
-        out[v2762] = v2759;
+      const unsigned int v2801 = static_cast<unsigned int>(v2598.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2802 = v2750 + v2801;
+      const unsigned int v2803 = static_cast<unsigned int>(v2598.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2804 = v2802 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2805 = v2803 < v12;
+      const bool v2806 = v2804 && v2805;
+      if (v2806) {
+        const float v2807 = v2598.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2807);
+        const unsigned int v2810 = v2802 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2811 = v2810 + v2752;
+        const unsigned int v2812 = v2811 + v2803;
+        out[v2812] = v2809;
       }
-      const unsigned int v2763 = static_cast<unsigned int>(v2548.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2764 = v2700 + v2763;
-      const unsigned int v2765 = static_cast<unsigned int>(v2548.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2766 = v2764 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2767 = v2765 < v12;
-      const bool v2768 = v2766 && v2767;
-      if (v2768) {
-        const float v2769 = v2548.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
-        const unsigned int v2772 = v2764 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2773 = v2772 + v2702;
-        const unsigned int v2774 = v2773 + v2765;
-        out[v2774] = v2771;
+      const unsigned int v2813 = static_cast<unsigned int>(v2598.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2814 = v2750 + v2813;
+      const unsigned int v2815 = static_cast<unsigned int>(v2598.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2816 = v2814 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2817 = v2815 < v12;
+      const bool v2818 = v2816 && v2817;
+      if (v2818) {
+        const float v2819 = v2598.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2821 = iron_f32_to_bf16(v2819);
+        const unsigned int v2822 = v2814 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2823 = v2822 + v2752;
+        const unsigned int v2824 = v2823 + v2815;
+        out[v2824] = v2821;
       }
-      const unsigned int v2775 = static_cast<unsigned int>(v2548.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2776 = v2700 + v2775;
-      const unsigned int v2777 = static_cast<unsigned int>(v2548.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2778 = v2776 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2779 = v2777 < v12;
-      const bool v2780 = v2778 && v2779;
-      if (v2780) {
-        const float v2781 = v2548.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2783 = iron_f32_to_bf16(v2781);
-        const unsigned int v2784 = v2776 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2785 = v2784 + v2702;
-        const unsigned int v2786 = v2785 + v2777;
-        out[v2786] = v2783;
+      const unsigned int v2825 = static_cast<unsigned int>(v2598.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2826 = v2750 + v2825;
+      const unsigned int v2827 = static_cast<unsigned int>(v2598.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2828 = v2826 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2829 = v2827 < v12;
+      const bool v2830 = v2828 && v2829;
+      if (v2830) {
+        const float v2831 = v2598.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2833 = iron_f32_to_bf16(v2831);
+        const unsigned int v2834 = v2826 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2835 = v2834 + v2752;
+        const unsigned int v2836 = v2835 + v2827;
+        out[v2836] = v2833;
       }
-      const unsigned int v2787 = static_cast<unsigned int>(v2548.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2788 = v2700 + v2787;
-      const unsigned int v2789 = static_cast<unsigned int>(v2548.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2790 = v2788 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2791 = v2789 < v12;
-      const bool v2792 = v2790 && v2791;
-      if (v2792) {
-        const float v2793 = v2548.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2795 = iron_f32_to_bf16(v2793);
-        const unsigned int v2796 = v2788 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2797 = v2796 + v2702;
-        const unsigned int v2798 = v2797 + v2789;
-        out[v2798] = v2795;
+      const unsigned int v2837 = static_cast<unsigned int>(v2598.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2838 = v2750 + v2837;
+      const unsigned int v2839 = static_cast<unsigned int>(v2598.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2840 = v2838 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2841 = v2839 < v12;
+      const bool v2842 = v2840 && v2841;
+      if (v2842) {
+        const float v2843 = v2598.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2845 = iron_f32_to_bf16(v2843);
+        const unsigned int v2846 = v2838 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2847 = v2846 + v2752;
+        const unsigned int v2848 = v2847 + v2839;
+        out[v2848] = v2845;
       }
-      const unsigned int v2801 = v2546 * v2488;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2803 = v2698 + v2545;
-      const unsigned int v2804 = v2803 - v2801;
-      const unsigned int v2805 = v2500 + v2546;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2806 = v2805 * v12;
-      const unsigned int v2807 = static_cast<unsigned int>(v2550.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2808 = v2804 + v2807;
-      const unsigned int v2809 = static_cast<unsigned int>(v2550.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2810 = v2808 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2811 = v2809 < v12;
-      const bool v2812 = v2810 && v2811;
-      if (v2812) {
-        const float v2813 = v2550.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2815 = iron_f32_to_bf16(v2813);
-        const unsigned int v2816 = v2808 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2817 = v2816 + v2806;
-        const unsigned int v2818 = v2817 + v2809;
-        out[v2818] = v2815;
+      const unsigned int v2851 = v2596 * v2538;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2853 = v2748 + v2595;
+      const unsigned int v2854 = v2853 - v2851;
+      const unsigned int v2855 = v2550 + v2596;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2856 = v2855 * v12;
+      const unsigned int v2857 = static_cast<unsigned int>(v2600.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2858 = v2854 + v2857;
+      const unsigned int v2859 = static_cast<unsigned int>(v2600.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2860 = v2858 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2861 = v2859 < v12;
+      const bool v2862 = v2860 && v2861;
+      if (v2862) {
+        const float v2863 = v2600.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2865 = iron_f32_to_bf16(v2863);
+        const unsigned int v2866 = v2858 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2867 = v2866 + v2856;
+        const unsigned int v2868 = v2867 + v2859;
+        out[v2868] = v2865;
       }
-      const unsigned int v2819 = static_cast<unsigned int>(v2550.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2820 = v2804 + v2819;
-      const unsigned int v2821 = static_cast<unsigned int>(v2550.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2822 = v2820 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2823 = v2821 < v12;
-      const bool v2824 = v2822 && v2823;
-      if (v2824) {
-        const float v2825 = v2550.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2827 = iron_f32_to_bf16(v2825);
-        const unsigned int v2828 = v2820 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2829 = v2828 + v2806;
-        const unsigned int v2830 = v2829 + v2821;
-        out[v2830] = v2827;
+      const unsigned int v2869 = static_cast<unsigned int>(v2600.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2870 = v2854 + v2869;
+      const unsigned int v2871 = static_cast<unsigned int>(v2600.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2872 = v2870 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2873 = v2871 < v12;
+      const bool v2874 = v2872 && v2873;
+      if (v2874) {
+        const float v2875 = v2600.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2877 = iron_f32_to_bf16(v2875);
+        const unsigned int v2878 = v2870 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2879 = v2878 + v2856;
+        const unsigned int v2880 = v2879 + v2871;
+        out[v2880] = v2877;
       }
-      const unsigned int v2831 = static_cast<unsigned int>(v2550.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2832 = v2804 + v2831;
-      const unsigned int v2833 = static_cast<unsigned int>(v2550.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2834 = v2832 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2835 = v2833 < v12;
-      const bool v2836 = v2834 && v2835;
-      if (v2836) {
-        const float v2837 = v2550.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2839 = iron_f32_to_bf16(v2837);
-        const unsigned int v2840 = v2832 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2841 = v2840 + v2806;
-        const unsigned int v2842 = v2841 + v2833;
-        out[v2842] = v2839;
+      const unsigned int v2881 = static_cast<unsigned int>(v2600.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2882 = v2854 + v2881;
+      const unsigned int v2883 = static_cast<unsigned int>(v2600.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2885 = v2883 < v12;
+      const bool v2886 = v2884 && v2885;
+      if (v2886) {
+        const float v2887 = v2600.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2889 = iron_f32_to_bf16(v2887);
+        const unsigned int v2890 = v2882 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2891 = v2890 + v2856;
+        const unsigned int v2892 = v2891 + v2883;
+        out[v2892] = v2889;
       }
-      const unsigned int v2843 = static_cast<unsigned int>(v2550.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2844 = v2804 + v2843;
-      const unsigned int v2845 = static_cast<unsigned int>(v2550.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2846 = v2844 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2847 = v2845 < v12;
-      const bool v2848 = v2846 && v2847;
-      if (v2848) {
-        const float v2849 = v2550.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2851 = iron_f32_to_bf16(v2849);
-        const unsigned int v2852 = v2844 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2853 = v2852 + v2806;
-        const unsigned int v2854 = v2853 + v2845;
-        out[v2854] = v2851;
+      const unsigned int v2893 = static_cast<unsigned int>(v2600.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2894 = v2854 + v2893;
+      const unsigned int v2895 = static_cast<unsigned int>(v2600.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2896 = v2894 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2897 = v2895 < v12;
+      const bool v2898 = v2896 && v2897;
+      if (v2898) {
+        const float v2899 = v2600.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2901 = iron_f32_to_bf16(v2899);
+        const unsigned int v2902 = v2894 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2903 = v2902 + v2856;
+        const unsigned int v2904 = v2903 + v2895;
+        out[v2904] = v2901;
       }
-      const unsigned int v2855 = static_cast<unsigned int>(v2550.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2856 = v2804 + v2855;
-      const unsigned int v2857 = static_cast<unsigned int>(v2550.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2858 = v2856 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2859 = v2857 < v12;
-      const bool v2860 = v2858 && v2859;
-      if (v2860) {
-        const float v2861 = v2550.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2863 = iron_f32_to_bf16(v2861);
-        const unsigned int v2864 = v2856 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2865 = v2864 + v2806;
-        const unsigned int v2866 = v2865 + v2857;
-        out[v2866] = v2863;
+      const unsigned int v2905 = static_cast<unsigned int>(v2600.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2906 = v2854 + v2905;
+      const unsigned int v2907 = static_cast<unsigned int>(v2600.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2908 = v2906 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2909 = v2907 < v12;
+      const bool v2910 = v2908 && v2909;
+      if (v2910) {
+        const float v2911 = v2600.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2913 = iron_f32_to_bf16(v2911);
+        const unsigned int v2914 = v2906 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2915 = v2914 + v2856;
+        const unsigned int v2916 = v2915 + v2907;
+        out[v2916] = v2913;
       }
-      const unsigned int v2867 = static_cast<unsigned int>(v2550.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2868 = v2804 + v2867;
-      const unsigned int v2869 = static_cast<unsigned int>(v2550.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2870 = v2868 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2871 = v2869 < v12;
-      const bool v2872 = v2870 && v2871;
-      if (v2872) {
-        const float v2873 = v2550.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2875 = iron_f32_to_bf16(v2873);
-        const unsigned int v2876 = v2868 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2877 = v2876 + v2806;
-        const unsigned int v2878 = v2877 + v2869;
-        out[v2878] = v2875;
+      const unsigned int v2917 = static_cast<unsigned int>(v2600.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2918 = v2854 + v2917;
+      const unsigned int v2919 = static_cast<unsigned int>(v2600.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2920 = v2918 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2921 = v2919 < v12;
+      const bool v2922 = v2920 && v2921;
+      if (v2922) {
+        const float v2923 = v2600.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2925 = iron_f32_to_bf16(v2923);
+        const unsigned int v2926 = v2918 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2927 = v2926 + v2856;
+        const unsigned int v2928 = v2927 + v2919;
+        out[v2928] = v2925;
       }
-      const unsigned int v2879 = static_cast<unsigned int>(v2550.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2880 = v2804 + v2879;
-      const unsigned int v2881 = static_cast<unsigned int>(v2550.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2882 = v2880 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2883 = v2881 < v12;
-      const bool v2884 = v2882 && v2883;
-      if (v2884) {
-        const float v2885 = v2550.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2887 = iron_f32_to_bf16(v2885);
-        const unsigned int v2888 = v2880 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2889 = v2888 + v2806;
-        const unsigned int v2890 = v2889 + v2881;
-        out[v2890] = v2887;
+      const unsigned int v2929 = static_cast<unsigned int>(v2600.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2930 = v2854 + v2929;
+      const unsigned int v2931 = static_cast<unsigned int>(v2600.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2932 = v2930 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2933 = v2931 < v12;
+      const bool v2934 = v2932 && v2933;
+      if (v2934) {
+        const float v2935 = v2600.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2937 = iron_f32_to_bf16(v2935);
+        const unsigned int v2938 = v2930 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2939 = v2938 + v2856;
+        const unsigned int v2940 = v2939 + v2931;
+        out[v2940] = v2937;
       }
-      const unsigned int v2891 = static_cast<unsigned int>(v2550.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2892 = v2804 + v2891;
-      const unsigned int v2893 = static_cast<unsigned int>(v2550.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2894 = v2892 < v2452;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2895 = v2893 < v12;
-      const bool v2896 = v2894 && v2895;
-      if (v2896) {
-        const float v2897 = v2550.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2899 = iron_f32_to_bf16(v2897);
-        const unsigned int v2900 = v2892 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2901 = v2900 + v2806;
-        const unsigned int v2902 = v2901 + v2893;
-        out[v2902] = v2899;
+      const unsigned int v2941 = static_cast<unsigned int>(v2600.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2942 = v2854 + v2941;
+      const unsigned int v2943 = static_cast<unsigned int>(v2600.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2944 = v2942 < v2502;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2945 = v2943 < v12;
+      const bool v2946 = v2944 && v2945;
+      if (v2946) {
+        const float v2947 = v2600.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2949 = iron_f32_to_bf16(v2947);
+        const unsigned int v2950 = v2942 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2951 = v2950 + v2856;
+        const unsigned int v2952 = v2951 + v2943;
+        out[v2952] = v2949;
       }
     }
   }

@@ -69,8 +69,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -351,22 +351,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:115
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:150
     const unsigned int v85 = v84 * v34;
@@ -506,735 +506,735 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:277
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v2909 = 0u; v2909 < 2u; v2909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v2910 = v2909 << 6u;
-        const bool v2912 = v2910 < v34;
-        if (v2912) {
-          const unsigned int v2914 = v2909 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v2915 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v2915) {
-            const unsigned int v2919 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2920 = v2919 << 3u;
-            const unsigned int v2921 = v2910 + v2920;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2923 = v2921 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2925 = v2923 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2926 = v2921 - v2925;
-            const unsigned int v2927 = v2923 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2928 = v2927 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2929 = v2927 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2930 = v2923 - v2929;
-            const unsigned int v2931 = v2930 * v12;
-            const unsigned int v2932 = v97 + v2926;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2933 = v2921 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2935 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2940 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2941 = v2940 + v2920;
-            const unsigned int v2942 = v156 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2943 = v161 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2944 = v2942 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2945 = v2933 && v2944;
-            const bool v2946 = v2942 < v154;
-            const bool v2947 = v2945 && v2946;
-            const bool v2948 = v2943 >= v10;
-            const bool v2949 = v2947 && v2948;
-            const bool v2950 = v2943 < v2935;
-            const bool v2951 = v2949 && v2950;
-            const unsigned int v2952 = max(v2942, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2953 = v2952 - v9;
-            const unsigned int v2954 = max(v2943, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2955 = v2954 - v10;
-            const unsigned int v2956 = v164 + v2953;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2957 = v2956 * v2;
-            const unsigned int v2958 = v2957 + v2955;
-            const unsigned int v2959 = v2958 * v3;
-            const unsigned int v2960 = v2959 + v2932;
-            const unsigned int v2962 = v2951 ? v2960 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2964 = v2914 + v2941;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), x + v2962, v2951);
-            const unsigned int v2966 = v174 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2967 = v179 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2968 = v2966 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2969 = v2933 && v2968;
-            const bool v2970 = v2966 < v154;
-            const bool v2971 = v2969 && v2970;
-            const bool v2972 = v2967 >= v10;
-            const bool v2973 = v2971 && v2972;
-            const bool v2974 = v2967 < v2935;
-            const bool v2975 = v2973 && v2974;
-            const unsigned int v2976 = max(v2966, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2977 = v2976 - v9;
-            const unsigned int v2978 = max(v2967, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2979 = v2978 - v10;
-            const unsigned int v2980 = v182 + v2977;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2981 = v2980 * v2;
-            const unsigned int v2982 = v2981 + v2979;
-            const unsigned int v2983 = v2982 * v3;
-            const unsigned int v2984 = v2983 + v2932;
-            const unsigned int v2986 = v2975 ? v2984 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v2989 = v2964 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), x + v2986, v2975);
-            const unsigned int v2990 = v192 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2991 = v197 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2992 = v2990 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2993 = v2933 && v2992;
-            const bool v2994 = v2990 < v154;
-            const bool v2995 = v2993 && v2994;
-            const bool v2996 = v2991 >= v10;
+      for (unsigned int v2959 = 0u; v2959 < 2u; v2959 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2960 = v2959 << 6u;
+        const bool v2962 = v2960 < v34;
+        if (v2962) {
+          const unsigned int v2964 = v2959 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2965 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v2965) {
+            const unsigned int v2969 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2970 = v2969 << 3u;
+            const unsigned int v2971 = v2960 + v2970;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2973 = v2971 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2975 = v2973 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2976 = v2971 - v2975;
+            const unsigned int v2977 = v2973 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2978 = v2977 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2979 = v2977 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2980 = v2973 - v2979;
+            const unsigned int v2981 = v2980 * v12;
+            const unsigned int v2982 = v97 + v2976;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2983 = v2971 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2985 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2990 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2991 = v2990 + v2970;
+            const unsigned int v2992 = v156 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2993 = v161 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2994 = v2992 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2995 = v2983 && v2994;
+            const bool v2996 = v2992 < v154;
             const bool v2997 = v2995 && v2996;
-            const bool v2998 = v2991 < v2935;
+            const bool v2998 = v2993 >= v10;
             const bool v2999 = v2997 && v2998;
-            const unsigned int v3000 = max(v2990, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3001 = v3000 - v9;
-            const unsigned int v3002 = max(v2991, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3003 = v3002 - v10;
-            const unsigned int v3004 = v200 + v3001;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3005 = v3004 * v2;
-            const unsigned int v3006 = v3005 + v3003;
-            const unsigned int v3007 = v3006 * v3;
-            const unsigned int v3008 = v3007 + v2932;
-            const unsigned int v3010 = v2999 ? v3008 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3013 = v2964 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3010, v2999);
-            const unsigned int v3014 = v210 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3015 = v215 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3016 = v3014 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3017 = v2933 && v3016;
-            const bool v3018 = v3014 < v154;
-            const bool v3019 = v3017 && v3018;
-            const bool v3020 = v3015 >= v10;
+            const bool v3000 = v2993 < v2985;
+            const bool v3001 = v2999 && v3000;
+            const unsigned int v3002 = max(v2992, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3003 = v3002 - v9;
+            const unsigned int v3004 = max(v2993, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3005 = v3004 - v10;
+            const unsigned int v3006 = v164 + v3003;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3007 = v3006 * v2;
+            const unsigned int v3008 = v3007 + v3005;
+            const unsigned int v3009 = v3008 * v3;
+            const unsigned int v3010 = v3009 + v2982;
+            const unsigned int v3012 = v3001 ? v3010 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3014 = v2964 + v2991;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3014 ^ (((v3014 >> 6u) & 7u) << 3u)), x + v3012, v3001);
+            const unsigned int v3016 = v174 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3017 = v179 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3018 = v3016 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3019 = v2983 && v3018;
+            const bool v3020 = v3016 < v154;
             const bool v3021 = v3019 && v3020;
-            const bool v3022 = v3015 < v2935;
+            const bool v3022 = v3017 >= v10;
             const bool v3023 = v3021 && v3022;
-            const unsigned int v3024 = max(v3014, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3025 = v3024 - v9;
-            const unsigned int v3026 = max(v3015, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3027 = v3026 - v10;
-            const unsigned int v3028 = v218 + v3025;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3029 = v3028 * v2;
-            const unsigned int v3030 = v3029 + v3027;
-            const unsigned int v3031 = v3030 * v3;
-            const unsigned int v3032 = v3031 + v2932;
-            const unsigned int v3034 = v3023 ? v3032 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3037 = v2964 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), x + v3034, v3023);
-            const unsigned int v3038 = v228 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3039 = v233 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3040 = v3038 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3041 = v2933 && v3040;
-            const bool v3042 = v3038 < v154;
-            const bool v3043 = v3041 && v3042;
-            const bool v3044 = v3039 >= v10;
+            const bool v3024 = v3017 < v2985;
+            const bool v3025 = v3023 && v3024;
+            const unsigned int v3026 = max(v3016, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3027 = v3026 - v9;
+            const unsigned int v3028 = max(v3017, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3029 = v3028 - v10;
+            const unsigned int v3030 = v182 + v3027;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3031 = v3030 * v2;
+            const unsigned int v3032 = v3031 + v3029;
+            const unsigned int v3033 = v3032 * v3;
+            const unsigned int v3034 = v3033 + v2982;
+            const unsigned int v3036 = v3025 ? v3034 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3039 = v3014 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), x + v3036, v3025);
+            const unsigned int v3040 = v192 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3041 = v197 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3042 = v3040 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3043 = v2983 && v3042;
+            const bool v3044 = v3040 < v154;
             const bool v3045 = v3043 && v3044;
-            const bool v3046 = v3039 < v2935;
+            const bool v3046 = v3041 >= v10;
             const bool v3047 = v3045 && v3046;
-            const unsigned int v3048 = max(v3038, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3049 = v3048 - v9;
-            const unsigned int v3050 = max(v3039, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3051 = v3050 - v10;
-            const unsigned int v3052 = v236 + v3049;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3053 = v3052 * v2;
-            const unsigned int v3054 = v3053 + v3051;
-            const unsigned int v3055 = v3054 * v3;
-            const unsigned int v3056 = v3055 + v2932;
-            const unsigned int v3058 = v3047 ? v3056 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3061 = v2964 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), x + v3058, v3047);
-            const unsigned int v3062 = v246 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3063 = v251 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3064 = v3062 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3065 = v2933 && v3064;
-            const bool v3066 = v3062 < v154;
-            const bool v3067 = v3065 && v3066;
-            const bool v3068 = v3063 >= v10;
+            const bool v3048 = v3041 < v2985;
+            const bool v3049 = v3047 && v3048;
+            const unsigned int v3050 = max(v3040, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3051 = v3050 - v9;
+            const unsigned int v3052 = max(v3041, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3053 = v3052 - v10;
+            const unsigned int v3054 = v200 + v3051;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3055 = v3054 * v2;
+            const unsigned int v3056 = v3055 + v3053;
+            const unsigned int v3057 = v3056 * v3;
+            const unsigned int v3058 = v3057 + v2982;
+            const unsigned int v3060 = v3049 ? v3058 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3063 = v3014 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3063 ^ (((v3063 >> 6u) & 7u) << 3u)), x + v3060, v3049);
+            const unsigned int v3064 = v210 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3065 = v215 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3066 = v3064 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3067 = v2983 && v3066;
+            const bool v3068 = v3064 < v154;
             const bool v3069 = v3067 && v3068;
-            const bool v3070 = v3063 < v2935;
+            const bool v3070 = v3065 >= v10;
             const bool v3071 = v3069 && v3070;
-            const unsigned int v3072 = max(v3062, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3073 = v3072 - v9;
-            const unsigned int v3074 = max(v3063, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3075 = v3074 - v10;
-            const unsigned int v3076 = v254 + v3073;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3077 = v3076 * v2;
-            const unsigned int v3078 = v3077 + v3075;
-            const unsigned int v3079 = v3078 * v3;
-            const unsigned int v3080 = v3079 + v2932;
-            const unsigned int v3082 = v3071 ? v3080 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3085 = v2964 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), x + v3082, v3071);
-            const unsigned int v3086 = v264 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3087 = v269 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3088 = v3086 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3089 = v2933 && v3088;
-            const bool v3090 = v3086 < v154;
-            const bool v3091 = v3089 && v3090;
-            const bool v3092 = v3087 >= v10;
+            const bool v3072 = v3065 < v2985;
+            const bool v3073 = v3071 && v3072;
+            const unsigned int v3074 = max(v3064, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3075 = v3074 - v9;
+            const unsigned int v3076 = max(v3065, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3077 = v3076 - v10;
+            const unsigned int v3078 = v218 + v3075;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3079 = v3078 * v2;
+            const unsigned int v3080 = v3079 + v3077;
+            const unsigned int v3081 = v3080 * v3;
+            const unsigned int v3082 = v3081 + v2982;
+            const unsigned int v3084 = v3073 ? v3082 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3087 = v3014 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3087 ^ (((v3087 >> 6u) & 7u) << 3u)), x + v3084, v3073);
+            const unsigned int v3088 = v228 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3089 = v233 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3090 = v3088 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3091 = v2983 && v3090;
+            const bool v3092 = v3088 < v154;
             const bool v3093 = v3091 && v3092;
-            const bool v3094 = v3087 < v2935;
+            const bool v3094 = v3089 >= v10;
             const bool v3095 = v3093 && v3094;
-            const unsigned int v3096 = max(v3086, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3097 = v3096 - v9;
-            const unsigned int v3098 = max(v3087, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3099 = v3098 - v10;
-            const unsigned int v3100 = v272 + v3097;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3101 = v3100 * v2;
-            const unsigned int v3102 = v3101 + v3099;
-            const unsigned int v3103 = v3102 * v3;
-            const unsigned int v3104 = v3103 + v2932;
-            const unsigned int v3106 = v3095 ? v3104 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3109 = v2964 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), x + v3106, v3095);
-            const unsigned int v3110 = v282 + v2928;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3111 = v287 + v2931;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3112 = v3110 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3113 = v2933 && v3112;
-            const bool v3114 = v3110 < v154;
-            const bool v3115 = v3113 && v3114;
-            const bool v3116 = v3111 >= v10;
+            const bool v3096 = v3089 < v2985;
+            const bool v3097 = v3095 && v3096;
+            const unsigned int v3098 = max(v3088, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3099 = v3098 - v9;
+            const unsigned int v3100 = max(v3089, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3101 = v3100 - v10;
+            const unsigned int v3102 = v236 + v3099;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3103 = v3102 * v2;
+            const unsigned int v3104 = v3103 + v3101;
+            const unsigned int v3105 = v3104 * v3;
+            const unsigned int v3106 = v3105 + v2982;
+            const unsigned int v3108 = v3097 ? v3106 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3111 = v3014 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3111 ^ (((v3111 >> 6u) & 7u) << 3u)), x + v3108, v3097);
+            const unsigned int v3112 = v246 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3113 = v251 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3114 = v3112 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3115 = v2983 && v3114;
+            const bool v3116 = v3112 < v154;
             const bool v3117 = v3115 && v3116;
-            const bool v3118 = v3111 < v2935;
+            const bool v3118 = v3113 >= v10;
             const bool v3119 = v3117 && v3118;
-            const unsigned int v3120 = max(v3110, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3121 = v3120 - v9;
-            const unsigned int v3122 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3123 = v3122 - v10;
-            const unsigned int v3124 = v290 + v3121;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3125 = v3124 * v2;
-            const unsigned int v3126 = v3125 + v3123;
-            const unsigned int v3127 = v3126 * v3;
-            const unsigned int v3128 = v3127 + v2932;
-            const unsigned int v3130 = v3119 ? v3128 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3133 = v2964 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3133 ^ (((v3133 >> 6u) & 7u) << 3u)), x + v3130, v3119);
+            const bool v3120 = v3113 < v2985;
+            const bool v3121 = v3119 && v3120;
+            const unsigned int v3122 = max(v3112, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3123 = v3122 - v9;
+            const unsigned int v3124 = max(v3113, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3125 = v3124 - v10;
+            const unsigned int v3126 = v254 + v3123;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3127 = v3126 * v2;
+            const unsigned int v3128 = v3127 + v3125;
+            const unsigned int v3129 = v3128 * v3;
+            const unsigned int v3130 = v3129 + v2982;
+            const unsigned int v3132 = v3121 ? v3130 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3135 = v3014 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3135 ^ (((v3135 >> 6u) & 7u) << 3u)), x + v3132, v3121);
+            const unsigned int v3136 = v264 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3137 = v269 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3138 = v3136 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3139 = v2983 && v3138;
+            const bool v3140 = v3136 < v154;
+            const bool v3141 = v3139 && v3140;
+            const bool v3142 = v3137 >= v10;
+            const bool v3143 = v3141 && v3142;
+            const bool v3144 = v3137 < v2985;
+            const bool v3145 = v3143 && v3144;
+            const unsigned int v3146 = max(v3136, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3147 = v3146 - v9;
+            const unsigned int v3148 = max(v3137, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3149 = v3148 - v10;
+            const unsigned int v3150 = v272 + v3147;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3151 = v3150 * v2;
+            const unsigned int v3152 = v3151 + v3149;
+            const unsigned int v3153 = v3152 * v3;
+            const unsigned int v3154 = v3153 + v2982;
+            const unsigned int v3156 = v3145 ? v3154 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3159 = v3014 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3159 ^ (((v3159 >> 6u) & 7u) << 3u)), x + v3156, v3145);
+            const unsigned int v3160 = v282 + v2978;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3161 = v287 + v2981;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3162 = v3160 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3163 = v2983 && v3162;
+            const bool v3164 = v3160 < v154;
+            const bool v3165 = v3163 && v3164;
+            const bool v3166 = v3161 >= v10;
+            const bool v3167 = v3165 && v3166;
+            const bool v3168 = v3161 < v2985;
+            const bool v3169 = v3167 && v3168;
+            const unsigned int v3170 = max(v3160, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3171 = v3170 - v9;
+            const unsigned int v3172 = max(v3161, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3173 = v3172 - v10;
+            const unsigned int v3174 = v290 + v3171;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3175 = v3174 * v2;
+            const unsigned int v3176 = v3175 + v3173;
+            const unsigned int v3177 = v3176 * v3;
+            const unsigned int v3178 = v3177 + v2982;
+            const unsigned int v3180 = v3169 ? v3178 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3183 = v3014 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3180, v3169);
           } else {
-            const unsigned int v3141 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3142 = v3141 << 3u;
-            const unsigned int v3144 = v2910 + v3142;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3145 = v3144 < v34;
-            const unsigned int v3146 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3148 = v3146 + v2910;
-            const unsigned int v3149 = v3148 + v3142;
-            const unsigned int v3151 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3152 = v2914 + v3151;
-            const unsigned int v3153 = v3152 + v3142;
-            const bool v3157 = v3145 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3161 = v3157 ? v3149 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x + v3161, v3157);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3167 = v3145 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3169 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3170 = v3149 + v3169;
-            const unsigned int v3171 = v3167 ? v3170 : 0u;
-            const unsigned int v3173 = v3153 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3173 ^ (((v3173 >> 6u) & 7u) << 3u)), x + v3171, v3167);
-            const bool v3177 = v3145 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3179 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3180 = v3149 + v3179;
-            const unsigned int v3181 = v3177 ? v3180 : 0u;
-            const unsigned int v3183 = v3153 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3181, v3177);
-            const bool v3187 = v3145 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3189 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3190 = v3149 + v3189;
-            const unsigned int v3191 = v3187 ? v3190 : 0u;
-            const unsigned int v3193 = v3153 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3193 ^ (((v3193 >> 6u) & 7u) << 3u)), x + v3191, v3187);
-            const bool v3197 = v3145 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3199 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3200 = v3149 + v3199;
-            const unsigned int v3201 = v3197 ? v3200 : 0u;
-            const unsigned int v3203 = v3153 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3201, v3197);
-            const bool v3207 = v3145 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3209 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3210 = v3149 + v3209;
-            const unsigned int v3211 = v3207 ? v3210 : 0u;
-            const unsigned int v3213 = v3153 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3213 ^ (((v3213 >> 6u) & 7u) << 3u)), x + v3211, v3207);
-            const bool v3217 = v3145 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3219 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3220 = v3149 + v3219;
+            const unsigned int v3191 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3192 = v3191 << 3u;
+            const unsigned int v3194 = v2960 + v3192;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3195 = v3194 < v34;
+            const unsigned int v3196 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3198 = v3196 + v2960;
+            const unsigned int v3199 = v3198 + v3192;
+            const unsigned int v3201 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3202 = v2964 + v3201;
+            const unsigned int v3203 = v3202 + v3192;
+            const bool v3207 = v3195 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3211 = v3207 ? v3199 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3211, v3207);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3217 = v3195 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3219 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3220 = v3199 + v3219;
             const unsigned int v3221 = v3217 ? v3220 : 0u;
-            const unsigned int v3223 = v3153 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3223 = v3203 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3221, v3217);
-            const bool v3227 = v3145 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3229 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3230 = v3149 + v3229;
+            const bool v3227 = v3195 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3229 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3230 = v3199 + v3229;
             const unsigned int v3231 = v3227 ? v3230 : 0u;
-            const unsigned int v3233 = v3153 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3233 = v3203 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3231, v3227);
+            const bool v3237 = v3195 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3239 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3240 = v3199 + v3239;
+            const unsigned int v3241 = v3237 ? v3240 : 0u;
+            const unsigned int v3243 = v3203 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3243 ^ (((v3243 >> 6u) & 7u) << 3u)), x + v3241, v3237);
+            const bool v3247 = v3195 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3249 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3250 = v3199 + v3249;
+            const unsigned int v3251 = v3247 ? v3250 : 0u;
+            const unsigned int v3253 = v3203 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3253 ^ (((v3253 >> 6u) & 7u) << 3u)), x + v3251, v3247);
+            const bool v3257 = v3195 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3259 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3260 = v3199 + v3259;
+            const unsigned int v3261 = v3257 ? v3260 : 0u;
+            const unsigned int v3263 = v3203 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3263 ^ (((v3263 >> 6u) & 7u) << 3u)), x + v3261, v3257);
+            const bool v3267 = v3195 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3269 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3270 = v3199 + v3269;
+            const unsigned int v3271 = v3267 ? v3270 : 0u;
+            const unsigned int v3273 = v3203 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), x + v3271, v3267);
+            const bool v3277 = v3195 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3279 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3280 = v3199 + v3279;
+            const unsigned int v3281 = v3277 ? v3280 : 0u;
+            const unsigned int v3283 = v3203 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), x + v3281, v3277);
           }
-          const unsigned int v3242 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3243 = v3242 << 3u;
-          const unsigned int v3244 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3245 = v2910 + v3243;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3246 = v3245 < v34;
-          const unsigned int v3247 = v3244 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3248 = v85 + v3247;
-          const unsigned int v3249 = v3248 + v2910;
-          const unsigned int v3250 = v3249 + v3243;
-          const unsigned int v3252 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3253 = v2914 + v3252;
-          const unsigned int v3254 = v3253 + v3243;
-          const bool v3257 = v3244 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3258 = v3246 && v3257;
-          const unsigned int v3262 = v3258 ? v3250 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3254 ^ (((v3254 >> 6u) & 7u) << 3u)), weight + v3262, v3258);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3266 = v3244 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3267 = v3266 < v15;
-          const bool v3268 = v3246 && v3267;
-          const unsigned int v3270 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3271 = v3250 + v3270;
-          const unsigned int v3272 = v3268 ? v3271 : v85;
-          const unsigned int v3274 = v3254 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3274 ^ (((v3274 >> 6u) & 7u) << 3u)), weight + v3272, v3268);
-          const unsigned int v3276 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3277 = v3276 < v15;
-          const bool v3278 = v3246 && v3277;
-          const unsigned int v3280 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3281 = v3250 + v3280;
-          const unsigned int v3282 = v3278 ? v3281 : v85;
-          const unsigned int v3284 = v3254 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3284 ^ (((v3284 >> 6u) & 7u) << 3u)), weight + v3282, v3278);
-          const unsigned int v3286 = v3244 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3287 = v3286 < v15;
-          const bool v3288 = v3246 && v3287;
-          const unsigned int v3290 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3291 = v3250 + v3290;
-          const unsigned int v3292 = v3288 ? v3291 : v85;
-          const unsigned int v3294 = v3254 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), weight + v3292, v3288);
-          const unsigned int v3296 = v3244 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3297 = v3296 < v15;
-          const bool v3298 = v3246 && v3297;
-          const unsigned int v3300 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3301 = v3250 + v3300;
-          const unsigned int v3302 = v3298 ? v3301 : v85;
-          const unsigned int v3304 = v3254 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3302, v3298);
-          const unsigned int v3306 = v3244 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3307 = v3306 < v15;
-          const bool v3308 = v3246 && v3307;
-          const unsigned int v3310 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3311 = v3250 + v3310;
-          const unsigned int v3312 = v3308 ? v3311 : v85;
-          const unsigned int v3314 = v3254 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), weight + v3312, v3308);
-          const unsigned int v3316 = v3244 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3292 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3293 = v3292 << 3u;
+          const unsigned int v3294 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3295 = v2960 + v3293;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3296 = v3295 < v34;
+          const unsigned int v3297 = v3294 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3298 = v85 + v3297;
+          const unsigned int v3299 = v3298 + v2960;
+          const unsigned int v3300 = v3299 + v3293;
+          const unsigned int v3302 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3303 = v2964 + v3302;
+          const unsigned int v3304 = v3303 + v3293;
+          const bool v3307 = v3294 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3308 = v3296 && v3307;
+          const unsigned int v3312 = v3308 ? v3300 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3312, v3308);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3316 = v3294 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3317 = v3316 < v15;
-          const bool v3318 = v3246 && v3317;
-          const unsigned int v3320 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3321 = v3250 + v3320;
+          const bool v3318 = v3296 && v3317;
+          const unsigned int v3320 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3321 = v3300 + v3320;
           const unsigned int v3322 = v3318 ? v3321 : v85;
-          const unsigned int v3324 = v3254 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3324 = v3304 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), weight + v3322, v3318);
-          const unsigned int v3326 = v3244 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3326 = v3294 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3327 = v3326 < v15;
-          const bool v3328 = v3246 && v3327;
-          const unsigned int v3330 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3331 = v3250 + v3330;
+          const bool v3328 = v3296 && v3327;
+          const unsigned int v3330 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3331 = v3300 + v3330;
           const unsigned int v3332 = v3328 ? v3331 : v85;
-          const unsigned int v3334 = v3254 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3334 = v3304 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3334 ^ (((v3334 >> 6u) & 7u) << 3u)), weight + v3332, v3328);
+          const unsigned int v3336 = v3294 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3337 = v3336 < v15;
+          const bool v3338 = v3296 && v3337;
+          const unsigned int v3340 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3341 = v3300 + v3340;
+          const unsigned int v3342 = v3338 ? v3341 : v85;
+          const unsigned int v3344 = v3304 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3344 ^ (((v3344 >> 6u) & 7u) << 3u)), weight + v3342, v3338);
+          const unsigned int v3346 = v3294 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3347 = v3346 < v15;
+          const bool v3348 = v3296 && v3347;
+          const unsigned int v3350 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3351 = v3300 + v3350;
+          const unsigned int v3352 = v3348 ? v3351 : v85;
+          const unsigned int v3354 = v3304 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3354 ^ (((v3354 >> 6u) & 7u) << 3u)), weight + v3352, v3348);
+          const unsigned int v3356 = v3294 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3357 = v3356 < v15;
+          const bool v3358 = v3296 && v3357;
+          const unsigned int v3360 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3361 = v3300 + v3360;
+          const unsigned int v3362 = v3358 ? v3361 : v85;
+          const unsigned int v3364 = v3304 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3364 ^ (((v3364 >> 6u) & 7u) << 3u)), weight + v3362, v3358);
+          const unsigned int v3366 = v3294 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3367 = v3366 < v15;
+          const bool v3368 = v3296 && v3367;
+          const unsigned int v3370 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3371 = v3300 + v3370;
+          const unsigned int v3372 = v3368 ? v3371 : v85;
+          const unsigned int v3374 = v3304 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3374 ^ (((v3374 >> 6u) & 7u) << 3u)), weight + v3372, v3368);
+          const unsigned int v3376 = v3294 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3377 = v3376 < v15;
+          const bool v3378 = v3296 && v3377;
+          const unsigned int v3380 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3381 = v3300 + v3380;
+          const unsigned int v3382 = v3378 ? v3381 : v85;
+          const unsigned int v3384 = v3304 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), weight + v3382, v3378);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3347 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3352 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3397 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3402 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3335 = 0u; v3335 < v34; v3335 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3337 = v3335 >> 6u;
-        const unsigned int v3339 = v3337 % 3u;
+      for (unsigned int v3385 = 0u; v3385 < v34; v3385 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3387 = v3385 >> 6u;
+        const unsigned int v3389 = v3387 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3341 = v3339 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3348 = v3341 + v3347;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3348, 64u);
-        const unsigned int v3353 = v3341 + v3352;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3353, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3360 = v3348 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3360, 64u);
-        const unsigned int v3365 = v3353 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3365, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3371 = v3348 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3371, 64u);
-        const unsigned int v3376 = v3353 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3376, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3382 = v3348 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3382, 64u);
-        const unsigned int v3387 = v3353 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3387, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3390 = v3335 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3392 = v3337 + 2u;
-        const unsigned int v3393 = v3392 % 3u;
-        const bool v3394 = v3390 < v34;
-        if (v3394) {
-          const unsigned int v3396 = v3393 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3397 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3397) {
-            const unsigned int v3401 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3402 = v3401 << 3u;
-            const unsigned int v3403 = v3390 + v3402;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3405 = v3403 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3407 = v3405 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3408 = v3403 - v3407;
-            const unsigned int v3409 = v3405 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3410 = v3409 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3411 = v3409 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3412 = v3405 - v3411;
-            const unsigned int v3413 = v3412 * v12;
-            const unsigned int v3414 = v97 + v3408;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3415 = v3403 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3417 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3422 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3423 = v3422 + v3402;
-            const unsigned int v3424 = v156 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3425 = v161 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3426 = v3424 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3427 = v3415 && v3426;
-            const bool v3428 = v3424 < v154;
-            const bool v3429 = v3427 && v3428;
-            const bool v3430 = v3425 >= v10;
-            const bool v3431 = v3429 && v3430;
-            const bool v3432 = v3425 < v3417;
-            const bool v3433 = v3431 && v3432;
-            const unsigned int v3434 = max(v3424, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3435 = v3434 - v9;
-            const unsigned int v3436 = max(v3425, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3437 = v3436 - v10;
-            const unsigned int v3438 = v164 + v3435;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3439 = v3438 * v2;
-            const unsigned int v3440 = v3439 + v3437;
-            const unsigned int v3441 = v3440 * v3;
-            const unsigned int v3442 = v3441 + v3414;
-            const unsigned int v3444 = v3433 ? v3442 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3446 = v3396 + v3423;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3444, v3433);
-            const unsigned int v3448 = v174 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3449 = v179 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3450 = v3448 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3451 = v3415 && v3450;
-            const bool v3452 = v3448 < v154;
-            const bool v3453 = v3451 && v3452;
-            const bool v3454 = v3449 >= v10;
-            const bool v3455 = v3453 && v3454;
-            const bool v3456 = v3449 < v3417;
-            const bool v3457 = v3455 && v3456;
-            const unsigned int v3458 = max(v3448, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3459 = v3458 - v9;
-            const unsigned int v3460 = max(v3449, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3461 = v3460 - v10;
-            const unsigned int v3462 = v182 + v3459;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3463 = v3462 * v2;
-            const unsigned int v3464 = v3463 + v3461;
-            const unsigned int v3465 = v3464 * v3;
-            const unsigned int v3466 = v3465 + v3414;
-            const unsigned int v3468 = v3457 ? v3466 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3471 = v3446 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3471 ^ (((v3471 >> 6u) & 7u) << 3u)), x + v3468, v3457);
-            const unsigned int v3472 = v192 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3473 = v197 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3474 = v3472 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3475 = v3415 && v3474;
-            const bool v3476 = v3472 < v154;
-            const bool v3477 = v3475 && v3476;
-            const bool v3478 = v3473 >= v10;
+        const unsigned int v3391 = v3389 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3398 = v3391 + v3397;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3398, 64u);
+        const unsigned int v3403 = v3391 + v3402;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3403, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3410 = v3398 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3410, 64u);
+        const unsigned int v3415 = v3403 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3415, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3421 = v3398 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3421, 64u);
+        const unsigned int v3426 = v3403 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3426, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3432 = v3398 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3432, 64u);
+        const unsigned int v3437 = v3403 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3437, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3440 = v3385 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3442 = v3387 + 2u;
+        const unsigned int v3443 = v3442 % 3u;
+        const bool v3444 = v3440 < v34;
+        if (v3444) {
+          const unsigned int v3446 = v3443 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3447 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3447) {
+            const unsigned int v3451 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3452 = v3451 << 3u;
+            const unsigned int v3453 = v3440 + v3452;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3455 = v3453 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3457 = v3455 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3458 = v3453 - v3457;
+            const unsigned int v3459 = v3455 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3460 = v3459 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3461 = v3459 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3462 = v3455 - v3461;
+            const unsigned int v3463 = v3462 * v12;
+            const unsigned int v3464 = v97 + v3458;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3465 = v3453 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3467 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3472 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3473 = v3472 + v3452;
+            const unsigned int v3474 = v156 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3475 = v161 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3476 = v3474 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3477 = v3465 && v3476;
+            const bool v3478 = v3474 < v154;
             const bool v3479 = v3477 && v3478;
-            const bool v3480 = v3473 < v3417;
+            const bool v3480 = v3475 >= v10;
             const bool v3481 = v3479 && v3480;
-            const unsigned int v3482 = max(v3472, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3483 = v3482 - v9;
-            const unsigned int v3484 = max(v3473, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3485 = v3484 - v10;
-            const unsigned int v3486 = v200 + v3483;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3487 = v3486 * v2;
-            const unsigned int v3488 = v3487 + v3485;
-            const unsigned int v3489 = v3488 * v3;
-            const unsigned int v3490 = v3489 + v3414;
-            const unsigned int v3492 = v3481 ? v3490 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3495 = v3446 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3495 ^ (((v3495 >> 6u) & 7u) << 3u)), x + v3492, v3481);
-            const unsigned int v3496 = v210 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3497 = v215 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3498 = v3496 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3499 = v3415 && v3498;
-            const bool v3500 = v3496 < v154;
-            const bool v3501 = v3499 && v3500;
-            const bool v3502 = v3497 >= v10;
+            const bool v3482 = v3475 < v3467;
+            const bool v3483 = v3481 && v3482;
+            const unsigned int v3484 = max(v3474, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3485 = v3484 - v9;
+            const unsigned int v3486 = max(v3475, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3487 = v3486 - v10;
+            const unsigned int v3488 = v164 + v3485;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3489 = v3488 * v2;
+            const unsigned int v3490 = v3489 + v3487;
+            const unsigned int v3491 = v3490 * v3;
+            const unsigned int v3492 = v3491 + v3464;
+            const unsigned int v3494 = v3483 ? v3492 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3496 = v3446 + v3473;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3496 ^ (((v3496 >> 6u) & 7u) << 3u)), x + v3494, v3483);
+            const unsigned int v3498 = v174 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3499 = v179 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3500 = v3498 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3501 = v3465 && v3500;
+            const bool v3502 = v3498 < v154;
             const bool v3503 = v3501 && v3502;
-            const bool v3504 = v3497 < v3417;
+            const bool v3504 = v3499 >= v10;
             const bool v3505 = v3503 && v3504;
-            const unsigned int v3506 = max(v3496, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3507 = v3506 - v9;
-            const unsigned int v3508 = max(v3497, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3509 = v3508 - v10;
-            const unsigned int v3510 = v218 + v3507;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3511 = v3510 * v2;
-            const unsigned int v3512 = v3511 + v3509;
-            const unsigned int v3513 = v3512 * v3;
-            const unsigned int v3514 = v3513 + v3414;
-            const unsigned int v3516 = v3505 ? v3514 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3519 = v3446 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3519 ^ (((v3519 >> 6u) & 7u) << 3u)), x + v3516, v3505);
-            const unsigned int v3520 = v228 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3521 = v233 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3522 = v3520 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3523 = v3415 && v3522;
-            const bool v3524 = v3520 < v154;
-            const bool v3525 = v3523 && v3524;
-            const bool v3526 = v3521 >= v10;
+            const bool v3506 = v3499 < v3467;
+            const bool v3507 = v3505 && v3506;
+            const unsigned int v3508 = max(v3498, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3509 = v3508 - v9;
+            const unsigned int v3510 = max(v3499, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3511 = v3510 - v10;
+            const unsigned int v3512 = v182 + v3509;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3513 = v3512 * v2;
+            const unsigned int v3514 = v3513 + v3511;
+            const unsigned int v3515 = v3514 * v3;
+            const unsigned int v3516 = v3515 + v3464;
+            const unsigned int v3518 = v3507 ? v3516 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3521 = v3496 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3521 ^ (((v3521 >> 6u) & 7u) << 3u)), x + v3518, v3507);
+            const unsigned int v3522 = v192 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3523 = v197 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3524 = v3522 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3525 = v3465 && v3524;
+            const bool v3526 = v3522 < v154;
             const bool v3527 = v3525 && v3526;
-            const bool v3528 = v3521 < v3417;
+            const bool v3528 = v3523 >= v10;
             const bool v3529 = v3527 && v3528;
-            const unsigned int v3530 = max(v3520, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3531 = v3530 - v9;
-            const unsigned int v3532 = max(v3521, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3533 = v3532 - v10;
-            const unsigned int v3534 = v236 + v3531;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3535 = v3534 * v2;
-            const unsigned int v3536 = v3535 + v3533;
-            const unsigned int v3537 = v3536 * v3;
-            const unsigned int v3538 = v3537 + v3414;
-            const unsigned int v3540 = v3529 ? v3538 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3543 = v3446 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3540, v3529);
-            const unsigned int v3544 = v246 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3545 = v251 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3546 = v3544 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3547 = v3415 && v3546;
-            const bool v3548 = v3544 < v154;
-            const bool v3549 = v3547 && v3548;
-            const bool v3550 = v3545 >= v10;
+            const bool v3530 = v3523 < v3467;
+            const bool v3531 = v3529 && v3530;
+            const unsigned int v3532 = max(v3522, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3533 = v3532 - v9;
+            const unsigned int v3534 = max(v3523, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3535 = v3534 - v10;
+            const unsigned int v3536 = v200 + v3533;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3537 = v3536 * v2;
+            const unsigned int v3538 = v3537 + v3535;
+            const unsigned int v3539 = v3538 * v3;
+            const unsigned int v3540 = v3539 + v3464;
+            const unsigned int v3542 = v3531 ? v3540 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3545 = v3496 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), x + v3542, v3531);
+            const unsigned int v3546 = v210 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3547 = v215 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3548 = v3546 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3549 = v3465 && v3548;
+            const bool v3550 = v3546 < v154;
             const bool v3551 = v3549 && v3550;
-            const bool v3552 = v3545 < v3417;
+            const bool v3552 = v3547 >= v10;
             const bool v3553 = v3551 && v3552;
-            const unsigned int v3554 = max(v3544, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3555 = v3554 - v9;
-            const unsigned int v3556 = max(v3545, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3557 = v3556 - v10;
-            const unsigned int v3558 = v254 + v3555;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3559 = v3558 * v2;
-            const unsigned int v3560 = v3559 + v3557;
-            const unsigned int v3561 = v3560 * v3;
-            const unsigned int v3562 = v3561 + v3414;
-            const unsigned int v3564 = v3553 ? v3562 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3567 = v3446 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3567 ^ (((v3567 >> 6u) & 7u) << 3u)), x + v3564, v3553);
-            const unsigned int v3568 = v264 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3569 = v269 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3570 = v3568 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3571 = v3415 && v3570;
-            const bool v3572 = v3568 < v154;
-            const bool v3573 = v3571 && v3572;
-            const bool v3574 = v3569 >= v10;
+            const bool v3554 = v3547 < v3467;
+            const bool v3555 = v3553 && v3554;
+            const unsigned int v3556 = max(v3546, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3557 = v3556 - v9;
+            const unsigned int v3558 = max(v3547, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3559 = v3558 - v10;
+            const unsigned int v3560 = v218 + v3557;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3561 = v3560 * v2;
+            const unsigned int v3562 = v3561 + v3559;
+            const unsigned int v3563 = v3562 * v3;
+            const unsigned int v3564 = v3563 + v3464;
+            const unsigned int v3566 = v3555 ? v3564 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3569 = v3496 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), x + v3566, v3555);
+            const unsigned int v3570 = v228 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3571 = v233 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3572 = v3570 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3573 = v3465 && v3572;
+            const bool v3574 = v3570 < v154;
             const bool v3575 = v3573 && v3574;
-            const bool v3576 = v3569 < v3417;
+            const bool v3576 = v3571 >= v10;
             const bool v3577 = v3575 && v3576;
-            const unsigned int v3578 = max(v3568, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3579 = v3578 - v9;
-            const unsigned int v3580 = max(v3569, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3581 = v3580 - v10;
-            const unsigned int v3582 = v272 + v3579;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3583 = v3582 * v2;
-            const unsigned int v3584 = v3583 + v3581;
-            const unsigned int v3585 = v3584 * v3;
-            const unsigned int v3586 = v3585 + v3414;
-            const unsigned int v3588 = v3577 ? v3586 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3591 = v3446 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x + v3588, v3577);
-            const unsigned int v3592 = v282 + v3410;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3593 = v287 + v3413;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3594 = v3592 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3595 = v3415 && v3594;
-            const bool v3596 = v3592 < v154;
-            const bool v3597 = v3595 && v3596;
-            const bool v3598 = v3593 >= v10;
+            const bool v3578 = v3571 < v3467;
+            const bool v3579 = v3577 && v3578;
+            const unsigned int v3580 = max(v3570, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3581 = v3580 - v9;
+            const unsigned int v3582 = max(v3571, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3583 = v3582 - v10;
+            const unsigned int v3584 = v236 + v3581;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3585 = v3584 * v2;
+            const unsigned int v3586 = v3585 + v3583;
+            const unsigned int v3587 = v3586 * v3;
+            const unsigned int v3588 = v3587 + v3464;
+            const unsigned int v3590 = v3579 ? v3588 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3593 = v3496 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), x + v3590, v3579);
+            const unsigned int v3594 = v246 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3595 = v251 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3596 = v3594 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3597 = v3465 && v3596;
+            const bool v3598 = v3594 < v154;
             const bool v3599 = v3597 && v3598;
-            const bool v3600 = v3593 < v3417;
+            const bool v3600 = v3595 >= v10;
             const bool v3601 = v3599 && v3600;
-            const unsigned int v3602 = max(v3592, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3603 = v3602 - v9;
-            const unsigned int v3604 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3605 = v3604 - v10;
-            const unsigned int v3606 = v290 + v3603;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3607 = v3606 * v2;
-            const unsigned int v3608 = v3607 + v3605;
-            const unsigned int v3609 = v3608 * v3;
-            const unsigned int v3610 = v3609 + v3414;
-            const unsigned int v3612 = v3601 ? v3610 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3615 = v3446 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3615 ^ (((v3615 >> 6u) & 7u) << 3u)), x + v3612, v3601);
+            const bool v3602 = v3595 < v3467;
+            const bool v3603 = v3601 && v3602;
+            const unsigned int v3604 = max(v3594, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3605 = v3604 - v9;
+            const unsigned int v3606 = max(v3595, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3607 = v3606 - v10;
+            const unsigned int v3608 = v254 + v3605;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3609 = v3608 * v2;
+            const unsigned int v3610 = v3609 + v3607;
+            const unsigned int v3611 = v3610 * v3;
+            const unsigned int v3612 = v3611 + v3464;
+            const unsigned int v3614 = v3603 ? v3612 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3617 = v3496 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3617 ^ (((v3617 >> 6u) & 7u) << 3u)), x + v3614, v3603);
+            const unsigned int v3618 = v264 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3619 = v269 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3620 = v3618 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3621 = v3465 && v3620;
+            const bool v3622 = v3618 < v154;
+            const bool v3623 = v3621 && v3622;
+            const bool v3624 = v3619 >= v10;
+            const bool v3625 = v3623 && v3624;
+            const bool v3626 = v3619 < v3467;
+            const bool v3627 = v3625 && v3626;
+            const unsigned int v3628 = max(v3618, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3629 = v3628 - v9;
+            const unsigned int v3630 = max(v3619, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3631 = v3630 - v10;
+            const unsigned int v3632 = v272 + v3629;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3633 = v3632 * v2;
+            const unsigned int v3634 = v3633 + v3631;
+            const unsigned int v3635 = v3634 * v3;
+            const unsigned int v3636 = v3635 + v3464;
+            const unsigned int v3638 = v3627 ? v3636 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3641 = v3496 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3638, v3627);
+            const unsigned int v3642 = v282 + v3460;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3643 = v287 + v3463;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3644 = v3642 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3645 = v3465 && v3644;
+            const bool v3646 = v3642 < v154;
+            const bool v3647 = v3645 && v3646;
+            const bool v3648 = v3643 >= v10;
+            const bool v3649 = v3647 && v3648;
+            const bool v3650 = v3643 < v3467;
+            const bool v3651 = v3649 && v3650;
+            const unsigned int v3652 = max(v3642, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3653 = v3652 - v9;
+            const unsigned int v3654 = max(v3643, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3655 = v3654 - v10;
+            const unsigned int v3656 = v290 + v3653;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3657 = v3656 * v2;
+            const unsigned int v3658 = v3657 + v3655;
+            const unsigned int v3659 = v3658 * v3;
+            const unsigned int v3660 = v3659 + v3464;
+            const unsigned int v3662 = v3651 ? v3660 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3665 = v3496 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3662, v3651);
           } else {
-            const unsigned int v3623 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3624 = v3623 << 3u;
-            const unsigned int v3626 = v3390 + v3624;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3627 = v3626 < v34;
-            const unsigned int v3628 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3630 = v3628 + v3390;
-            const unsigned int v3631 = v3630 + v3624;
-            const unsigned int v3633 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3634 = v3396 + v3633;
-            const unsigned int v3635 = v3634 + v3624;
-            const bool v3639 = v3627 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3643 = v3639 ? v3631 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x + v3643, v3639);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3649 = v3627 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3651 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3652 = v3631 + v3651;
-            const unsigned int v3653 = v3649 ? v3652 : 0u;
-            const unsigned int v3655 = v3635 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), x + v3653, v3649);
-            const bool v3659 = v3627 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3661 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3662 = v3631 + v3661;
-            const unsigned int v3663 = v3659 ? v3662 : 0u;
-            const unsigned int v3665 = v3635 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3663, v3659);
-            const bool v3669 = v3627 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3671 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3672 = v3631 + v3671;
-            const unsigned int v3673 = v3669 ? v3672 : 0u;
-            const unsigned int v3675 = v3635 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3675 ^ (((v3675 >> 6u) & 7u) << 3u)), x + v3673, v3669);
-            const bool v3679 = v3627 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3681 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3682 = v3631 + v3681;
-            const unsigned int v3683 = v3679 ? v3682 : 0u;
-            const unsigned int v3685 = v3635 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), x + v3683, v3679);
-            const bool v3689 = v3627 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3691 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3692 = v3631 + v3691;
-            const unsigned int v3693 = v3689 ? v3692 : 0u;
-            const unsigned int v3695 = v3635 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), x + v3693, v3689);
-            const bool v3699 = v3627 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3701 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3702 = v3631 + v3701;
+            const unsigned int v3673 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3674 = v3673 << 3u;
+            const unsigned int v3676 = v3440 + v3674;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3677 = v3676 < v34;
+            const unsigned int v3678 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3680 = v3678 + v3440;
+            const unsigned int v3681 = v3680 + v3674;
+            const unsigned int v3683 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3684 = v3446 + v3683;
+            const unsigned int v3685 = v3684 + v3674;
+            const bool v3689 = v3677 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3693 = v3689 ? v3681 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), x + v3693, v3689);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3699 = v3677 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3701 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3702 = v3681 + v3701;
             const unsigned int v3703 = v3699 ? v3702 : 0u;
-            const unsigned int v3705 = v3635 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3705 = v3685 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3703, v3699);
-            const bool v3709 = v3627 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3711 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3712 = v3631 + v3711;
+            const bool v3709 = v3677 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3711 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3712 = v3681 + v3711;
             const unsigned int v3713 = v3709 ? v3712 : 0u;
-            const unsigned int v3715 = v3635 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3715 = v3685 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3713, v3709);
+            const bool v3719 = v3677 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3721 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3722 = v3681 + v3721;
+            const unsigned int v3723 = v3719 ? v3722 : 0u;
+            const unsigned int v3725 = v3685 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3725 ^ (((v3725 >> 6u) & 7u) << 3u)), x + v3723, v3719);
+            const bool v3729 = v3677 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3731 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3732 = v3681 + v3731;
+            const unsigned int v3733 = v3729 ? v3732 : 0u;
+            const unsigned int v3735 = v3685 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3735 ^ (((v3735 >> 6u) & 7u) << 3u)), x + v3733, v3729);
+            const bool v3739 = v3677 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3741 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3742 = v3681 + v3741;
+            const unsigned int v3743 = v3739 ? v3742 : 0u;
+            const unsigned int v3745 = v3685 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3743, v3739);
+            const bool v3749 = v3677 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3751 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3752 = v3681 + v3751;
+            const unsigned int v3753 = v3749 ? v3752 : 0u;
+            const unsigned int v3755 = v3685 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), x + v3753, v3749);
+            const bool v3759 = v3677 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3761 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3762 = v3681 + v3761;
+            const unsigned int v3763 = v3759 ? v3762 : 0u;
+            const unsigned int v3765 = v3685 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), x + v3763, v3759);
           }
-          const unsigned int v3724 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3725 = v3724 << 3u;
-          const unsigned int v3726 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3727 = v3390 + v3725;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3728 = v3727 < v34;
-          const unsigned int v3729 = v3726 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3730 = v85 + v3729;
-          const unsigned int v3731 = v3730 + v3390;
-          const unsigned int v3732 = v3731 + v3725;
-          const unsigned int v3734 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3735 = v3396 + v3734;
-          const unsigned int v3736 = v3735 + v3725;
-          const bool v3739 = v3726 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3740 = v3728 && v3739;
-          const unsigned int v3744 = v3740 ? v3732 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3736 ^ (((v3736 >> 6u) & 7u) << 3u)), weight + v3744, v3740);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3748 = v3726 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3749 = v3748 < v15;
-          const bool v3750 = v3728 && v3749;
-          const unsigned int v3752 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3753 = v3732 + v3752;
-          const unsigned int v3754 = v3750 ? v3753 : v85;
-          const unsigned int v3756 = v3736 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), weight + v3754, v3750);
-          const unsigned int v3758 = v3726 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3759 = v3758 < v15;
-          const bool v3760 = v3728 && v3759;
-          const unsigned int v3762 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3763 = v3732 + v3762;
-          const unsigned int v3764 = v3760 ? v3763 : v85;
-          const unsigned int v3766 = v3736 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), weight + v3764, v3760);
-          const unsigned int v3768 = v3726 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3769 = v3768 < v15;
-          const bool v3770 = v3728 && v3769;
-          const unsigned int v3772 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3773 = v3732 + v3772;
-          const unsigned int v3774 = v3770 ? v3773 : v85;
-          const unsigned int v3776 = v3736 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3776 ^ (((v3776 >> 6u) & 7u) << 3u)), weight + v3774, v3770);
-          const unsigned int v3778 = v3726 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3779 = v3778 < v15;
-          const bool v3780 = v3728 && v3779;
-          const unsigned int v3782 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3783 = v3732 + v3782;
-          const unsigned int v3784 = v3780 ? v3783 : v85;
-          const unsigned int v3786 = v3736 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), weight + v3784, v3780);
-          const unsigned int v3788 = v3726 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3789 = v3788 < v15;
-          const bool v3790 = v3728 && v3789;
-          const unsigned int v3792 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3793 = v3732 + v3792;
-          const unsigned int v3794 = v3790 ? v3793 : v85;
-          const unsigned int v3796 = v3736 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3796 ^ (((v3796 >> 6u) & 7u) << 3u)), weight + v3794, v3790);
-          const unsigned int v3798 = v3726 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3774 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3775 = v3774 << 3u;
+          const unsigned int v3776 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3777 = v3440 + v3775;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3778 = v3777 < v34;
+          const unsigned int v3779 = v3776 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3780 = v85 + v3779;
+          const unsigned int v3781 = v3780 + v3440;
+          const unsigned int v3782 = v3781 + v3775;
+          const unsigned int v3784 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3785 = v3446 + v3784;
+          const unsigned int v3786 = v3785 + v3775;
+          const bool v3789 = v3776 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3790 = v3778 && v3789;
+          const unsigned int v3794 = v3790 ? v3782 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), weight + v3794, v3790);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3798 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3799 = v3798 < v15;
-          const bool v3800 = v3728 && v3799;
-          const unsigned int v3802 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3803 = v3732 + v3802;
+          const bool v3800 = v3778 && v3799;
+          const unsigned int v3802 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3803 = v3782 + v3802;
           const unsigned int v3804 = v3800 ? v3803 : v85;
-          const unsigned int v3806 = v3736 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3806 = v3786 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), weight + v3804, v3800);
-          const unsigned int v3808 = v3726 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3808 = v3776 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3809 = v3808 < v15;
-          const bool v3810 = v3728 && v3809;
-          const unsigned int v3812 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3813 = v3732 + v3812;
+          const bool v3810 = v3778 && v3809;
+          const unsigned int v3812 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3813 = v3782 + v3812;
           const unsigned int v3814 = v3810 ? v3813 : v85;
-          const unsigned int v3816 = v3736 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3816 = v3786 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3816 ^ (((v3816 >> 6u) & 7u) << 3u)), weight + v3814, v3810);
+          const unsigned int v3818 = v3776 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3819 = v3818 < v15;
+          const bool v3820 = v3778 && v3819;
+          const unsigned int v3822 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3823 = v3782 + v3822;
+          const unsigned int v3824 = v3820 ? v3823 : v85;
+          const unsigned int v3826 = v3786 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), weight + v3824, v3820);
+          const unsigned int v3828 = v3776 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3829 = v3828 < v15;
+          const bool v3830 = v3778 && v3829;
+          const unsigned int v3832 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3833 = v3782 + v3832;
+          const unsigned int v3834 = v3830 ? v3833 : v85;
+          const unsigned int v3836 = v3786 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), weight + v3834, v3830);
+          const unsigned int v3838 = v3776 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3839 = v3838 < v15;
+          const bool v3840 = v3778 && v3839;
+          const unsigned int v3842 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3843 = v3782 + v3842;
+          const unsigned int v3844 = v3840 ? v3843 : v85;
+          const unsigned int v3846 = v3786 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3846 ^ (((v3846 >> 6u) & 7u) << 3u)), weight + v3844, v3840);
+          const unsigned int v3848 = v3776 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3849 = v3848 < v15;
+          const bool v3850 = v3778 && v3849;
+          const unsigned int v3852 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3853 = v3782 + v3852;
+          const unsigned int v3854 = v3850 ? v3853 : v85;
+          const unsigned int v3856 = v3786 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3856 ^ (((v3856 >> 6u) & 7u) << 3u)), weight + v3854, v3850);
+          const unsigned int v3858 = v3776 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3859 = v3858 < v15;
+          const bool v3860 = v3778 && v3859;
+          const unsigned int v3862 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3863 = v3782 + v3862;
+          const unsigned int v3864 = v3860 ? v3863 : v85;
+          const unsigned int v3866 = v3786 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3866 ^ (((v3866 >> 6u) & 7u) << 3u)), weight + v3864, v3860);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
       __syncthreads();
     } else {
       const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
       const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
         for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
           const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
           const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1288,579 +1288,604 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           }
         }
 
-        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v898 = v897 < v15;
           const unsigned int v899 = v806 + v896;
           const bool v900 = v899 < v34;
           const bool v901 = v898 && v900;
           if (v901) {
-            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v904 = v85 + v903;
             const unsigned int v905 = v904 + v806;
             const unsigned int v906 = v905 + v896;
             const iron_bf16 v907 = weight[v906];
-            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v910 = v909 + v896;
             shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v913 = v912 + v896;
             shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
+        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
+        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+
         #pragma unroll 1
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-          const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-          const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-          const unsigned int v1008 = v1007 + v1000;
-          const iron_f32x4 v3945 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1011 = v3945.v[0];
-          const float v1021 = v3945.v[1];
-          const float v1031 = v3945.v[2];
-          const float v1041 = v3945.v[3];
-          const iron_bf16 v1015 = iron_f32_to_bf16(v1011);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1016 = v998 * v4;
-          const unsigned int v1017 = v1016 + v84;
-          const iron_bf16 v1025 = iron_f32_to_bf16(v1021);
-          const iron_bf16 v1035 = iron_f32_to_bf16(v1031);
-          const iron_bf16 v1045 = iron_f32_to_bf16(v1041);
-          const unsigned int v1050 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const iron_f32x4 v3948 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1050);
-          const float v1051 = v3948.v[0];
-          const float v1061 = v3948.v[1];
-          const float v1071 = v3948.v[2];
-          const float v1081 = v3948.v[3];
-          const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1065 = iron_f32_to_bf16(v1061);
-          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);
-          const iron_bf16 v1085 = iron_f32_to_bf16(v1081);
-          const unsigned int v3949 = v1001 + v1017;
-          *reinterpret_cast<iron_bf16x8*>(out + v3949) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+          const unsigned int v1003 = v989 + v1002;
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1006 = v984 + v1005;
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1013 = v1012 + v1005;
+          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
+          const iron_f32x4 v3995 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v3995.v[0];
+          const float v1023 = v3995.v[1];
+          const float v1026 = v3995.v[2];
+          const float v1029 = v3995.v[3];
+          const iron_f32x4 v3996 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v3996.v[0];
+          const float v1035 = v3996.v[1];
+          const float v1038 = v3996.v[2];
+          const float v1041 = v3996.v[3];
+          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1046 = iron_f32_to_bf16(v1042);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1047 = v1003 * v4;
+          const unsigned int v1048 = v1047 + v84;
+          const float v1050 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1054 = iron_f32_to_bf16(v1050);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1058 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1066 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
+          const iron_bf16 v1070 = iron_f32_to_bf16(v1066);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v3997 = v1006 + v1048;
+          *reinterpret_cast<iron_bf16x4*>(out + v3997) = iron_bf16x4{{v1046, v1054, v1062, v1070}};
+          const float v1074 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1077 = v1006 + 4u;
+          const iron_bf16 v1080 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1083 = v1048 + v1077;
+          out[v1083] = v1080;
+          const float v1084 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1088 = v1077 + 1u;
+          const iron_bf16 v1090 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1093 = v1048 + v1088;
+          out[v1093] = v1090;
+          const float v1094 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1098 = v1077 + 2u;
+          const iron_bf16 v1100 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1103 = v1048 + v1098;
+          out[v1103] = v1100;
+          const float v1104 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1108 = v1077 + 3u;
+          const iron_bf16 v1110 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1113 = v1048 + v1108;
+          out[v1113] = v1110;
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1092 = v144; v1092 < 4096u; v1092 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1094 = v1092 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-          const unsigned int v1095 = v989 + v1094;
-          const unsigned int v1097 = v1092 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-          const unsigned int v1098 = v984 + v1097;
-          const bool v1099 = v1095 < v60;  // kernels/gemm/gemm_tiles.hpp:363
-          const bool v1100 = v1098 < v15;
-          const bool v1101 = v1099 && v1100;
-          if (v1101) {
-            const unsigned int v1107 = v1094 * 72u;
-            const unsigned int v1108 = v1107 + v1097;
-            const float v1109 = shm2[v1108];
-            const iron_bf16 v1111 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1112 = v1095 * v4;
-            const unsigned int v1113 = v1112 + v84;
-            const unsigned int v1114 = v1113 + v1098;
-            out[v1114] = v1111;
+        for (unsigned int v1117 = v144; v1117 < 4096u; v1117 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1119 = v1117 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1120 = v989 + v1119;
+          const unsigned int v1122 = v1117 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1123 = v984 + v1122;
+          const bool v1124 = v1120 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1125 = v1123 < v15;
+          const bool v1126 = v1124 && v1125;
+          if (v1126) {
+            const unsigned int v1132 = v1119 * 72u;
+            const unsigned int v1133 = v1132 + v1122;
+            const float v1134 = shm2[v1133];
+            const iron_bf16 v1136 = iron_f32_to_bf16(v1134);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1137 = v1120 * v4;
+            const unsigned int v1138 = v1137 + v84;
+            const unsigned int v1139 = v1138 + v1123;
+            out[v1139] = v1136;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2423 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2424 = v2423 & 15u;
-    const unsigned int v2425 = v2424 << 2u;
-    const unsigned int v2428 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2429 = v2428 * v19;
-    const unsigned int v2433 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2434 = v12 * v2433;
-    const unsigned int v2436 = v10 << 1u;
-    const unsigned int v2437 = v2 + v2436;
-    const unsigned int v2438 = v2437 - v2434;
-    const unsigned int v2439 = v2438 - 1u;
-    const unsigned int v2440 = v2439 / v8;
-    const unsigned int v2441 = v2440 + 1u;
-    const unsigned int v2445 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2446 = v11 * v2445;
-    const unsigned int v2448 = v9 << 1u;
-    const unsigned int v2449 = v1 + v2448;
-    const unsigned int v2450 = v2449 - v2446;
-    const unsigned int v2451 = v2450 - 1u;
-    const unsigned int v2452 = v2451 / v7;
-    const unsigned int v2453 = v2452 + 1u;
-    const unsigned int v2454 = v2453 * v2441;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2455 = v0 * v2454;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2460 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2461 = v2460 == 0u;
-    const unsigned int v2464 = v19 << 1u;
-    const bool v2465 = v2464 <= 64u;
-    const bool v2466 = v2461 && v2465;
-    const unsigned int v2467 = v2466 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2471 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2472 = v2471 == 0u;
-    const unsigned int v2475 = v19 << 2u;
-    const bool v2476 = v2475 <= 64u;
-    const bool v2477 = v2472 && v2476;
-    const unsigned int v2478 = v2477 ? 4u : v2467;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2482 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2483 = v2482 == 0u;
-    const unsigned int v2486 = v19 << 3u;
-    const bool v2487 = v2486 <= 64u;
-    const bool v2488 = v2483 && v2487;
-    const unsigned int v2489 = v2488 ? 8u : v2478;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2491 = 128u / v2489;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2492 = v13 / v2489;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2493 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2496 = v2455 + 127u;
-    const unsigned int v2497 = v2496 >> 7u;
-    const unsigned int v2498 = blockIdx.z;
-    const unsigned int v2499 = v2498 * v2497;
-    const unsigned int v2500 = v2499 + v2493;
-    const unsigned int v2501 = v2500 % v2492;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2502 = v2500 / v2492;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2503 = v2501 * v2489;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2505 = v2455 + v2491;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2506 = v2505 - 1u;
-    const unsigned int v2507 = v2506 / v2491;
-    const bool v2508 = v2502 < v2507;
-    if (v2508) {
-      const unsigned int v2510 = v2489 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2511 = v2510 >> 2u;
-      const bool v2515 = v2511 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2516 = v2515 ? 8u : 16u;
-      const bool v2519 = v2511 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2520 = v2519 ? 4u : v2516;
-      const bool v2523 = v2511 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2524 = v2523 ? 2u : v2520;
-      const bool v2527 = v2511 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2528 = v2527 ? 1u : v2524;
-      const unsigned int v2530 = v2423 % v2528;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2531 = v2530 < v2511;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2533 = v2530 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2534 = v2533 / v19;
-      const unsigned int v2535 = v2534 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2538 = v2533 - v2535;
-      const unsigned int v2541 = v2503 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2542 = v2541 + v2533;
-      const unsigned int v2544 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2545 = v2544 << 5u;
-      const unsigned int v2546 = v2545 / v2491;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2548 = v2545 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2549 = v2548 / v2491;
-      iron_frag<float, 2, 16, 16> v2551;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2551, 0.0f);
-      iron_frag<float, 2, 16, 16> v2553;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2553, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2555;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2555, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2557, iron_f32_to_bf16(0.0f));
-      const unsigned int v2560 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2663 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2684 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2688 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2694 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2698 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2473 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2474 = v2473 & 15u;
+    const unsigned int v2475 = v2474 << 2u;
+    const unsigned int v2478 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2479 = v2478 * v19;
+    const unsigned int v2483 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2484 = v12 * v2483;
+    const unsigned int v2486 = v10 << 1u;
+    const unsigned int v2487 = v2 + v2486;
+    const unsigned int v2488 = v2487 - v2484;
+    const unsigned int v2489 = v2488 - 1u;
+    const unsigned int v2490 = v2489 / v8;
+    const unsigned int v2491 = v2490 + 1u;
+    const unsigned int v2495 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2496 = v11 * v2495;
+    const unsigned int v2498 = v9 << 1u;
+    const unsigned int v2499 = v1 + v2498;
+    const unsigned int v2500 = v2499 - v2496;
+    const unsigned int v2501 = v2500 - 1u;
+    const unsigned int v2502 = v2501 / v7;
+    const unsigned int v2503 = v2502 + 1u;
+    const unsigned int v2504 = v2503 * v2491;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2505 = v0 * v2504;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2510 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2511 = v2510 == 0u;
+    const unsigned int v2514 = v19 << 1u;
+    const bool v2515 = v2514 <= 64u;
+    const bool v2516 = v2511 && v2515;
+    const unsigned int v2517 = v2516 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2521 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2522 = v2521 == 0u;
+    const unsigned int v2525 = v19 << 2u;
+    const bool v2526 = v2525 <= 64u;
+    const bool v2527 = v2522 && v2526;
+    const unsigned int v2528 = v2527 ? 4u : v2517;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2532 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2533 = v2532 == 0u;
+    const unsigned int v2536 = v19 << 3u;
+    const bool v2537 = v2536 <= 64u;
+    const bool v2538 = v2533 && v2537;
+    const unsigned int v2539 = v2538 ? 8u : v2528;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2541 = 128u / v2539;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2542 = v13 / v2539;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2543 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2546 = v2505 + 127u;
+    const unsigned int v2547 = v2546 >> 7u;
+    const unsigned int v2548 = blockIdx.z;
+    const unsigned int v2549 = v2548 * v2547;
+    const unsigned int v2550 = v2549 + v2543;
+    const unsigned int v2551 = v2550 % v2542;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2552 = v2550 / v2542;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2553 = v2551 * v2539;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2555 = v2505 + v2541;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2556 = v2555 - 1u;
+    const unsigned int v2557 = v2556 / v2541;
+    const bool v2558 = v2552 < v2557;
+    if (v2558) {
+      const unsigned int v2560 = v2539 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2561 = v2560 >> 2u;
+      const bool v2565 = v2561 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2566 = v2565 ? 8u : 16u;
+      const bool v2569 = v2561 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2570 = v2569 ? 4u : v2566;
+      const bool v2573 = v2561 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2574 = v2573 ? 2u : v2570;
+      const bool v2577 = v2561 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2578 = v2577 ? 1u : v2574;
+      const unsigned int v2580 = v2473 % v2578;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2581 = v2580 < v2561;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2583 = v2580 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2584 = v2583 / v19;
+      const unsigned int v2585 = v2584 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2588 = v2583 - v2585;
+      const unsigned int v2591 = v2553 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2592 = v2591 + v2583;
+      const unsigned int v2594 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2595 = v2594 << 5u;
+      const unsigned int v2596 = v2595 / v2541;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2598 = v2595 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2599 = v2598 / v2541;
+      iron_frag<float, 2, 16, 16> v2601;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2601, 0.0f);
+      iron_frag<float, 2, 16, 16> v2603;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2603, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2605, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2607, iron_f32_to_bf16(0.0f));
+      const unsigned int v2610 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2713 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2734 = v2595 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2738 = v2596 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2744 = v2598 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2748 = v2599 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2562 = 0u; v2562 < v5; v2562 += v2560) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2563 = v2562 + v2560;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2564 = min(v2563, v5);
-        const unsigned int v2565 = v2564 - v2562;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2566 = v2565 * v6;
-        const unsigned int v2567 = v2566 * v19;
-        const unsigned int v2571 = v2567 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2572 = v2571 >> 4u;
-        const unsigned int v2573 = v2572 << 4u;
-        const bool v2574 = v2425 < v2573;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2574) {
-          const unsigned int v2576 = v2489 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2579 = v2423 >> 4u;
-          const bool v2585 = v2425 < v2567;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2587 = v2562 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2588 = v2587 * v19;
+      for (unsigned int v2612 = 0u; v2612 < v5; v2612 += v2610) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2613 = v2612 + v2610;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2614 = min(v2613, v5);
+        const unsigned int v2615 = v2614 - v2612;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2616 = v2615 * v6;
+        const unsigned int v2617 = v2616 * v19;
+        const unsigned int v2621 = v2617 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2622 = v2621 >> 4u;
+        const unsigned int v2623 = v2622 << 4u;
+        const bool v2624 = v2475 < v2623;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2624) {
+          const unsigned int v2626 = v2539 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2629 = v2473 >> 4u;
+          const bool v2635 = v2475 < v2617;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2637 = v2612 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2638 = v2637 * v19;
 
-          for (unsigned int v2581 = v2579; v2581 < v2576; v2581 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2583 = v2581 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2584 = v2583 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2586 = v2584 && v2585;
-            const unsigned int v2590 = v2581 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2591 = v2503 + v2590;
-            const unsigned int v2592 = v2591 * v15;
-            const unsigned int v2593 = v2592 + v2583;
-            const unsigned int v2594 = v2593 * v2429;
-            const unsigned int v2595 = v2594 + v2588;
-            const unsigned int v2596 = v2595 + v2425;
-            const unsigned int v2598 = v2586 ? v2596 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2600 = v2581 * 56u;
-            const unsigned int v2601 = v2600 + v2425;
-            iron_copy_async<8>(shm5 + v2601, weight + v2598, v2586);
+          for (unsigned int v2631 = v2629; v2631 < v2626; v2631 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2633 = v2631 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2634 = v2633 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2636 = v2634 && v2635;
+            const unsigned int v2640 = v2631 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2641 = v2553 + v2640;
+            const unsigned int v2642 = v2641 * v15;
+            const unsigned int v2643 = v2642 + v2633;
+            const unsigned int v2644 = v2643 * v2479;
+            const unsigned int v2645 = v2644 + v2638;
+            const unsigned int v2646 = v2645 + v2475;
+            const unsigned int v2648 = v2636 ? v2646 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2650 = v2631 * 56u;
+            const unsigned int v2651 = v2650 + v2475;
+            iron_copy_async<8>(shm5 + v2651, weight + v2648, v2636);
           }
         }
-        if (v2531) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2603 = 128u / v2528;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2605 = v2423 / v2528;
-          const unsigned int v2607 = v2502 * v2491;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2619 = v2534 * v2491;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2629 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2646 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2581) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2653 = 128u / v2578;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2655 = v2473 / v2578;
+          const unsigned int v2657 = v2552 * v2541;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2669 = v2584 * v2541;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2679 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2696 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2606 = v2605; v2606 < v2491; v2606 += v2603) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2608 = v2607 + v2606;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2609 = v2608 / v2454;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2610 = v2609 * v2454;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2611 = v2608 - v2610;
-            const unsigned int v2612 = v2611 / v2441;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2613 = v2612 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2614 = v2612 * v2441;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2615 = v2611 - v2614;
-            const unsigned int v2616 = v2615 * v8;
-            const bool v2617 = v2608 < v2455;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2620 = v2619 + v2606;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2621 = v2620 * 56u;
-            const unsigned int v2622 = v2621 + v2538;
-            const unsigned int v2633 = v2609 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2656 = v2655; v2656 < v2541; v2656 += v2653) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2658 = v2657 + v2656;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2659 = v2658 / v2504;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2660 = v2659 * v2504;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2661 = v2658 - v2660;
+            const unsigned int v2662 = v2661 / v2491;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2663 = v2662 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2664 = v2662 * v2491;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2665 = v2661 - v2664;
+            const unsigned int v2666 = v2665 * v8;
+            const bool v2667 = v2658 < v2505;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2670 = v2669 + v2656;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2671 = v2670 * 56u;
+            const unsigned int v2672 = v2671 + v2588;
+            const unsigned int v2683 = v2659 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2624 = v2562; v2624 < v2564; v2624 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2625 = v2624 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2626 = v2613 + v2625;
-              const bool v2627 = v2626 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2628 = v2617 && v2627;
-              const bool v2630 = v2626 < v2629;
-              const bool v2631 = v2628 && v2630;
-              const unsigned int v2632 = max(v2626, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2634 = v2633 + v2632;
-              const unsigned int v2635 = v2634 - v9;
-              const unsigned int v2636 = v2624 - v2562;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2637 = v2636 * v6;
-              const unsigned int v2638 = v2637 * v19;
-              const unsigned int v2650 = v2635 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2658 = v2622 + v2638;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2674 = v2612; v2674 < v2614; v2674 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2675 = v2674 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2676 = v2663 + v2675;
+              const bool v2677 = v2676 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2678 = v2667 && v2677;
+              const bool v2680 = v2676 < v2679;
+              const bool v2681 = v2678 && v2680;
+              const unsigned int v2682 = max(v2676, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2684 = v2683 + v2682;
+              const unsigned int v2685 = v2684 - v9;
+              const unsigned int v2686 = v2674 - v2612;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2687 = v2686 * v6;
+              const unsigned int v2688 = v2687 * v19;
+              const unsigned int v2700 = v2685 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2708 = v2672 + v2688;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2641 = 0u; v2641 < v6; v2641 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2642 = v2641 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2643 = v2616 + v2642;
-                const bool v2644 = v2643 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2645 = v2631 && v2644;
-                const bool v2647 = v2643 < v2646;
-                const bool v2648 = v2645 && v2647;
-                const unsigned int v2649 = max(v2643, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2651 = v2650 + v2649;
-                const unsigned int v2652 = v2651 - v10;
-                const unsigned int v2653 = v2652 * v3;
-                const unsigned int v2654 = v2653 + v2542;
-                const unsigned int v2656 = v2648 ? v2654 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2657 = v2641 * v19;
-                const unsigned int v2659 = v2658 + v2657;
-                iron_copy_async<8>(shm4 + v2659, x + v2656, v2648);
+              for (unsigned int v2691 = 0u; v2691 < v6; v2691 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2692 = v2691 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2693 = v2666 + v2692;
+                const bool v2694 = v2693 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2695 = v2681 && v2694;
+                const bool v2697 = v2693 < v2696;
+                const bool v2698 = v2695 && v2697;
+                const unsigned int v2699 = max(v2693, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2701 = v2700 + v2699;
+                const unsigned int v2702 = v2701 - v10;
+                const unsigned int v2703 = v2702 * v3;
+                const unsigned int v2704 = v2703 + v2592;
+                const unsigned int v2706 = v2698 ? v2704 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2707 = v2691 * v19;
+                const unsigned int v2709 = v2708 + v2707;
+                iron_copy_async<8>(shm4 + v2709, x + v2706, v2698);
               }
             }
           }
         }
-        const unsigned int v2661 = v2573 - v2567;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2662 = v2661 >> 2u;
-        const unsigned int v2665 = v2662 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2711 = v2623 - v2617;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2712 = v2711 >> 2u;
+        const unsigned int v2715 = v2712 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2667 = v2423; v2667 < v2665; v2667 += v2663) {
-          const unsigned int v2668 = v2667 / v2662;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2672 = v2668 * v2662;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2673 = v2667 - v2672;
-          const unsigned int v2674 = v2673 << 2u;
-          const unsigned int v2676 = v2668 * 56u;
-          const unsigned int v2677 = v2676 + v2567;
-          const unsigned int v2678 = v2677 + v2674;
-          iron_copy_async<8>(shm4 + v2678, x + 0u, false);
+        for (unsigned int v2717 = v2473; v2717 < v2715; v2717 += v2713) {
+          const unsigned int v2718 = v2717 / v2712;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2722 = v2718 * v2712;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2723 = v2717 - v2722;
+          const unsigned int v2724 = v2723 << 2u;
+          const unsigned int v2726 = v2718 * 56u;
+          const unsigned int v2727 = v2726 + v2617;
+          const unsigned int v2728 = v2727 + v2724;
+          iron_copy_async<8>(shm4 + v2728, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2681 = 0u; v2681 < v2573; v2681 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2685 = v2684 + v2681;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2555, shm4, v2685, 56u);
-          const unsigned int v2689 = v2688 + v2681;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2557, shm5, v2689, 56u);
-          iron_frag_mma_sync(v2551, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2695 = v2694 + v2681;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2555, shm4, v2695, 56u);
-          const unsigned int v2699 = v2698 + v2681;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2557, shm5, v2699, 56u);
-          iron_frag_mma_sync(v2553, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2731 = 0u; v2731 < v2623; v2731 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2735 = v2734 + v2731;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2605, shm4, v2735, 56u);
+          const unsigned int v2739 = v2738 + v2731;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2607, shm5, v2739, 56u);
+          iron_frag_mma_sync(v2601, v2605, v2607);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2745 = v2744 + v2731;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2605, shm4, v2745, 56u);
+          const unsigned int v2749 = v2748 + v2731;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2607, shm5, v2749, 56u);
+          iron_frag_mma_sync(v2603, v2605, v2607);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2700 = v2546 * v2491;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2701 = v2502 * v2491;
-      const unsigned int v2702 = v2701 + v2545;
-      const unsigned int v2703 = v2702 - v2700;
-      const unsigned int v2704 = v2503 + v2546;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2705 = v2704 * v15;
-      const unsigned int v2706 = static_cast<unsigned int>(v2551.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2707 = v2703 + v2706;
-      const unsigned int v2708 = static_cast<unsigned int>(v2551.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2709 = v2707 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2710 = v2708 < v15;
-      const bool v2711 = v2709 && v2710;
-      if (v2711) {
-        const float v2712 = v2551.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2714 = iron_f32_to_bf16(v2712);
-        const unsigned int v2715 = v2707 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2716 = v2715 + v2705;
-        const unsigned int v2717 = v2716 + v2708;
-        out[v2717] = v2714;
+      const unsigned int v2750 = v2596 * v2541;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2751 = v2552 * v2541;
+      const unsigned int v2752 = v2751 + v2595;
+      const unsigned int v2753 = v2752 - v2750;
+      const unsigned int v2754 = v2553 + v2596;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2755 = v2754 * v15;
+      const unsigned int v2756 = static_cast<unsigned int>(v2601.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2757 = v2753 + v2756;
+      const unsigned int v2758 = static_cast<unsigned int>(v2601.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2759 = v2757 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2760 = v2758 < v15;
+      const bool v2761 = v2759 && v2760;
+      if (v2761) {
+        const float v2762 = v2601.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2764 = iron_f32_to_bf16(v2762);
+        const unsigned int v2765 = v2757 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2766 = v2765 + v2755;
+        const unsigned int v2767 = v2766 + v2758;
+        out[v2767] = v2764;
       }
-      const unsigned int v2718 = static_cast<unsigned int>(v2551.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2719 = v2703 + v2718;
-      const unsigned int v2720 = static_cast<unsigned int>(v2551.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2721 = v2719 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2722 = v2720 < v15;
-      const bool v2723 = v2721 && v2722;
-      if (v2723) {
-        const float v2724 = v2551.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2726 = iron_f32_to_bf16(v2724);
-        const unsigned int v2727 = v2719 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2728 = v2727 + v2705;
-        const unsigned int v2729 = v2728 + v2720;
-        out[v2729] = v2726;
+      const unsigned int v2768 = static_cast<unsigned int>(v2601.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2769 = v2753 + v2768;
+      const unsigned int v2770 = static_cast<unsigned int>(v2601.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2771 = v2769 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2772 = v2770 < v15;
+      const bool v2773 = v2771 && v2772;
+      if (v2773) {
+        const float v2774 = v2601.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2776 = iron_f32_to_bf16(v2774);
+        const unsigned int v2777 = v2769 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2778 = v2777 + v2755;
+        const unsigned int v2779 = v2778 + v2770;
+        out[v2779] = v2776;
       }
-      const unsigned int v2730 = static_cast<unsigned int>(v2551.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2731 = v2703 + v2730;
-      const unsigned int v2732 = static_cast<unsigned int>(v2551.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2733 = v2731 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2734 = v2732 < v15;
-      const bool v2735 = v2733 && v2734;
-      if (v2735) {
-        const float v2736 = v2551.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2738 = iron_f32_to_bf16(v2736);
-        const unsigned int v2739 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2740 = v2739 + v2705;
-        const unsigned int v2741 = v2740 + v2732;
-        out[v2741] = v2738;
+      const unsigned int v2780 = static_cast<unsigned int>(v2601.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2781 = v2753 + v2780;
+      const unsigned int v2782 = static_cast<unsigned int>(v2601.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2783 = v2781 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2784 = v2782 < v15;
+      const bool v2785 = v2783 && v2784;
+      if (v2785) {
+        const float v2786 = v2601.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2788 = iron_f32_to_bf16(v2786);
+        const unsigned int v2789 = v2781 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2790 = v2789 + v2755;
+        const unsigned int v2791 = v2790 + v2782;
+        out[v2791] = v2788;
       }
-      const unsigned int v2742 = static_cast<unsigned int>(v2551.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2743 = v2703 + v2742;
-      const unsigned int v2744 = static_cast<unsigned int>(v2551.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2745 = v2743 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2746 = v2744 < v15;
-      const bool v2747 = v2745 && v2746;
-      if (v2747) {
-        const float v2748 = v2551.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2750 = iron_f32_to_bf16(v2748);
-        const unsigned int v2751 = v2743 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2752 = v2751 + v2705;
-        const unsigned int v2753 = v2752 + v2744;
-        out[v2753] = v2750;
+      const unsigned int v2792 = static_cast<unsigned int>(v2601.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2793 = v2753 + v2792;
+      const unsigned int v2794 = static_cast<unsigned int>(v2601.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2795 = v2793 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2796 = v2794 < v15;
+      const bool v2797 = v2795 && v2796;
+      if (v2797) {
+        const float v2798 = v2601.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2800 = iron_f32_to_bf16(v2798);
+        const unsigned int v2801 = v2793 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2802 = v2801 + v2755;
+        const unsigned int v2803 = v2802 + v2794;
+        out[v2803] = v2800;
       }
-      const unsigned int v2754 = static_cast<unsigned int>(v2551.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2755 = v2703 + v2754;
-      const unsigned int v2756 = static_cast<unsigned int>(v2551.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2757 = v2755 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2758 = v2756 < v15;
-      const bool v2759 = v2757 && v2758;
-      if (v2759) {
-        const float v2760 = v2551.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2762 = iron_f32_to_bf16(v2760);
-        const unsigned int v2763 = v2755 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2764 = v2763 + v2705;
-        const unsigned int v2765 = v2764 + v2756;
-        out[v2765] = v2762;
+      const unsigned int v2804 = static_cast<unsigned int>(v2601.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2805 = v2753 + v2804;
+      const unsigned int v2806 = static_cast<unsigned int>(v2601.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2807 = v2805 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2808 = v2806 < v15;
+      const bool v2809 = v2807 && v2808;
+      if (v2809) {
+        const float v2810 = v2601.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2812 = iron_f32_to_bf16(v2810);
+        const unsigned int v2813 = v2805 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2814 = v2813 + v2755;
+        const unsigned int v2815 = v2814 + v2806;
+        out[v2815] = v2812;
       }
-      const unsigned int v2766 = static_cast<unsigned int>(v2551.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2767 = v2703 + v2766;
-      const unsigned int v2768 = static_cast<unsigned int>(v2551.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2769 = v2767 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2770 = v2768 < v15;
-      const bool v2771 = v2769 && v2770;
-      if (v2771) {
-        const float v2772 = v2551.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2774 = iron_f32_to_bf16(v2772);
-        const unsigned int v2775 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2776 = v2775 + v2705;
-        const unsigned int v2777 = v2776 + v2768;
-        out[v2777] = v2774;
+      const unsigned int v2816 = static_cast<unsigned int>(v2601.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2817 = v2753 + v2816;
+      const unsigned int v2818 = static_cast<unsigned int>(v2601.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2819 = v2817 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2820 = v2818 < v15;
+      const bool v2821 = v2819 && v2820;
+      if (v2821) {
+        const float v2822 = v2601.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2824 = iron_f32_to_bf16(v2822);
+        const unsigned int v2825 = v2817 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2826 = v2825 + v2755;
+        const unsigned int v2827 = v2826 + v2818;
+        out[v2827] = v2824;
       }
-      const unsigned int v2778 = static_cast<unsigned int>(v2551.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2779 = v2703 + v2778;
-      const unsigned int v2780 = static_cast<unsigned int>(v2551.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2781 = v2779 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2782 = v2780 < v15;
-      const bool v2783 = v2781 && v2782;
-      if (v2783) {
-        const float v2784 = v2551.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2786 = iron_f32_to_bf16(v2784);
-        const unsigned int v2787 = v2779 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2788 = v2787 + v2705;
-        const unsigned int v2789 = v2788 + v2780;
-        out[v2789] = v2786;
+      const unsigned int v2828 = static_cast<unsigned int>(v2601.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2829 = v2753 + v2828;
+      const unsigned int v2830 = static_cast<unsigned int>(v2601.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2831 = v2829 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2832 = v2830 < v15;
+      const bool v2833 = v2831 && v2832;
+      if (v2833) {
+        const float v2834 = v2601.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2836 = iron_f32_to_bf16(v2834);
+        const unsigned int v2837 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2838 = v2837 + v2755;
+        const unsigned int v2839 = v2838 + v2830;
+        out[v2839] = v2836;
       }
-      const unsigned int v2790 = static_cast<unsigned int>(v2551.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2791 = v2703 + v2790;
-      const unsigned int v2792 = static_cast<unsigned int>(v2551.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2793 = v2791 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2794 = v2792 < v15;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const float v2796 = v2551.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2798 = iron_f32_to_bf16(v2796);
-        const unsigned int v2799 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2800 = v2799 + v2705;
-        const unsigned int v2801 = v2800 + v2792;
-        out[v2801] = v2798;
+      const unsigned int v2840 = static_cast<unsigned int>(v2601.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2841 = v2753 + v2840;
+      const unsigned int v2842 = static_cast<unsigned int>(v2601.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2843 = v2841 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2844 = v2842 < v15;
+      const bool v2845 = v2843 && v2844;
+      if (v2845) {
+        const float v2846 = v2601.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2848 = iron_f32_to_bf16(v2846);
+        const unsigned int v2849 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2850 = v2849 + v2755;
+        const unsigned int v2851 = v2850 + v2842;
+        out[v2851] = v2848;
       }
-      const unsigned int v2804 = v2549 * v2491;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2806 = v2701 + v2548;
-      const unsigned int v2807 = v2806 - v2804;
-      const unsigned int v2808 = v2503 + v2549;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2809 = v2808 * v15;
-      const unsigned int v2810 = static_cast<unsigned int>(v2553.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2811 = v2807 + v2810;
-      const unsigned int v2812 = static_cast<unsigned int>(v2553.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2813 = v2811 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2814 = v2812 < v15;
-      const bool v2815 = v2813 && v2814;
-      if (v2815) {
-        const float v2816 = v2553.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2818 = iron_f32_to_bf16(v2816);
-        const unsigned int v2819 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2820 = v2819 + v2809;
-        const unsigned int v2821 = v2820 + v2812;
-        out[v2821] = v2818;
+      const unsigned int v2854 = v2599 * v2541;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2856 = v2751 + v2598;
+      const unsigned int v2857 = v2856 - v2854;
+      const unsigned int v2858 = v2553 + v2599;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2859 = v2858 * v15;
+      const unsigned int v2860 = static_cast<unsigned int>(v2603.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2861 = v2857 + v2860;
+      const unsigned int v2862 = static_cast<unsigned int>(v2603.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2863 = v2861 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2864 = v2862 < v15;
+      const bool v2865 = v2863 && v2864;
+      if (v2865) {
+        const float v2866 = v2603.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2868 = iron_f32_to_bf16(v2866);
+        const unsigned int v2869 = v2861 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2870 = v2869 + v2859;
+        const unsigned int v2871 = v2870 + v2862;
+        out[v2871] = v2868;
       }
-      const unsigned int v2822 = static_cast<unsigned int>(v2553.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2823 = v2807 + v2822;
-      const unsigned int v2824 = static_cast<unsigned int>(v2553.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2825 = v2823 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2826 = v2824 < v15;
-      const bool v2827 = v2825 && v2826;
-      if (v2827) {
-        const float v2828 = v2553.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2830 = iron_f32_to_bf16(v2828);
-        const unsigned int v2831 = v2823 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2832 = v2831 + v2809;
-        const unsigned int v2833 = v2832 + v2824;
-        out[v2833] = v2830;
+      const unsigned int v2872 = static_cast<unsigned int>(v2603.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2873 = v2857 + v2872;
+      const unsigned int v2874 = static_cast<unsigned int>(v2603.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2875 = v2873 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2876 = v2874 < v15;
+      const bool v2877 = v2875 && v2876;
+      if (v2877) {
+        const float v2878 = v2603.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2880 = iron_f32_to_bf16(v2878);
+        const unsigned int v2881 = v2873 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2882 = v2881 + v2859;
+        const unsigned int v2883 = v2882 + v2874;
+        out[v2883] = v2880;
       }
-      const unsigned int v2834 = static_cast<unsigned int>(v2553.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2835 = v2807 + v2834;
-      const unsigned int v2836 = static_cast<unsigned int>(v2553.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2837 = v2835 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2838 = v2836 < v15;
-      const bool v2839 = v2837 && v2838;
-      if (v2839) {
-        const float v2840 = v2553.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2842 = iron_f32_to_bf16(v2840);
-        const unsigned int v2843 = v2835 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2844 = v2843 + v2809;
-        const unsigned int v2845 = v2844 + v2836;
-        out[v2845] = v2842;
+      const unsigned int v2884 = static_cast<unsigned int>(v2603.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2885 = v2857 + v2884;
+      const unsigned int v2886 = static_cast<unsigned int>(v2603.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2887 = v2885 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2888 = v2886 < v15;
+      const bool v2889 = v2887 && v2888;
+      if (v2889) {
+        const float v2890 = v2603.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2892 = iron_f32_to_bf16(v2890);
+        const unsigned int v2893 = v2885 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2894 = v2893 + v2859;
+        const unsigned int v2895 = v2894 + v2886;
+        out[v2895] = v2892;
       }
-      const unsigned int v2846 = static_cast<unsigned int>(v2553.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2847 = v2807 + v2846;
-      const unsigned int v2848 = static_cast<unsigned int>(v2553.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2849 = v2847 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2850 = v2848 < v15;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const float v2852 = v2553.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2854 = iron_f32_to_bf16(v2852);
-        const unsigned int v2855 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2856 = v2855 + v2809;
-        const unsigned int v2857 = v2856 + v2848;
-        out[v2857] = v2854;
+      const unsigned int v2896 = static_cast<unsigned int>(v2603.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2897 = v2857 + v2896;
+      const unsigned int v2898 = static_cast<unsigned int>(v2603.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2899 = v2897 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2900 = v2898 < v15;
+      const bool v2901 = v2899 && v2900;
+      if (v2901) {
+        const float v2902 = v2603.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2904 = iron_f32_to_bf16(v2902);
+        const unsigned int v2905 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2906 = v2905 + v2859;
+        const unsigned int v2907 = v2906 + v2898;
+        out[v2907] = v2904;
       }
-      const unsigned int v2858 = static_cast<unsigned int>(v2553.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2859 = v2807 + v2858;
-      const unsigned int v2860 = static_cast<unsigned int>(v2553.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2861 = v2859 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2862 = v2860 < v15;
-      const bool v2863 = v2861 && v2862;
-      if (v2863) {
-        const float v2864 = v2553.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2866 = iron_f32_to_bf16(v2864);
-        const unsigned int v2867 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2868 = v2867 + v2809;
-        const unsigned int v2869 = v2868 + v2860;
-        out[v2869] = v2866;
+      const unsigned int v2908 = static_cast<unsigned int>(v2603.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2909 = v2857 + v2908;
+      const unsigned int v2910 = static_cast<unsigned int>(v2603.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2911 = v2909 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2912 = v2910 < v15;
+      const bool v2913 = v2911 && v2912;
+      if (v2913) {
+        const float v2914 = v2603.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2916 = iron_f32_to_bf16(v2914);
+        const unsigned int v2917 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2918 = v2917 + v2859;
+        const unsigned int v2919 = v2918 + v2910;
+        out[v2919] = v2916;
       }
-      const unsigned int v2870 = static_cast<unsigned int>(v2553.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2871 = v2807 + v2870;
-      const unsigned int v2872 = static_cast<unsigned int>(v2553.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2873 = v2871 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2874 = v2872 < v15;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v2553.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
-        const unsigned int v2879 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2880 = v2879 + v2809;
-        const unsigned int v2881 = v2880 + v2872;
-        out[v2881] = v2878;
+      const unsigned int v2920 = static_cast<unsigned int>(v2603.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2921 = v2857 + v2920;
+      const unsigned int v2922 = static_cast<unsigned int>(v2603.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2923 = v2921 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2924 = v2922 < v15;
+      const bool v2925 = v2923 && v2924;
+      if (v2925) {
+        const float v2926 = v2603.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2926);
+        const unsigned int v2929 = v2921 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2930 = v2929 + v2859;
+        const unsigned int v2931 = v2930 + v2922;
+        out[v2931] = v2928;
       }
-      const unsigned int v2882 = static_cast<unsigned int>(v2553.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2883 = v2807 + v2882;
-      const unsigned int v2884 = static_cast<unsigned int>(v2553.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2885 = v2883 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2886 = v2884 < v15;
-      const bool v2887 = v2885 && v2886;
-      if (v2887) {
-        const float v2888 = v2553.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2890 = iron_f32_to_bf16(v2888);
-        const unsigned int v2891 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2892 = v2891 + v2809;
-        const unsigned int v2893 = v2892 + v2884;
-        out[v2893] = v2890;
+      const unsigned int v2932 = static_cast<unsigned int>(v2603.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2933 = v2857 + v2932;
+      const unsigned int v2934 = static_cast<unsigned int>(v2603.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2935 = v2933 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2936 = v2934 < v15;
+      const bool v2937 = v2935 && v2936;
+      if (v2937) {
+        const float v2938 = v2603.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2940 = iron_f32_to_bf16(v2938);
+        const unsigned int v2941 = v2933 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2942 = v2941 + v2859;
+        const unsigned int v2943 = v2942 + v2934;
+        out[v2943] = v2940;
       }
-      const unsigned int v2894 = static_cast<unsigned int>(v2553.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2895 = v2807 + v2894;
-      const unsigned int v2896 = static_cast<unsigned int>(v2553.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2897 = v2895 < v2455;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2898 = v2896 < v15;
-      const bool v2899 = v2897 && v2898;
-      if (v2899) {
-        const float v2900 = v2553.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2902 = iron_f32_to_bf16(v2900);
-        const unsigned int v2903 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2904 = v2903 + v2809;
-        const unsigned int v2905 = v2904 + v2896;
-        out[v2905] = v2902;
+      const unsigned int v2944 = static_cast<unsigned int>(v2603.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2945 = v2857 + v2944;
+      const unsigned int v2946 = static_cast<unsigned int>(v2603.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2947 = v2945 < v2505;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2948 = v2946 < v15;
+      const bool v2949 = v2947 && v2948;
+      if (v2949) {
+        const float v2950 = v2603.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2952 = iron_f32_to_bf16(v2950);
+        const unsigned int v2953 = v2945 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2954 = v2953 + v2859;
+        const unsigned int v2955 = v2954 + v2946;
+        out[v2955] = v2952;
       }
     }
   }

@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -353,22 +353,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:115
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:150
     const unsigned int v85 = v84 * v34;
@@ -508,735 +508,735 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:277
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3011 = 0u; v3011 < 2u; v3011 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3012 = v3011 << 6u;
-        const bool v3014 = v3012 < v34;
-        if (v3014) {
-          const unsigned int v3016 = v3011 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3017 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3017) {
-            const unsigned int v3021 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3022 = v3021 << 3u;
-            const unsigned int v3023 = v3012 + v3022;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3025 = v3023 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3027 = v3025 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3028 = v3023 - v3027;
-            const unsigned int v3029 = v3025 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3030 = v3029 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3031 = v3029 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3032 = v3025 - v3031;
-            const unsigned int v3033 = v3032 * v12;
-            const unsigned int v3034 = v97 + v3028;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3035 = v3023 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3037 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3042 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3043 = v3042 + v3022;
-            const unsigned int v3044 = v156 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3045 = v161 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3046 = v3044 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3047 = v3035 && v3046;
-            const bool v3048 = v3044 < v154;
-            const bool v3049 = v3047 && v3048;
-            const bool v3050 = v3045 >= v10;
-            const bool v3051 = v3049 && v3050;
-            const bool v3052 = v3045 < v3037;
-            const bool v3053 = v3051 && v3052;
-            const unsigned int v3054 = max(v3044, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3055 = v3054 - v9;
-            const unsigned int v3056 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3057 = v3056 - v10;
-            const unsigned int v3058 = v164 + v3055;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3059 = v3058 * v2;
-            const unsigned int v3060 = v3059 + v3057;
-            const unsigned int v3061 = v3060 * v3;
-            const unsigned int v3062 = v3061 + v3034;
-            const unsigned int v3064 = v3053 ? v3062 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3066 = v3016 + v3043;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3066 ^ (((v3066 >> 6u) & 7u) << 3u)), x + v3064, v3053);
-            const unsigned int v3068 = v174 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3069 = v179 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3070 = v3068 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3071 = v3035 && v3070;
-            const bool v3072 = v3068 < v154;
-            const bool v3073 = v3071 && v3072;
-            const bool v3074 = v3069 >= v10;
-            const bool v3075 = v3073 && v3074;
-            const bool v3076 = v3069 < v3037;
-            const bool v3077 = v3075 && v3076;
-            const unsigned int v3078 = max(v3068, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3079 = v3078 - v9;
-            const unsigned int v3080 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3081 = v3080 - v10;
-            const unsigned int v3082 = v182 + v3079;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3083 = v3082 * v2;
-            const unsigned int v3084 = v3083 + v3081;
-            const unsigned int v3085 = v3084 * v3;
-            const unsigned int v3086 = v3085 + v3034;
-            const unsigned int v3088 = v3077 ? v3086 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3091 = v3066 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), x + v3088, v3077);
-            const unsigned int v3092 = v192 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3093 = v197 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3094 = v3092 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3095 = v3035 && v3094;
-            const bool v3096 = v3092 < v154;
-            const bool v3097 = v3095 && v3096;
-            const bool v3098 = v3093 >= v10;
+      for (unsigned int v3061 = 0u; v3061 < 2u; v3061 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3062 = v3061 << 6u;
+        const bool v3064 = v3062 < v34;
+        if (v3064) {
+          const unsigned int v3066 = v3061 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3067 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3067) {
+            const unsigned int v3071 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3072 = v3071 << 3u;
+            const unsigned int v3073 = v3062 + v3072;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3075 = v3073 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3077 = v3075 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3078 = v3073 - v3077;
+            const unsigned int v3079 = v3075 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3080 = v3079 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3081 = v3079 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3082 = v3075 - v3081;
+            const unsigned int v3083 = v3082 * v12;
+            const unsigned int v3084 = v97 + v3078;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3085 = v3073 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3087 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3092 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3093 = v3092 + v3072;
+            const unsigned int v3094 = v156 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3095 = v161 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3096 = v3094 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3097 = v3085 && v3096;
+            const bool v3098 = v3094 < v154;
             const bool v3099 = v3097 && v3098;
-            const bool v3100 = v3093 < v3037;
+            const bool v3100 = v3095 >= v10;
             const bool v3101 = v3099 && v3100;
-            const unsigned int v3102 = max(v3092, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3103 = v3102 - v9;
-            const unsigned int v3104 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3105 = v3104 - v10;
-            const unsigned int v3106 = v200 + v3103;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3107 = v3106 * v2;
-            const unsigned int v3108 = v3107 + v3105;
-            const unsigned int v3109 = v3108 * v3;
-            const unsigned int v3110 = v3109 + v3034;
-            const unsigned int v3112 = v3101 ? v3110 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3115 = v3066 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3115 ^ (((v3115 >> 6u) & 7u) << 3u)), x + v3112, v3101);
-            const unsigned int v3116 = v210 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3117 = v215 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3118 = v3116 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3119 = v3035 && v3118;
-            const bool v3120 = v3116 < v154;
-            const bool v3121 = v3119 && v3120;
-            const bool v3122 = v3117 >= v10;
+            const bool v3102 = v3095 < v3087;
+            const bool v3103 = v3101 && v3102;
+            const unsigned int v3104 = max(v3094, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3105 = v3104 - v9;
+            const unsigned int v3106 = max(v3095, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3107 = v3106 - v10;
+            const unsigned int v3108 = v164 + v3105;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3109 = v3108 * v2;
+            const unsigned int v3110 = v3109 + v3107;
+            const unsigned int v3111 = v3110 * v3;
+            const unsigned int v3112 = v3111 + v3084;
+            const unsigned int v3114 = v3103 ? v3112 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3116 = v3066 + v3093;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), x + v3114, v3103);
+            const unsigned int v3118 = v174 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3119 = v179 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3120 = v3118 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3121 = v3085 && v3120;
+            const bool v3122 = v3118 < v154;
             const bool v3123 = v3121 && v3122;
-            const bool v3124 = v3117 < v3037;
+            const bool v3124 = v3119 >= v10;
             const bool v3125 = v3123 && v3124;
-            const unsigned int v3126 = max(v3116, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3127 = v3126 - v9;
-            const unsigned int v3128 = max(v3117, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3129 = v3128 - v10;
-            const unsigned int v3130 = v218 + v3127;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3131 = v3130 * v2;
-            const unsigned int v3132 = v3131 + v3129;
-            const unsigned int v3133 = v3132 * v3;
-            const unsigned int v3134 = v3133 + v3034;
-            const unsigned int v3136 = v3125 ? v3134 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3139 = v3066 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), x + v3136, v3125);
-            const unsigned int v3140 = v228 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3141 = v233 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3142 = v3140 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3143 = v3035 && v3142;
-            const bool v3144 = v3140 < v154;
-            const bool v3145 = v3143 && v3144;
-            const bool v3146 = v3141 >= v10;
+            const bool v3126 = v3119 < v3087;
+            const bool v3127 = v3125 && v3126;
+            const unsigned int v3128 = max(v3118, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3129 = v3128 - v9;
+            const unsigned int v3130 = max(v3119, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3131 = v3130 - v10;
+            const unsigned int v3132 = v182 + v3129;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3133 = v3132 * v2;
+            const unsigned int v3134 = v3133 + v3131;
+            const unsigned int v3135 = v3134 * v3;
+            const unsigned int v3136 = v3135 + v3084;
+            const unsigned int v3138 = v3127 ? v3136 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3141 = v3116 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), x + v3138, v3127);
+            const unsigned int v3142 = v192 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3143 = v197 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3144 = v3142 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3145 = v3085 && v3144;
+            const bool v3146 = v3142 < v154;
             const bool v3147 = v3145 && v3146;
-            const bool v3148 = v3141 < v3037;
+            const bool v3148 = v3143 >= v10;
             const bool v3149 = v3147 && v3148;
-            const unsigned int v3150 = max(v3140, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3151 = v3150 - v9;
-            const unsigned int v3152 = max(v3141, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3153 = v3152 - v10;
-            const unsigned int v3154 = v236 + v3151;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3155 = v3154 * v2;
-            const unsigned int v3156 = v3155 + v3153;
-            const unsigned int v3157 = v3156 * v3;
-            const unsigned int v3158 = v3157 + v3034;
-            const unsigned int v3160 = v3149 ? v3158 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3163 = v3066 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3163 ^ (((v3163 >> 6u) & 7u) << 3u)), x + v3160, v3149);
-            const unsigned int v3164 = v246 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3165 = v251 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3166 = v3164 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3167 = v3035 && v3166;
-            const bool v3168 = v3164 < v154;
-            const bool v3169 = v3167 && v3168;
-            const bool v3170 = v3165 >= v10;
+            const bool v3150 = v3143 < v3087;
+            const bool v3151 = v3149 && v3150;
+            const unsigned int v3152 = max(v3142, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3153 = v3152 - v9;
+            const unsigned int v3154 = max(v3143, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3155 = v3154 - v10;
+            const unsigned int v3156 = v200 + v3153;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3157 = v3156 * v2;
+            const unsigned int v3158 = v3157 + v3155;
+            const unsigned int v3159 = v3158 * v3;
+            const unsigned int v3160 = v3159 + v3084;
+            const unsigned int v3162 = v3151 ? v3160 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3165 = v3116 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), x + v3162, v3151);
+            const unsigned int v3166 = v210 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3167 = v215 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3168 = v3166 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3169 = v3085 && v3168;
+            const bool v3170 = v3166 < v154;
             const bool v3171 = v3169 && v3170;
-            const bool v3172 = v3165 < v3037;
+            const bool v3172 = v3167 >= v10;
             const bool v3173 = v3171 && v3172;
-            const unsigned int v3174 = max(v3164, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3175 = v3174 - v9;
-            const unsigned int v3176 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3177 = v3176 - v10;
-            const unsigned int v3178 = v254 + v3175;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3179 = v3178 * v2;
-            const unsigned int v3180 = v3179 + v3177;
-            const unsigned int v3181 = v3180 * v3;
-            const unsigned int v3182 = v3181 + v3034;
-            const unsigned int v3184 = v3173 ? v3182 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3187 = v3066 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3187 ^ (((v3187 >> 6u) & 7u) << 3u)), x + v3184, v3173);
-            const unsigned int v3188 = v264 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3189 = v269 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3190 = v3188 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3191 = v3035 && v3190;
-            const bool v3192 = v3188 < v154;
-            const bool v3193 = v3191 && v3192;
-            const bool v3194 = v3189 >= v10;
+            const bool v3174 = v3167 < v3087;
+            const bool v3175 = v3173 && v3174;
+            const unsigned int v3176 = max(v3166, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3177 = v3176 - v9;
+            const unsigned int v3178 = max(v3167, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3179 = v3178 - v10;
+            const unsigned int v3180 = v218 + v3177;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3181 = v3180 * v2;
+            const unsigned int v3182 = v3181 + v3179;
+            const unsigned int v3183 = v3182 * v3;
+            const unsigned int v3184 = v3183 + v3084;
+            const unsigned int v3186 = v3175 ? v3184 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3189 = v3116 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), x + v3186, v3175);
+            const unsigned int v3190 = v228 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3191 = v233 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3192 = v3190 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3193 = v3085 && v3192;
+            const bool v3194 = v3190 < v154;
             const bool v3195 = v3193 && v3194;
-            const bool v3196 = v3189 < v3037;
+            const bool v3196 = v3191 >= v10;
             const bool v3197 = v3195 && v3196;
-            const unsigned int v3198 = max(v3188, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3199 = v3198 - v9;
-            const unsigned int v3200 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3201 = v3200 - v10;
-            const unsigned int v3202 = v272 + v3199;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3203 = v3202 * v2;
-            const unsigned int v3204 = v3203 + v3201;
-            const unsigned int v3205 = v3204 * v3;
-            const unsigned int v3206 = v3205 + v3034;
-            const unsigned int v3208 = v3197 ? v3206 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3211 = v3066 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3208, v3197);
-            const unsigned int v3212 = v282 + v3030;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3213 = v287 + v3033;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3214 = v3212 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3215 = v3035 && v3214;
-            const bool v3216 = v3212 < v154;
-            const bool v3217 = v3215 && v3216;
-            const bool v3218 = v3213 >= v10;
+            const bool v3198 = v3191 < v3087;
+            const bool v3199 = v3197 && v3198;
+            const unsigned int v3200 = max(v3190, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3201 = v3200 - v9;
+            const unsigned int v3202 = max(v3191, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3203 = v3202 - v10;
+            const unsigned int v3204 = v236 + v3201;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3205 = v3204 * v2;
+            const unsigned int v3206 = v3205 + v3203;
+            const unsigned int v3207 = v3206 * v3;
+            const unsigned int v3208 = v3207 + v3084;
+            const unsigned int v3210 = v3199 ? v3208 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3213 = v3116 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3213 ^ (((v3213 >> 6u) & 7u) << 3u)), x + v3210, v3199);
+            const unsigned int v3214 = v246 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3215 = v251 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3216 = v3214 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3217 = v3085 && v3216;
+            const bool v3218 = v3214 < v154;
             const bool v3219 = v3217 && v3218;
-            const bool v3220 = v3213 < v3037;
+            const bool v3220 = v3215 >= v10;
             const bool v3221 = v3219 && v3220;
-            const unsigned int v3222 = max(v3212, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3223 = v3222 - v9;
-            const unsigned int v3224 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3225 = v3224 - v10;
-            const unsigned int v3226 = v290 + v3223;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3227 = v3226 * v2;
-            const unsigned int v3228 = v3227 + v3225;
-            const unsigned int v3229 = v3228 * v3;
-            const unsigned int v3230 = v3229 + v3034;
-            const unsigned int v3232 = v3221 ? v3230 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3235 = v3066 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3232, v3221);
+            const bool v3222 = v3215 < v3087;
+            const bool v3223 = v3221 && v3222;
+            const unsigned int v3224 = max(v3214, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3225 = v3224 - v9;
+            const unsigned int v3226 = max(v3215, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3227 = v3226 - v10;
+            const unsigned int v3228 = v254 + v3225;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3229 = v3228 * v2;
+            const unsigned int v3230 = v3229 + v3227;
+            const unsigned int v3231 = v3230 * v3;
+            const unsigned int v3232 = v3231 + v3084;
+            const unsigned int v3234 = v3223 ? v3232 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3237 = v3116 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3237 ^ (((v3237 >> 6u) & 7u) << 3u)), x + v3234, v3223);
+            const unsigned int v3238 = v264 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3239 = v269 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3240 = v3238 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3241 = v3085 && v3240;
+            const bool v3242 = v3238 < v154;
+            const bool v3243 = v3241 && v3242;
+            const bool v3244 = v3239 >= v10;
+            const bool v3245 = v3243 && v3244;
+            const bool v3246 = v3239 < v3087;
+            const bool v3247 = v3245 && v3246;
+            const unsigned int v3248 = max(v3238, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3249 = v3248 - v9;
+            const unsigned int v3250 = max(v3239, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3251 = v3250 - v10;
+            const unsigned int v3252 = v272 + v3249;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3253 = v3252 * v2;
+            const unsigned int v3254 = v3253 + v3251;
+            const unsigned int v3255 = v3254 * v3;
+            const unsigned int v3256 = v3255 + v3084;
+            const unsigned int v3258 = v3247 ? v3256 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3261 = v3116 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3261 ^ (((v3261 >> 6u) & 7u) << 3u)), x + v3258, v3247);
+            const unsigned int v3262 = v282 + v3080;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3263 = v287 + v3083;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3264 = v3262 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3265 = v3085 && v3264;
+            const bool v3266 = v3262 < v154;
+            const bool v3267 = v3265 && v3266;
+            const bool v3268 = v3263 >= v10;
+            const bool v3269 = v3267 && v3268;
+            const bool v3270 = v3263 < v3087;
+            const bool v3271 = v3269 && v3270;
+            const unsigned int v3272 = max(v3262, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3273 = v3272 - v9;
+            const unsigned int v3274 = max(v3263, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3275 = v3274 - v10;
+            const unsigned int v3276 = v290 + v3273;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3277 = v3276 * v2;
+            const unsigned int v3278 = v3277 + v3275;
+            const unsigned int v3279 = v3278 * v3;
+            const unsigned int v3280 = v3279 + v3084;
+            const unsigned int v3282 = v3271 ? v3280 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3285 = v3116 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3282, v3271);
           } else {
-            const unsigned int v3243 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3244 = v3243 << 3u;
-            const unsigned int v3246 = v3012 + v3244;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3247 = v3246 < v34;
-            const unsigned int v3248 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3250 = v3248 + v3012;
-            const unsigned int v3251 = v3250 + v3244;
-            const unsigned int v3253 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3254 = v3016 + v3253;
-            const unsigned int v3255 = v3254 + v3244;
-            const bool v3259 = v3247 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3263 = v3259 ? v3251 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3263, v3259);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3269 = v3247 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3271 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3272 = v3251 + v3271;
-            const unsigned int v3273 = v3269 ? v3272 : 0u;
-            const unsigned int v3275 = v3255 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), x + v3273, v3269);
-            const bool v3279 = v3247 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3281 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3282 = v3251 + v3281;
-            const unsigned int v3283 = v3279 ? v3282 : 0u;
-            const unsigned int v3285 = v3255 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3283, v3279);
-            const bool v3289 = v3247 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3291 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3292 = v3251 + v3291;
-            const unsigned int v3293 = v3289 ? v3292 : 0u;
-            const unsigned int v3295 = v3255 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3295 ^ (((v3295 >> 6u) & 7u) << 3u)), x + v3293, v3289);
-            const bool v3299 = v3247 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3301 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3302 = v3251 + v3301;
-            const unsigned int v3303 = v3299 ? v3302 : 0u;
-            const unsigned int v3305 = v3255 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3303, v3299);
-            const bool v3309 = v3247 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3311 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3312 = v3251 + v3311;
-            const unsigned int v3313 = v3309 ? v3312 : 0u;
-            const unsigned int v3315 = v3255 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3315 ^ (((v3315 >> 6u) & 7u) << 3u)), x + v3313, v3309);
-            const bool v3319 = v3247 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3321 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3322 = v3251 + v3321;
+            const unsigned int v3293 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3294 = v3293 << 3u;
+            const unsigned int v3296 = v3062 + v3294;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3297 = v3296 < v34;
+            const unsigned int v3298 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3300 = v3298 + v3062;
+            const unsigned int v3301 = v3300 + v3294;
+            const unsigned int v3303 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3304 = v3066 + v3303;
+            const unsigned int v3305 = v3304 + v3294;
+            const bool v3309 = v3297 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3313 = v3309 ? v3301 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3313, v3309);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3319 = v3297 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3321 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3322 = v3301 + v3321;
             const unsigned int v3323 = v3319 ? v3322 : 0u;
-            const unsigned int v3325 = v3255 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3325 = v3305 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3323, v3319);
-            const bool v3329 = v3247 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3331 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3332 = v3251 + v3331;
+            const bool v3329 = v3297 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3331 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3332 = v3301 + v3331;
             const unsigned int v3333 = v3329 ? v3332 : 0u;
-            const unsigned int v3335 = v3255 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3335 = v3305 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3335 ^ (((v3335 >> 6u) & 7u) << 3u)), x + v3333, v3329);
+            const bool v3339 = v3297 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3341 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3342 = v3301 + v3341;
+            const unsigned int v3343 = v3339 ? v3342 : 0u;
+            const unsigned int v3345 = v3305 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3345 ^ (((v3345 >> 6u) & 7u) << 3u)), x + v3343, v3339);
+            const bool v3349 = v3297 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3351 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3352 = v3301 + v3351;
+            const unsigned int v3353 = v3349 ? v3352 : 0u;
+            const unsigned int v3355 = v3305 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), x + v3353, v3349);
+            const bool v3359 = v3297 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3361 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3362 = v3301 + v3361;
+            const unsigned int v3363 = v3359 ? v3362 : 0u;
+            const unsigned int v3365 = v3305 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3365 ^ (((v3365 >> 6u) & 7u) << 3u)), x + v3363, v3359);
+            const bool v3369 = v3297 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3371 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3372 = v3301 + v3371;
+            const unsigned int v3373 = v3369 ? v3372 : 0u;
+            const unsigned int v3375 = v3305 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), x + v3373, v3369);
+            const bool v3379 = v3297 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3381 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3382 = v3301 + v3381;
+            const unsigned int v3383 = v3379 ? v3382 : 0u;
+            const unsigned int v3385 = v3305 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3385 ^ (((v3385 >> 6u) & 7u) << 3u)), x + v3383, v3379);
           }
-          const unsigned int v3344 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3345 = v3344 << 3u;
-          const unsigned int v3346 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3347 = v3012 + v3345;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3348 = v3347 < v34;
-          const unsigned int v3349 = v3346 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3350 = v85 + v3349;
-          const unsigned int v3351 = v3350 + v3012;
-          const unsigned int v3352 = v3351 + v3345;
-          const unsigned int v3354 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3355 = v3016 + v3354;
-          const unsigned int v3356 = v3355 + v3345;
-          const bool v3359 = v3346 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3360 = v3348 && v3359;
-          const unsigned int v3364 = v3360 ? v3352 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), weight + v3364, v3360);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3368 = v3346 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3369 = v3368 < v15;
-          const bool v3370 = v3348 && v3369;
-          const unsigned int v3372 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3373 = v3352 + v3372;
-          const unsigned int v3374 = v3370 ? v3373 : v85;
-          const unsigned int v3376 = v3356 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3374, v3370);
-          const unsigned int v3378 = v3346 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3379 = v3378 < v15;
-          const bool v3380 = v3348 && v3379;
-          const unsigned int v3382 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3383 = v3352 + v3382;
-          const unsigned int v3384 = v3380 ? v3383 : v85;
-          const unsigned int v3386 = v3356 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3386 ^ (((v3386 >> 6u) & 7u) << 3u)), weight + v3384, v3380);
-          const unsigned int v3388 = v3346 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3389 = v3388 < v15;
-          const bool v3390 = v3348 && v3389;
-          const unsigned int v3392 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3393 = v3352 + v3392;
-          const unsigned int v3394 = v3390 ? v3393 : v85;
-          const unsigned int v3396 = v3356 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3396 ^ (((v3396 >> 6u) & 7u) << 3u)), weight + v3394, v3390);
-          const unsigned int v3398 = v3346 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3399 = v3398 < v15;
-          const bool v3400 = v3348 && v3399;
-          const unsigned int v3402 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3403 = v3352 + v3402;
-          const unsigned int v3404 = v3400 ? v3403 : v85;
-          const unsigned int v3406 = v3356 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3404, v3400);
-          const unsigned int v3408 = v3346 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3409 = v3408 < v15;
-          const bool v3410 = v3348 && v3409;
-          const unsigned int v3412 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3413 = v3352 + v3412;
-          const unsigned int v3414 = v3410 ? v3413 : v85;
-          const unsigned int v3416 = v3356 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), weight + v3414, v3410);
-          const unsigned int v3418 = v3346 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3394 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3395 = v3394 << 3u;
+          const unsigned int v3396 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3397 = v3062 + v3395;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3398 = v3397 < v34;
+          const unsigned int v3399 = v3396 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3400 = v85 + v3399;
+          const unsigned int v3401 = v3400 + v3062;
+          const unsigned int v3402 = v3401 + v3395;
+          const unsigned int v3404 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3405 = v3066 + v3404;
+          const unsigned int v3406 = v3405 + v3395;
+          const bool v3409 = v3396 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3410 = v3398 && v3409;
+          const unsigned int v3414 = v3410 ? v3402 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3414, v3410);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3418 = v3396 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3419 = v3418 < v15;
-          const bool v3420 = v3348 && v3419;
-          const unsigned int v3422 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3423 = v3352 + v3422;
+          const bool v3420 = v3398 && v3419;
+          const unsigned int v3422 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3423 = v3402 + v3422;
           const unsigned int v3424 = v3420 ? v3423 : v85;
-          const unsigned int v3426 = v3356 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3426 = v3406 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3426 ^ (((v3426 >> 6u) & 7u) << 3u)), weight + v3424, v3420);
-          const unsigned int v3428 = v3346 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3428 = v3396 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3429 = v3428 < v15;
-          const bool v3430 = v3348 && v3429;
-          const unsigned int v3432 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3433 = v3352 + v3432;
+          const bool v3430 = v3398 && v3429;
+          const unsigned int v3432 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3433 = v3402 + v3432;
           const unsigned int v3434 = v3430 ? v3433 : v85;
-          const unsigned int v3436 = v3356 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3436 = v3406 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 6u) & 7u) << 3u)), weight + v3434, v3430);
+          const unsigned int v3438 = v3396 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3439 = v3438 < v15;
+          const bool v3440 = v3398 && v3439;
+          const unsigned int v3442 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3443 = v3402 + v3442;
+          const unsigned int v3444 = v3440 ? v3443 : v85;
+          const unsigned int v3446 = v3406 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), weight + v3444, v3440);
+          const unsigned int v3448 = v3396 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3449 = v3448 < v15;
+          const bool v3450 = v3398 && v3449;
+          const unsigned int v3452 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3453 = v3402 + v3452;
+          const unsigned int v3454 = v3450 ? v3453 : v85;
+          const unsigned int v3456 = v3406 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3456 ^ (((v3456 >> 6u) & 7u) << 3u)), weight + v3454, v3450);
+          const unsigned int v3458 = v3396 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3459 = v3458 < v15;
+          const bool v3460 = v3398 && v3459;
+          const unsigned int v3462 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3463 = v3402 + v3462;
+          const unsigned int v3464 = v3460 ? v3463 : v85;
+          const unsigned int v3466 = v3406 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3466 ^ (((v3466 >> 6u) & 7u) << 3u)), weight + v3464, v3460);
+          const unsigned int v3468 = v3396 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3469 = v3468 < v15;
+          const bool v3470 = v3398 && v3469;
+          const unsigned int v3472 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3473 = v3402 + v3472;
+          const unsigned int v3474 = v3470 ? v3473 : v85;
+          const unsigned int v3476 = v3406 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3476 ^ (((v3476 >> 6u) & 7u) << 3u)), weight + v3474, v3470);
+          const unsigned int v3478 = v3396 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3479 = v3478 < v15;
+          const bool v3480 = v3398 && v3479;
+          const unsigned int v3482 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3483 = v3402 + v3482;
+          const unsigned int v3484 = v3480 ? v3483 : v85;
+          const unsigned int v3486 = v3406 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3486 ^ (((v3486 >> 6u) & 7u) << 3u)), weight + v3484, v3480);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3449 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3454 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3499 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3504 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3437 = 0u; v3437 < v34; v3437 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3439 = v3437 >> 6u;
-        const unsigned int v3441 = v3439 % 3u;
+      for (unsigned int v3487 = 0u; v3487 < v34; v3487 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3489 = v3487 >> 6u;
+        const unsigned int v3491 = v3489 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3443 = v3441 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3450 = v3443 + v3449;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3450, 64u);
-        const unsigned int v3455 = v3443 + v3454;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3455, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3462 = v3450 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3462, 64u);
-        const unsigned int v3467 = v3455 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3467, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3473 = v3450 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3473, 64u);
-        const unsigned int v3478 = v3455 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3478, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3484 = v3450 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3484, 64u);
-        const unsigned int v3489 = v3455 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3489, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3492 = v3437 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3494 = v3439 + 2u;
-        const unsigned int v3495 = v3494 % 3u;
-        const bool v3496 = v3492 < v34;
-        if (v3496) {
-          const unsigned int v3498 = v3495 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3499 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3499) {
-            const unsigned int v3503 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3504 = v3503 << 3u;
-            const unsigned int v3505 = v3492 + v3504;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3507 = v3505 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3509 = v3507 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3510 = v3505 - v3509;
-            const unsigned int v3511 = v3507 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3512 = v3511 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3513 = v3511 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3514 = v3507 - v3513;
-            const unsigned int v3515 = v3514 * v12;
-            const unsigned int v3516 = v97 + v3510;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3517 = v3505 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3519 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3524 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3525 = v3524 + v3504;
-            const unsigned int v3526 = v156 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3527 = v161 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3528 = v3526 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3529 = v3517 && v3528;
-            const bool v3530 = v3526 < v154;
-            const bool v3531 = v3529 && v3530;
-            const bool v3532 = v3527 >= v10;
-            const bool v3533 = v3531 && v3532;
-            const bool v3534 = v3527 < v3519;
-            const bool v3535 = v3533 && v3534;
-            const unsigned int v3536 = max(v3526, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3537 = v3536 - v9;
-            const unsigned int v3538 = max(v3527, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3539 = v3538 - v10;
-            const unsigned int v3540 = v164 + v3537;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3541 = v3540 * v2;
-            const unsigned int v3542 = v3541 + v3539;
-            const unsigned int v3543 = v3542 * v3;
-            const unsigned int v3544 = v3543 + v3516;
-            const unsigned int v3546 = v3535 ? v3544 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3548 = v3498 + v3525;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), x + v3546, v3535);
-            const unsigned int v3550 = v174 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3551 = v179 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3552 = v3550 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3553 = v3517 && v3552;
-            const bool v3554 = v3550 < v154;
-            const bool v3555 = v3553 && v3554;
-            const bool v3556 = v3551 >= v10;
-            const bool v3557 = v3555 && v3556;
-            const bool v3558 = v3551 < v3519;
-            const bool v3559 = v3557 && v3558;
-            const unsigned int v3560 = max(v3550, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3561 = v3560 - v9;
-            const unsigned int v3562 = max(v3551, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3563 = v3562 - v10;
-            const unsigned int v3564 = v182 + v3561;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3565 = v3564 * v2;
-            const unsigned int v3566 = v3565 + v3563;
-            const unsigned int v3567 = v3566 * v3;
-            const unsigned int v3568 = v3567 + v3516;
-            const unsigned int v3570 = v3559 ? v3568 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3573 = v3548 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3570, v3559);
-            const unsigned int v3574 = v192 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3575 = v197 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3576 = v3574 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3577 = v3517 && v3576;
-            const bool v3578 = v3574 < v154;
-            const bool v3579 = v3577 && v3578;
-            const bool v3580 = v3575 >= v10;
+        const unsigned int v3493 = v3491 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3500 = v3493 + v3499;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3500, 64u);
+        const unsigned int v3505 = v3493 + v3504;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3505, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3512 = v3500 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3512, 64u);
+        const unsigned int v3517 = v3505 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3517, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3523 = v3500 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3523, 64u);
+        const unsigned int v3528 = v3505 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3528, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3534 = v3500 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3534, 64u);
+        const unsigned int v3539 = v3505 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3539, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3542 = v3487 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3544 = v3489 + 2u;
+        const unsigned int v3545 = v3544 % 3u;
+        const bool v3546 = v3542 < v34;
+        if (v3546) {
+          const unsigned int v3548 = v3545 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3549 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3549) {
+            const unsigned int v3553 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3554 = v3553 << 3u;
+            const unsigned int v3555 = v3542 + v3554;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3557 = v3555 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3559 = v3557 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3560 = v3555 - v3559;
+            const unsigned int v3561 = v3557 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3562 = v3561 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3563 = v3561 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3564 = v3557 - v3563;
+            const unsigned int v3565 = v3564 * v12;
+            const unsigned int v3566 = v97 + v3560;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3567 = v3555 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3569 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3574 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3575 = v3574 + v3554;
+            const unsigned int v3576 = v156 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3577 = v161 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3578 = v3576 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3579 = v3567 && v3578;
+            const bool v3580 = v3576 < v154;
             const bool v3581 = v3579 && v3580;
-            const bool v3582 = v3575 < v3519;
+            const bool v3582 = v3577 >= v10;
             const bool v3583 = v3581 && v3582;
-            const unsigned int v3584 = max(v3574, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3585 = v3584 - v9;
-            const unsigned int v3586 = max(v3575, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3587 = v3586 - v10;
-            const unsigned int v3588 = v200 + v3585;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3589 = v3588 * v2;
-            const unsigned int v3590 = v3589 + v3587;
-            const unsigned int v3591 = v3590 * v3;
-            const unsigned int v3592 = v3591 + v3516;
-            const unsigned int v3594 = v3583 ? v3592 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3597 = v3548 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3597 ^ (((v3597 >> 6u) & 7u) << 3u)), x + v3594, v3583);
-            const unsigned int v3598 = v210 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3599 = v215 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3600 = v3598 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3601 = v3517 && v3600;
-            const bool v3602 = v3598 < v154;
-            const bool v3603 = v3601 && v3602;
-            const bool v3604 = v3599 >= v10;
+            const bool v3584 = v3577 < v3569;
+            const bool v3585 = v3583 && v3584;
+            const unsigned int v3586 = max(v3576, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3587 = v3586 - v9;
+            const unsigned int v3588 = max(v3577, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3589 = v3588 - v10;
+            const unsigned int v3590 = v164 + v3587;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3591 = v3590 * v2;
+            const unsigned int v3592 = v3591 + v3589;
+            const unsigned int v3593 = v3592 * v3;
+            const unsigned int v3594 = v3593 + v3566;
+            const unsigned int v3596 = v3585 ? v3594 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3598 = v3548 + v3575;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), x + v3596, v3585);
+            const unsigned int v3600 = v174 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3601 = v179 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3602 = v3600 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3603 = v3567 && v3602;
+            const bool v3604 = v3600 < v154;
             const bool v3605 = v3603 && v3604;
-            const bool v3606 = v3599 < v3519;
+            const bool v3606 = v3601 >= v10;
             const bool v3607 = v3605 && v3606;
-            const unsigned int v3608 = max(v3598, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3609 = v3608 - v9;
-            const unsigned int v3610 = max(v3599, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3611 = v3610 - v10;
-            const unsigned int v3612 = v218 + v3609;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3613 = v3612 * v2;
-            const unsigned int v3614 = v3613 + v3611;
-            const unsigned int v3615 = v3614 * v3;
-            const unsigned int v3616 = v3615 + v3516;
-            const unsigned int v3618 = v3607 ? v3616 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3621 = v3548 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), x + v3618, v3607);
-            const unsigned int v3622 = v228 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3623 = v233 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3624 = v3622 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3625 = v3517 && v3624;
-            const bool v3626 = v3622 < v154;
-            const bool v3627 = v3625 && v3626;
-            const bool v3628 = v3623 >= v10;
+            const bool v3608 = v3601 < v3569;
+            const bool v3609 = v3607 && v3608;
+            const unsigned int v3610 = max(v3600, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3611 = v3610 - v9;
+            const unsigned int v3612 = max(v3601, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3613 = v3612 - v10;
+            const unsigned int v3614 = v182 + v3611;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3615 = v3614 * v2;
+            const unsigned int v3616 = v3615 + v3613;
+            const unsigned int v3617 = v3616 * v3;
+            const unsigned int v3618 = v3617 + v3566;
+            const unsigned int v3620 = v3609 ? v3618 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3623 = v3598 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3623 ^ (((v3623 >> 6u) & 7u) << 3u)), x + v3620, v3609);
+            const unsigned int v3624 = v192 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3625 = v197 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3626 = v3624 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3627 = v3567 && v3626;
+            const bool v3628 = v3624 < v154;
             const bool v3629 = v3627 && v3628;
-            const bool v3630 = v3623 < v3519;
+            const bool v3630 = v3625 >= v10;
             const bool v3631 = v3629 && v3630;
-            const unsigned int v3632 = max(v3622, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3633 = v3632 - v9;
-            const unsigned int v3634 = max(v3623, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3635 = v3634 - v10;
-            const unsigned int v3636 = v236 + v3633;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3637 = v3636 * v2;
-            const unsigned int v3638 = v3637 + v3635;
-            const unsigned int v3639 = v3638 * v3;
-            const unsigned int v3640 = v3639 + v3516;
-            const unsigned int v3642 = v3631 ? v3640 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3645 = v3548 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3645 ^ (((v3645 >> 6u) & 7u) << 3u)), x + v3642, v3631);
-            const unsigned int v3646 = v246 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3647 = v251 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3649 = v3517 && v3648;
-            const bool v3650 = v3646 < v154;
-            const bool v3651 = v3649 && v3650;
-            const bool v3652 = v3647 >= v10;
+            const bool v3632 = v3625 < v3569;
+            const bool v3633 = v3631 && v3632;
+            const unsigned int v3634 = max(v3624, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3635 = v3634 - v9;
+            const unsigned int v3636 = max(v3625, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3637 = v3636 - v10;
+            const unsigned int v3638 = v200 + v3635;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3639 = v3638 * v2;
+            const unsigned int v3640 = v3639 + v3637;
+            const unsigned int v3641 = v3640 * v3;
+            const unsigned int v3642 = v3641 + v3566;
+            const unsigned int v3644 = v3633 ? v3642 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3647 = v3598 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), x + v3644, v3633);
+            const unsigned int v3648 = v210 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3649 = v215 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3650 = v3648 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3651 = v3567 && v3650;
+            const bool v3652 = v3648 < v154;
             const bool v3653 = v3651 && v3652;
-            const bool v3654 = v3647 < v3519;
+            const bool v3654 = v3649 >= v10;
             const bool v3655 = v3653 && v3654;
-            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3657 = v3656 - v9;
-            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3659 = v3658 - v10;
-            const unsigned int v3660 = v254 + v3657;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3661 = v3660 * v2;
-            const unsigned int v3662 = v3661 + v3659;
-            const unsigned int v3663 = v3662 * v3;
-            const unsigned int v3664 = v3663 + v3516;
-            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3669 = v3548 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), x + v3666, v3655);
-            const unsigned int v3670 = v264 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3671 = v269 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3673 = v3517 && v3672;
-            const bool v3674 = v3670 < v154;
-            const bool v3675 = v3673 && v3674;
-            const bool v3676 = v3671 >= v10;
+            const bool v3656 = v3649 < v3569;
+            const bool v3657 = v3655 && v3656;
+            const unsigned int v3658 = max(v3648, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3659 = v3658 - v9;
+            const unsigned int v3660 = max(v3649, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3661 = v3660 - v10;
+            const unsigned int v3662 = v218 + v3659;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3663 = v3662 * v2;
+            const unsigned int v3664 = v3663 + v3661;
+            const unsigned int v3665 = v3664 * v3;
+            const unsigned int v3666 = v3665 + v3566;
+            const unsigned int v3668 = v3657 ? v3666 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3671 = v3598 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3671 ^ (((v3671 >> 6u) & 7u) << 3u)), x + v3668, v3657);
+            const unsigned int v3672 = v228 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3673 = v233 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3674 = v3672 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3675 = v3567 && v3674;
+            const bool v3676 = v3672 < v154;
             const bool v3677 = v3675 && v3676;
-            const bool v3678 = v3671 < v3519;
+            const bool v3678 = v3673 >= v10;
             const bool v3679 = v3677 && v3678;
-            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3681 = v3680 - v9;
-            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3683 = v3682 - v10;
-            const unsigned int v3684 = v272 + v3681;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3685 = v3684 * v2;
-            const unsigned int v3686 = v3685 + v3683;
-            const unsigned int v3687 = v3686 * v3;
-            const unsigned int v3688 = v3687 + v3516;
-            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3693 = v3548 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
-            const unsigned int v3694 = v282 + v3512;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3695 = v287 + v3515;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3697 = v3517 && v3696;
-            const bool v3698 = v3694 < v154;
-            const bool v3699 = v3697 && v3698;
-            const bool v3700 = v3695 >= v10;
+            const bool v3680 = v3673 < v3569;
+            const bool v3681 = v3679 && v3680;
+            const unsigned int v3682 = max(v3672, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3683 = v3682 - v9;
+            const unsigned int v3684 = max(v3673, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3685 = v3684 - v10;
+            const unsigned int v3686 = v236 + v3683;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3687 = v3686 * v2;
+            const unsigned int v3688 = v3687 + v3685;
+            const unsigned int v3689 = v3688 * v3;
+            const unsigned int v3690 = v3689 + v3566;
+            const unsigned int v3692 = v3681 ? v3690 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3695 = v3598 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), x + v3692, v3681);
+            const unsigned int v3696 = v246 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3697 = v251 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3698 = v3696 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3699 = v3567 && v3698;
+            const bool v3700 = v3696 < v154;
             const bool v3701 = v3699 && v3700;
-            const bool v3702 = v3695 < v3519;
+            const bool v3702 = v3697 >= v10;
             const bool v3703 = v3701 && v3702;
-            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3705 = v3704 - v9;
-            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3707 = v3706 - v10;
-            const unsigned int v3708 = v290 + v3705;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3709 = v3708 * v2;
-            const unsigned int v3710 = v3709 + v3707;
-            const unsigned int v3711 = v3710 * v3;
-            const unsigned int v3712 = v3711 + v3516;
-            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3717 = v3548 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
+            const bool v3704 = v3697 < v3569;
+            const bool v3705 = v3703 && v3704;
+            const unsigned int v3706 = max(v3696, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3707 = v3706 - v9;
+            const unsigned int v3708 = max(v3697, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3709 = v3708 - v10;
+            const unsigned int v3710 = v254 + v3707;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3711 = v3710 * v2;
+            const unsigned int v3712 = v3711 + v3709;
+            const unsigned int v3713 = v3712 * v3;
+            const unsigned int v3714 = v3713 + v3566;
+            const unsigned int v3716 = v3705 ? v3714 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3719 = v3598 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3719 ^ (((v3719 >> 6u) & 7u) << 3u)), x + v3716, v3705);
+            const unsigned int v3720 = v264 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3721 = v269 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3722 = v3720 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3723 = v3567 && v3722;
+            const bool v3724 = v3720 < v154;
+            const bool v3725 = v3723 && v3724;
+            const bool v3726 = v3721 >= v10;
+            const bool v3727 = v3725 && v3726;
+            const bool v3728 = v3721 < v3569;
+            const bool v3729 = v3727 && v3728;
+            const unsigned int v3730 = max(v3720, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3731 = v3730 - v9;
+            const unsigned int v3732 = max(v3721, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3733 = v3732 - v10;
+            const unsigned int v3734 = v272 + v3731;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3735 = v3734 * v2;
+            const unsigned int v3736 = v3735 + v3733;
+            const unsigned int v3737 = v3736 * v3;
+            const unsigned int v3738 = v3737 + v3566;
+            const unsigned int v3740 = v3729 ? v3738 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3743 = v3598 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3743 ^ (((v3743 >> 6u) & 7u) << 3u)), x + v3740, v3729);
+            const unsigned int v3744 = v282 + v3562;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3745 = v287 + v3565;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3746 = v3744 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3747 = v3567 && v3746;
+            const bool v3748 = v3744 < v154;
+            const bool v3749 = v3747 && v3748;
+            const bool v3750 = v3745 >= v10;
+            const bool v3751 = v3749 && v3750;
+            const bool v3752 = v3745 < v3569;
+            const bool v3753 = v3751 && v3752;
+            const unsigned int v3754 = max(v3744, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3755 = v3754 - v9;
+            const unsigned int v3756 = max(v3745, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3757 = v3756 - v10;
+            const unsigned int v3758 = v290 + v3755;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3759 = v3758 * v2;
+            const unsigned int v3760 = v3759 + v3757;
+            const unsigned int v3761 = v3760 * v3;
+            const unsigned int v3762 = v3761 + v3566;
+            const unsigned int v3764 = v3753 ? v3762 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3767 = v3598 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3764, v3753);
           } else {
-            const unsigned int v3725 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3726 = v3725 << 3u;
-            const unsigned int v3728 = v3492 + v3726;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3729 = v3728 < v34;
-            const unsigned int v3730 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3732 = v3730 + v3492;
-            const unsigned int v3733 = v3732 + v3726;
-            const unsigned int v3735 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3736 = v3498 + v3735;
-            const unsigned int v3737 = v3736 + v3726;
-            const bool v3741 = v3729 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3745 = v3741 ? v3733 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3745, v3741);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3751 = v3729 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3753 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3754 = v3733 + v3753;
-            const unsigned int v3755 = v3751 ? v3754 : 0u;
-            const unsigned int v3757 = v3737 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3755, v3751);
-            const bool v3761 = v3729 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3763 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3764 = v3733 + v3763;
-            const unsigned int v3765 = v3761 ? v3764 : 0u;
-            const unsigned int v3767 = v3737 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3765, v3761);
-            const bool v3771 = v3729 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3773 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3774 = v3733 + v3773;
-            const unsigned int v3775 = v3771 ? v3774 : 0u;
-            const unsigned int v3777 = v3737 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3777 ^ (((v3777 >> 6u) & 7u) << 3u)), x + v3775, v3771);
-            const bool v3781 = v3729 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3783 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3784 = v3733 + v3783;
-            const unsigned int v3785 = v3781 ? v3784 : 0u;
-            const unsigned int v3787 = v3737 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3785, v3781);
-            const bool v3791 = v3729 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3793 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3794 = v3733 + v3793;
-            const unsigned int v3795 = v3791 ? v3794 : 0u;
-            const unsigned int v3797 = v3737 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), x + v3795, v3791);
-            const bool v3801 = v3729 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3803 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3804 = v3733 + v3803;
+            const unsigned int v3775 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3776 = v3775 << 3u;
+            const unsigned int v3778 = v3542 + v3776;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3779 = v3778 < v34;
+            const unsigned int v3780 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3782 = v3780 + v3542;
+            const unsigned int v3783 = v3782 + v3776;
+            const unsigned int v3785 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3786 = v3548 + v3785;
+            const unsigned int v3787 = v3786 + v3776;
+            const bool v3791 = v3779 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3795 = v3791 ? v3783 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3795, v3791);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3801 = v3779 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3803 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3804 = v3783 + v3803;
             const unsigned int v3805 = v3801 ? v3804 : 0u;
-            const unsigned int v3807 = v3737 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3807 = v3787 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3807 ^ (((v3807 >> 6u) & 7u) << 3u)), x + v3805, v3801);
-            const bool v3811 = v3729 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3813 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3814 = v3733 + v3813;
+            const bool v3811 = v3779 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3813 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3814 = v3783 + v3813;
             const unsigned int v3815 = v3811 ? v3814 : 0u;
-            const unsigned int v3817 = v3737 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3817 = v3787 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3815, v3811);
+            const bool v3821 = v3779 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3823 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3824 = v3783 + v3823;
+            const unsigned int v3825 = v3821 ? v3824 : 0u;
+            const unsigned int v3827 = v3787 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3827 ^ (((v3827 >> 6u) & 7u) << 3u)), x + v3825, v3821);
+            const bool v3831 = v3779 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3833 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3834 = v3783 + v3833;
+            const unsigned int v3835 = v3831 ? v3834 : 0u;
+            const unsigned int v3837 = v3787 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3837 ^ (((v3837 >> 6u) & 7u) << 3u)), x + v3835, v3831);
+            const bool v3841 = v3779 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3843 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3844 = v3783 + v3843;
+            const unsigned int v3845 = v3841 ? v3844 : 0u;
+            const unsigned int v3847 = v3787 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3847 ^ (((v3847 >> 6u) & 7u) << 3u)), x + v3845, v3841);
+            const bool v3851 = v3779 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3853 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3854 = v3783 + v3853;
+            const unsigned int v3855 = v3851 ? v3854 : 0u;
+            const unsigned int v3857 = v3787 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3857 ^ (((v3857 >> 6u) & 7u) << 3u)), x + v3855, v3851);
+            const bool v3861 = v3779 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3863 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3864 = v3783 + v3863;
+            const unsigned int v3865 = v3861 ? v3864 : 0u;
+            const unsigned int v3867 = v3787 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), x + v3865, v3861);
           }
-          const unsigned int v3826 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3827 = v3826 << 3u;
-          const unsigned int v3828 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3829 = v3492 + v3827;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3830 = v3829 < v34;
-          const unsigned int v3831 = v3828 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3832 = v85 + v3831;
-          const unsigned int v3833 = v3832 + v3492;
-          const unsigned int v3834 = v3833 + v3827;
-          const unsigned int v3836 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3837 = v3498 + v3836;
-          const unsigned int v3838 = v3837 + v3827;
-          const bool v3841 = v3828 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3842 = v3830 && v3841;
-          const unsigned int v3846 = v3842 ? v3834 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), weight + v3846, v3842);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3850 = v3828 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3851 = v3850 < v15;
-          const bool v3852 = v3830 && v3851;
-          const unsigned int v3854 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3855 = v3834 + v3854;
-          const unsigned int v3856 = v3852 ? v3855 : v85;
-          const unsigned int v3858 = v3838 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), weight + v3856, v3852);
-          const unsigned int v3860 = v3828 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3861 = v3860 < v15;
-          const bool v3862 = v3830 && v3861;
-          const unsigned int v3864 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3865 = v3834 + v3864;
-          const unsigned int v3866 = v3862 ? v3865 : v85;
-          const unsigned int v3868 = v3838 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3868 ^ (((v3868 >> 6u) & 7u) << 3u)), weight + v3866, v3862);
-          const unsigned int v3870 = v3828 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3871 = v3870 < v15;
-          const bool v3872 = v3830 && v3871;
-          const unsigned int v3874 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3875 = v3834 + v3874;
-          const unsigned int v3876 = v3872 ? v3875 : v85;
-          const unsigned int v3878 = v3838 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3878 ^ (((v3878 >> 6u) & 7u) << 3u)), weight + v3876, v3872);
-          const unsigned int v3880 = v3828 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3881 = v3880 < v15;
-          const bool v3882 = v3830 && v3881;
-          const unsigned int v3884 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3885 = v3834 + v3884;
-          const unsigned int v3886 = v3882 ? v3885 : v85;
-          const unsigned int v3888 = v3838 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), weight + v3886, v3882);
-          const unsigned int v3890 = v3828 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3891 = v3890 < v15;
-          const bool v3892 = v3830 && v3891;
-          const unsigned int v3894 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3895 = v3834 + v3894;
-          const unsigned int v3896 = v3892 ? v3895 : v85;
-          const unsigned int v3898 = v3838 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3898 ^ (((v3898 >> 6u) & 7u) << 3u)), weight + v3896, v3892);
-          const unsigned int v3900 = v3828 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3876 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3877 = v3876 << 3u;
+          const unsigned int v3878 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3879 = v3542 + v3877;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3880 = v3879 < v34;
+          const unsigned int v3881 = v3878 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3882 = v85 + v3881;
+          const unsigned int v3883 = v3882 + v3542;
+          const unsigned int v3884 = v3883 + v3877;
+          const unsigned int v3886 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3887 = v3548 + v3886;
+          const unsigned int v3888 = v3887 + v3877;
+          const bool v3891 = v3878 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3892 = v3880 && v3891;
+          const unsigned int v3896 = v3892 ? v3884 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), weight + v3896, v3892);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3900 = v3878 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3901 = v3900 < v15;
-          const bool v3902 = v3830 && v3901;
-          const unsigned int v3904 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3905 = v3834 + v3904;
+          const bool v3902 = v3880 && v3901;
+          const unsigned int v3904 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3905 = v3884 + v3904;
           const unsigned int v3906 = v3902 ? v3905 : v85;
-          const unsigned int v3908 = v3838 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3908 = v3888 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), weight + v3906, v3902);
-          const unsigned int v3910 = v3828 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3910 = v3878 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3911 = v3910 < v15;
-          const bool v3912 = v3830 && v3911;
-          const unsigned int v3914 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3915 = v3834 + v3914;
+          const bool v3912 = v3880 && v3911;
+          const unsigned int v3914 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3915 = v3884 + v3914;
           const unsigned int v3916 = v3912 ? v3915 : v85;
-          const unsigned int v3918 = v3838 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3918 = v3888 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), weight + v3916, v3912);
+          const unsigned int v3920 = v3878 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3921 = v3920 < v15;
+          const bool v3922 = v3880 && v3921;
+          const unsigned int v3924 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3925 = v3884 + v3924;
+          const unsigned int v3926 = v3922 ? v3925 : v85;
+          const unsigned int v3928 = v3888 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3928 ^ (((v3928 >> 6u) & 7u) << 3u)), weight + v3926, v3922);
+          const unsigned int v3930 = v3878 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3931 = v3930 < v15;
+          const bool v3932 = v3880 && v3931;
+          const unsigned int v3934 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3935 = v3884 + v3934;
+          const unsigned int v3936 = v3932 ? v3935 : v85;
+          const unsigned int v3938 = v3888 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3938 ^ (((v3938 >> 6u) & 7u) << 3u)), weight + v3936, v3932);
+          const unsigned int v3940 = v3878 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3941 = v3940 < v15;
+          const bool v3942 = v3880 && v3941;
+          const unsigned int v3944 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3945 = v3884 + v3944;
+          const unsigned int v3946 = v3942 ? v3945 : v85;
+          const unsigned int v3948 = v3888 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3948 ^ (((v3948 >> 6u) & 7u) << 3u)), weight + v3946, v3942);
+          const unsigned int v3950 = v3878 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3951 = v3950 < v15;
+          const bool v3952 = v3880 && v3951;
+          const unsigned int v3954 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3955 = v3884 + v3954;
+          const unsigned int v3956 = v3952 ? v3955 : v85;
+          const unsigned int v3958 = v3888 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3958 ^ (((v3958 >> 6u) & 7u) << 3u)), weight + v3956, v3952);
+          const unsigned int v3960 = v3878 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3961 = v3960 < v15;
+          const bool v3962 = v3880 && v3961;
+          const unsigned int v3964 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3965 = v3884 + v3964;
+          const unsigned int v3966 = v3962 ? v3965 : v85;
+          const unsigned int v3968 = v3888 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), weight + v3966, v3962);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
       __syncthreads();
     } else {
       const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
       const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
         for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
           const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
           const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1290,673 +1290,702 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           }
         }
 
-        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v898 = v897 < v15;
           const unsigned int v899 = v806 + v896;
           const bool v900 = v899 < v34;
           const bool v901 = v898 && v900;
           if (v901) {
-            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v904 = v85 + v903;
             const unsigned int v905 = v904 + v806;
             const unsigned int v906 = v905 + v896;
             const iron_bf16 v907 = weight[v906];
-            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v910 = v909 + v896;
             shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v913 = v912 + v896;
             shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
+        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
+        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+
         #pragma unroll 1
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-          const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-          const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-          const unsigned int v1008 = v1007 + v1000;
-          const iron_f32x4 v4047 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1011 = v4047.v[0];
-          const float v1024 = v4047.v[1];
-          const float v1037 = v4047.v[2];
-          const float v1050 = v4047.v[3];
-          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4049 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4049.v[0];
-          const iron_bf16 v1028 = v4049.v[1];
-          const iron_bf16 v1041 = v4049.v[2];
-          const iron_bf16 v1054 = v4049.v[3];
-          const iron_bf16 v1067 = v4049.v[4];
-          const iron_bf16 v1080 = v4049.v[5];
-          const iron_bf16 v1093 = v4049.v[6];
-          const iron_bf16 v1106 = v4049.v[7];
-          const float v1016 = iron_to_f32(v1015);
-          const float v1017 = v1011 + v1016;
-          const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1019 = v998 * v4;
-          const unsigned int v1020 = v1019 + v84;
-          const float v1029 = iron_to_f32(v1028);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1030 = v1024 + v1029;
-          const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1042 = iron_to_f32(v1041);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1043 = v1037 + v1042;
-          const iron_bf16 v1044 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1055 = iron_to_f32(v1054);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1056 = v1050 + v1055;
-          const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1062 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const iron_f32x4 v4052 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1062);
-          const float v1063 = v4052.v[0];
-          const float v1076 = v4052.v[1];
-          const float v1089 = v4052.v[2];
-          const float v1102 = v4052.v[3];
-          const float v1068 = iron_to_f32(v1067);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1069 = v1063 + v1068;
-          const iron_bf16 v1070 = iron_f32_to_bf16(v1069);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1082 = v1076 + v1081;
-          const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1094 = iron_to_f32(v1093);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1095 = v1089 + v1094;
-          const iron_bf16 v1096 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1107 = iron_to_f32(v1106);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1108 = v1102 + v1107;
-          const iron_bf16 v1109 = iron_f32_to_bf16(v1108);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4053 = v1001 + v1020;
-          *reinterpret_cast<iron_bf16x8*>(out + v4053) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+          const unsigned int v1003 = v989 + v1002;
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1006 = v984 + v1005;
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1013 = v1012 + v1005;
+          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
+          const iron_f32x4 v4097 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4097.v[0];
+          const float v1023 = v4097.v[1];
+          const float v1026 = v4097.v[2];
+          const float v1029 = v4097.v[3];
+          const iron_f32x4 v4098 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4098.v[0];
+          const float v1035 = v4098.v[1];
+          const float v1038 = v4098.v[2];
+          const float v1041 = v4098.v[3];
+          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
+          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x4 v4100 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4100.v[0];
+          const iron_bf16 v1057 = v4100.v[1];
+          const iron_bf16 v1068 = v4100.v[2];
+          const iron_bf16 v1079 = v4100.v[3];
+          const float v1047 = iron_to_f32(v1046);
+          const float v1048 = v1042 + v1047;
+          const iron_bf16 v1049 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1050 = v1003 * v4;
+          const unsigned int v1051 = v1050 + v84;
+          const float v1053 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1058 = iron_to_f32(v1057);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1059 = v1053 + v1058;
+          const iron_bf16 v1060 = iron_f32_to_bf16(v1059);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1064 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1069 = iron_to_f32(v1068);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1070 = v1064 + v1069;
+          const iron_bf16 v1071 = iron_f32_to_bf16(v1070);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1075 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1080 = iron_to_f32(v1079);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1081 = v1075 + v1080;
+          const iron_bf16 v1082 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4101 = v1006 + v1051;
+          *reinterpret_cast<iron_bf16x4*>(out + v4101) = iron_bf16x4{{v1049, v1060, v1071, v1082}};
+          const float v1086 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1089 = v1006 + 4u;
+          const unsigned int v1091 = v84 + v1089;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1092 = bias[v1091];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1093 = iron_to_f32(v1092);
+          const float v1094 = v1086 + v1093;
+          const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1098 = v1051 + v1089;
+          out[v1098] = v1095;
+          const float v1099 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1103 = v1089 + 1u;
+          const unsigned int v1104 = v84 + v1103;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1105 = bias[v1104];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1106 = iron_to_f32(v1105);
+          const float v1107 = v1099 + v1106;
+          const iron_bf16 v1108 = iron_f32_to_bf16(v1107);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1111 = v1051 + v1103;
+          out[v1111] = v1108;
+          const float v1112 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1116 = v1089 + 2u;
+          const unsigned int v1117 = v84 + v1116;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1118 = bias[v1117];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1119 = iron_to_f32(v1118);
+          const float v1120 = v1112 + v1119;
+          const iron_bf16 v1121 = iron_f32_to_bf16(v1120);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1124 = v1051 + v1116;
+          out[v1124] = v1121;
+          const float v1125 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1129 = v1089 + 3u;
+          const unsigned int v1130 = v84 + v1129;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1131 = bias[v1130];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1132 = iron_to_f32(v1131);
+          const float v1133 = v1125 + v1132;
+          const iron_bf16 v1134 = iron_f32_to_bf16(v1133);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1137 = v1051 + v1129;
+          out[v1137] = v1134;
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1116 = v144; v1116 < 4096u; v1116 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1118 = v1116 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-          const unsigned int v1119 = v989 + v1118;
-          const unsigned int v1121 = v1116 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-          const unsigned int v1122 = v984 + v1121;
-          const bool v1123 = v1119 < v60;  // kernels/gemm/gemm_tiles.hpp:363
-          const bool v1124 = v1122 < v15;
-          const bool v1125 = v1123 && v1124;
-          if (v1125) {
-            const unsigned int v1131 = v1118 * 72u;
-            const unsigned int v1132 = v1131 + v1121;
-            const float v1133 = shm2[v1132];
-            const unsigned int v1134 = v84 + v1122;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1135 = bias[v1134];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1136 = iron_to_f32(v1135);
-            const float v1137 = v1133 + v1136;
-            const iron_bf16 v1138 = iron_f32_to_bf16(v1137);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1139 = v1119 * v4;
-            const unsigned int v1140 = v1139 + v84;
-            const unsigned int v1141 = v1140 + v1122;
-            out[v1141] = v1138;
+        for (unsigned int v1141 = v144; v1141 < 4096u; v1141 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1143 = v1141 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1144 = v989 + v1143;
+          const unsigned int v1146 = v1141 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1147 = v984 + v1146;
+          const bool v1148 = v1144 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1149 = v1147 < v15;
+          const bool v1150 = v1148 && v1149;
+          if (v1150) {
+            const unsigned int v1156 = v1143 * 72u;
+            const unsigned int v1157 = v1156 + v1146;
+            const float v1158 = shm2[v1157];
+            const unsigned int v1159 = v84 + v1147;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1160 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1161 = iron_to_f32(v1160);
+            const float v1162 = v1158 + v1161;
+            const iron_bf16 v1163 = iron_f32_to_bf16(v1162);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1164 = v1144 * v4;
+            const unsigned int v1165 = v1164 + v84;
+            const unsigned int v1166 = v1165 + v1147;
+            out[v1166] = v1163;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2477 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2478 = v2477 & 15u;
-    const unsigned int v2479 = v2478 << 2u;
-    const unsigned int v2482 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2483 = v2482 * v19;
-    const unsigned int v2487 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2488 = v12 * v2487;
-    const unsigned int v2490 = v10 << 1u;
-    const unsigned int v2491 = v2 + v2490;
-    const unsigned int v2492 = v2491 - v2488;
-    const unsigned int v2493 = v2492 - 1u;
-    const unsigned int v2494 = v2493 / v8;
-    const unsigned int v2495 = v2494 + 1u;
-    const unsigned int v2499 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2500 = v11 * v2499;
-    const unsigned int v2502 = v9 << 1u;
-    const unsigned int v2503 = v1 + v2502;
-    const unsigned int v2504 = v2503 - v2500;
-    const unsigned int v2505 = v2504 - 1u;
-    const unsigned int v2506 = v2505 / v7;
-    const unsigned int v2507 = v2506 + 1u;
-    const unsigned int v2508 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2509 = v0 * v2508;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2514 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2515 = v2514 == 0u;
-    const unsigned int v2518 = v19 << 1u;
-    const bool v2519 = v2518 <= 64u;
-    const bool v2520 = v2515 && v2519;
-    const unsigned int v2521 = v2520 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2525 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2526 = v2525 == 0u;
-    const unsigned int v2529 = v19 << 2u;
-    const bool v2530 = v2529 <= 64u;
-    const bool v2531 = v2526 && v2530;
-    const unsigned int v2532 = v2531 ? 4u : v2521;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2536 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2537 = v2536 == 0u;
-    const unsigned int v2540 = v19 << 3u;
-    const bool v2541 = v2540 <= 64u;
-    const bool v2542 = v2537 && v2541;
-    const unsigned int v2543 = v2542 ? 8u : v2532;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2545 = 128u / v2543;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2546 = v13 / v2543;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2547 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2550 = v2509 + 127u;
-    const unsigned int v2551 = v2550 >> 7u;
-    const unsigned int v2552 = blockIdx.z;
-    const unsigned int v2553 = v2552 * v2551;
-    const unsigned int v2554 = v2553 + v2547;
-    const unsigned int v2555 = v2554 % v2546;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2556 = v2554 / v2546;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2557 = v2555 * v2543;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2559 = v2509 + v2545;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2560 = v2559 - 1u;
-    const unsigned int v2561 = v2560 / v2545;
-    const bool v2562 = v2556 < v2561;
-    if (v2562) {
-      const unsigned int v2564 = v2543 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2565 = v2564 >> 2u;
-      const bool v2569 = v2565 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2570 = v2569 ? 8u : 16u;
-      const bool v2573 = v2565 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2574 = v2573 ? 4u : v2570;
-      const bool v2577 = v2565 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2578 = v2577 ? 2u : v2574;
-      const bool v2581 = v2565 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2582 = v2581 ? 1u : v2578;
-      const unsigned int v2584 = v2477 % v2582;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2585 = v2584 < v2565;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2587 = v2584 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2588 = v2587 / v19;
-      const unsigned int v2589 = v2588 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2592 = v2587 - v2589;
-      const unsigned int v2595 = v2557 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2596 = v2595 + v2587;
-      const unsigned int v2598 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2599 = v2598 << 5u;
-      const unsigned int v2600 = v2599 / v2545;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2602 = v2599 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2603 = v2602 / v2545;
-      iron_frag<float, 2, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2605, 0.0f);
-      iron_frag<float, 2, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2607, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2609;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2609, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2611, iron_f32_to_bf16(0.0f));
-      const unsigned int v2614 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2717 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2738 = v2599 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2742 = v2600 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2748 = v2602 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2752 = v2603 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2527 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2528 = v2527 & 15u;
+    const unsigned int v2529 = v2528 << 2u;
+    const unsigned int v2532 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2533 = v2532 * v19;
+    const unsigned int v2537 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2538 = v12 * v2537;
+    const unsigned int v2540 = v10 << 1u;
+    const unsigned int v2541 = v2 + v2540;
+    const unsigned int v2542 = v2541 - v2538;
+    const unsigned int v2543 = v2542 - 1u;
+    const unsigned int v2544 = v2543 / v8;
+    const unsigned int v2545 = v2544 + 1u;
+    const unsigned int v2549 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2550 = v11 * v2549;
+    const unsigned int v2552 = v9 << 1u;
+    const unsigned int v2553 = v1 + v2552;
+    const unsigned int v2554 = v2553 - v2550;
+    const unsigned int v2555 = v2554 - 1u;
+    const unsigned int v2556 = v2555 / v7;
+    const unsigned int v2557 = v2556 + 1u;
+    const unsigned int v2558 = v2557 * v2545;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2559 = v0 * v2558;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2564 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2565 = v2564 == 0u;
+    const unsigned int v2568 = v19 << 1u;
+    const bool v2569 = v2568 <= 64u;
+    const bool v2570 = v2565 && v2569;
+    const unsigned int v2571 = v2570 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2575 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2576 = v2575 == 0u;
+    const unsigned int v2579 = v19 << 2u;
+    const bool v2580 = v2579 <= 64u;
+    const bool v2581 = v2576 && v2580;
+    const unsigned int v2582 = v2581 ? 4u : v2571;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2586 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2587 = v2586 == 0u;
+    const unsigned int v2590 = v19 << 3u;
+    const bool v2591 = v2590 <= 64u;
+    const bool v2592 = v2587 && v2591;
+    const unsigned int v2593 = v2592 ? 8u : v2582;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2595 = 128u / v2593;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2596 = v13 / v2593;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2597 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2600 = v2559 + 127u;
+    const unsigned int v2601 = v2600 >> 7u;
+    const unsigned int v2602 = blockIdx.z;
+    const unsigned int v2603 = v2602 * v2601;
+    const unsigned int v2604 = v2603 + v2597;
+    const unsigned int v2605 = v2604 % v2596;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2606 = v2604 / v2596;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2607 = v2605 * v2593;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2609 = v2559 + v2595;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2610 = v2609 - 1u;
+    const unsigned int v2611 = v2610 / v2595;
+    const bool v2612 = v2606 < v2611;
+    if (v2612) {
+      const unsigned int v2614 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2615 = v2614 >> 2u;
+      const bool v2619 = v2615 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2620 = v2619 ? 8u : 16u;
+      const bool v2623 = v2615 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2624 = v2623 ? 4u : v2620;
+      const bool v2627 = v2615 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2628 = v2627 ? 2u : v2624;
+      const bool v2631 = v2615 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2632 = v2631 ? 1u : v2628;
+      const unsigned int v2634 = v2527 % v2632;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2635 = v2634 < v2615;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2637 = v2634 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2638 = v2637 / v19;
+      const unsigned int v2639 = v2638 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2642 = v2637 - v2639;
+      const unsigned int v2645 = v2607 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2646 = v2645 + v2637;
+      const unsigned int v2648 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2649 = v2648 << 5u;
+      const unsigned int v2650 = v2649 / v2595;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2652 = v2649 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2653 = v2652 / v2595;
+      iron_frag<float, 2, 16, 16> v2655;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2655, 0.0f);
+      iron_frag<float, 2, 16, 16> v2657;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2657, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2659;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2659, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2661;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2661, iron_f32_to_bf16(0.0f));
+      const unsigned int v2664 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2767 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2788 = v2649 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2792 = v2650 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2798 = v2652 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2802 = v2653 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2616 = 0u; v2616 < v5; v2616 += v2614) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2617 = v2616 + v2614;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2618 = min(v2617, v5);
-        const unsigned int v2619 = v2618 - v2616;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2620 = v2619 * v6;
-        const unsigned int v2621 = v2620 * v19;
-        const unsigned int v2625 = v2621 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2626 = v2625 >> 4u;
-        const unsigned int v2627 = v2626 << 4u;
-        const bool v2628 = v2479 < v2627;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2628) {
-          const unsigned int v2630 = v2543 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2633 = v2477 >> 4u;
-          const bool v2639 = v2479 < v2621;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2641 = v2616 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2642 = v2641 * v19;
+      for (unsigned int v2666 = 0u; v2666 < v5; v2666 += v2664) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2667 = v2666 + v2664;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2668 = min(v2667, v5);
+        const unsigned int v2669 = v2668 - v2666;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2670 = v2669 * v6;
+        const unsigned int v2671 = v2670 * v19;
+        const unsigned int v2675 = v2671 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2676 = v2675 >> 4u;
+        const unsigned int v2677 = v2676 << 4u;
+        const bool v2678 = v2529 < v2677;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2678) {
+          const unsigned int v2680 = v2593 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2683 = v2527 >> 4u;
+          const bool v2689 = v2529 < v2671;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2691 = v2666 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2692 = v2691 * v19;
 
-          for (unsigned int v2635 = v2633; v2635 < v2630; v2635 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2637 = v2635 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2638 = v2637 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2640 = v2638 && v2639;
-            const unsigned int v2644 = v2635 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2645 = v2557 + v2644;
-            const unsigned int v2646 = v2645 * v15;
-            const unsigned int v2647 = v2646 + v2637;
-            const unsigned int v2648 = v2647 * v2483;
-            const unsigned int v2649 = v2648 + v2642;
-            const unsigned int v2650 = v2649 + v2479;
-            const unsigned int v2652 = v2640 ? v2650 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2654 = v2635 * 56u;
-            const unsigned int v2655 = v2654 + v2479;
-            iron_copy_async<8>(shm5 + v2655, weight + v2652, v2640);
+          for (unsigned int v2685 = v2683; v2685 < v2680; v2685 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2687 = v2685 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2688 = v2687 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2690 = v2688 && v2689;
+            const unsigned int v2694 = v2685 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2695 = v2607 + v2694;
+            const unsigned int v2696 = v2695 * v15;
+            const unsigned int v2697 = v2696 + v2687;
+            const unsigned int v2698 = v2697 * v2533;
+            const unsigned int v2699 = v2698 + v2692;
+            const unsigned int v2700 = v2699 + v2529;
+            const unsigned int v2702 = v2690 ? v2700 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2704 = v2685 * 56u;
+            const unsigned int v2705 = v2704 + v2529;
+            iron_copy_async<8>(shm5 + v2705, weight + v2702, v2690);
           }
         }
-        if (v2585) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2657 = 128u / v2582;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2659 = v2477 / v2582;
-          const unsigned int v2661 = v2556 * v2545;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2673 = v2588 * v2545;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2683 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2700 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2635) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2707 = 128u / v2632;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2709 = v2527 / v2632;
+          const unsigned int v2711 = v2606 * v2595;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2723 = v2638 * v2595;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2733 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2750 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2660 = v2659; v2660 < v2545; v2660 += v2657) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2662 = v2661 + v2660;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2663 = v2662 / v2508;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2664 = v2663 * v2508;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2665 = v2662 - v2664;
-            const unsigned int v2666 = v2665 / v2495;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2667 = v2666 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2668 = v2666 * v2495;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2669 = v2665 - v2668;
-            const unsigned int v2670 = v2669 * v8;
-            const bool v2671 = v2662 < v2509;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2674 = v2673 + v2660;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2675 = v2674 * 56u;
-            const unsigned int v2676 = v2675 + v2592;
-            const unsigned int v2687 = v2663 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2710 = v2709; v2710 < v2595; v2710 += v2707) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2712 = v2711 + v2710;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2713 = v2712 / v2558;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2714 = v2713 * v2558;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2715 = v2712 - v2714;
+            const unsigned int v2716 = v2715 / v2545;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2717 = v2716 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2718 = v2716 * v2545;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2719 = v2715 - v2718;
+            const unsigned int v2720 = v2719 * v8;
+            const bool v2721 = v2712 < v2559;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2724 = v2723 + v2710;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2725 = v2724 * 56u;
+            const unsigned int v2726 = v2725 + v2642;
+            const unsigned int v2737 = v2713 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2678 = v2616; v2678 < v2618; v2678 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2679 = v2678 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2680 = v2667 + v2679;
-              const bool v2681 = v2680 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2682 = v2671 && v2681;
-              const bool v2684 = v2680 < v2683;
-              const bool v2685 = v2682 && v2684;
-              const unsigned int v2686 = max(v2680, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2688 = v2687 + v2686;
-              const unsigned int v2689 = v2688 - v9;
-              const unsigned int v2690 = v2678 - v2616;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2691 = v2690 * v6;
-              const unsigned int v2692 = v2691 * v19;
-              const unsigned int v2704 = v2689 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2712 = v2676 + v2692;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2728 = v2666; v2728 < v2668; v2728 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2729 = v2728 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2730 = v2717 + v2729;
+              const bool v2731 = v2730 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2732 = v2721 && v2731;
+              const bool v2734 = v2730 < v2733;
+              const bool v2735 = v2732 && v2734;
+              const unsigned int v2736 = max(v2730, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2738 = v2737 + v2736;
+              const unsigned int v2739 = v2738 - v9;
+              const unsigned int v2740 = v2728 - v2666;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2741 = v2740 * v6;
+              const unsigned int v2742 = v2741 * v19;
+              const unsigned int v2754 = v2739 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2762 = v2726 + v2742;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2695 = 0u; v2695 < v6; v2695 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2696 = v2695 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2697 = v2670 + v2696;
-                const bool v2698 = v2697 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2699 = v2685 && v2698;
-                const bool v2701 = v2697 < v2700;
-                const bool v2702 = v2699 && v2701;
-                const unsigned int v2703 = max(v2697, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2705 = v2704 + v2703;
-                const unsigned int v2706 = v2705 - v10;
-                const unsigned int v2707 = v2706 * v3;
-                const unsigned int v2708 = v2707 + v2596;
-                const unsigned int v2710 = v2702 ? v2708 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2711 = v2695 * v19;
-                const unsigned int v2713 = v2712 + v2711;
-                iron_copy_async<8>(shm4 + v2713, x + v2710, v2702);
+              for (unsigned int v2745 = 0u; v2745 < v6; v2745 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2746 = v2745 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2747 = v2720 + v2746;
+                const bool v2748 = v2747 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2749 = v2735 && v2748;
+                const bool v2751 = v2747 < v2750;
+                const bool v2752 = v2749 && v2751;
+                const unsigned int v2753 = max(v2747, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2755 = v2754 + v2753;
+                const unsigned int v2756 = v2755 - v10;
+                const unsigned int v2757 = v2756 * v3;
+                const unsigned int v2758 = v2757 + v2646;
+                const unsigned int v2760 = v2752 ? v2758 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2761 = v2745 * v19;
+                const unsigned int v2763 = v2762 + v2761;
+                iron_copy_async<8>(shm4 + v2763, x + v2760, v2752);
               }
             }
           }
         }
-        const unsigned int v2715 = v2627 - v2621;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2716 = v2715 >> 2u;
-        const unsigned int v2719 = v2716 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2765 = v2677 - v2671;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2766 = v2765 >> 2u;
+        const unsigned int v2769 = v2766 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2721 = v2477; v2721 < v2719; v2721 += v2717) {
-          const unsigned int v2722 = v2721 / v2716;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2726 = v2722 * v2716;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2727 = v2721 - v2726;
-          const unsigned int v2728 = v2727 << 2u;
-          const unsigned int v2730 = v2722 * 56u;
-          const unsigned int v2731 = v2730 + v2621;
-          const unsigned int v2732 = v2731 + v2728;
-          iron_copy_async<8>(shm4 + v2732, x + 0u, false);
+        for (unsigned int v2771 = v2527; v2771 < v2769; v2771 += v2767) {
+          const unsigned int v2772 = v2771 / v2766;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2776 = v2772 * v2766;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2777 = v2771 - v2776;
+          const unsigned int v2778 = v2777 << 2u;
+          const unsigned int v2780 = v2772 * 56u;
+          const unsigned int v2781 = v2780 + v2671;
+          const unsigned int v2782 = v2781 + v2778;
+          iron_copy_async<8>(shm4 + v2782, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2735 = 0u; v2735 < v2627; v2735 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2739 = v2738 + v2735;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2609, shm4, v2739, 56u);
-          const unsigned int v2743 = v2742 + v2735;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2611, shm5, v2743, 56u);
-          iron_frag_mma_sync(v2605, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2749 = v2748 + v2735;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2609, shm4, v2749, 56u);
-          const unsigned int v2753 = v2752 + v2735;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2611, shm5, v2753, 56u);
-          iron_frag_mma_sync(v2607, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2785 = 0u; v2785 < v2677; v2785 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2789 = v2788 + v2785;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2659, shm4, v2789, 56u);
+          const unsigned int v2793 = v2792 + v2785;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2661, shm5, v2793, 56u);
+          iron_frag_mma_sync(v2655, v2659, v2661);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2799 = v2798 + v2785;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2659, shm4, v2799, 56u);
+          const unsigned int v2803 = v2802 + v2785;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2661, shm5, v2803, 56u);
+          iron_frag_mma_sync(v2657, v2659, v2661);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2754 = v2600 * v2545;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2755 = v2556 * v2545;
-      const unsigned int v2756 = v2755 + v2599;
-      const unsigned int v2757 = v2756 - v2754;
-      const unsigned int v2758 = v2557 + v2600;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2759 = v2758 * v15;
-      const unsigned int v2760 = static_cast<unsigned int>(v2605.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2761 = v2757 + v2760;
-      const unsigned int v2762 = static_cast<unsigned int>(v2605.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2763 = v2761 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2764 = v2762 < v15;
-      const bool v2765 = v2763 && v2764;
-      if (v2765) {
-        const float v2766 = v2605.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2767 = v2759 + v2762;
-        const iron_bf16 v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2769 = iron_to_f32(v2768);
-        const float v2770 = v2766 + v2769;
-        const iron_bf16 v2771 = iron_f32_to_bf16(v2770);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2772 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2773 = v2772 + v2759;
-        const unsigned int v2774 = v2773 + v2762;
-        out[v2774] = v2771;
+      const unsigned int v2804 = v2650 * v2595;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2805 = v2606 * v2595;
+      const unsigned int v2806 = v2805 + v2649;
+      const unsigned int v2807 = v2806 - v2804;
+      const unsigned int v2808 = v2607 + v2650;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2809 = v2808 * v15;
+      const unsigned int v2810 = static_cast<unsigned int>(v2655.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2811 = v2807 + v2810;
+      const unsigned int v2812 = static_cast<unsigned int>(v2655.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2813 = v2811 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2814 = v2812 < v15;
+      const bool v2815 = v2813 && v2814;
+      if (v2815) {
+        const float v2816 = v2655.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2817 = v2809 + v2812;
+        const iron_bf16 v2818 = bias[v2817];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2819 = iron_to_f32(v2818);
+        const float v2820 = v2816 + v2819;
+        const iron_bf16 v2821 = iron_f32_to_bf16(v2820);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2822 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2823 = v2822 + v2809;
+        const unsigned int v2824 = v2823 + v2812;
+        out[v2824] = v2821;
       }
-      const unsigned int v2775 = static_cast<unsigned int>(v2605.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2776 = v2757 + v2775;
-      const unsigned int v2777 = static_cast<unsigned int>(v2605.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2778 = v2776 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2779 = v2777 < v15;
-      const bool v2780 = v2778 && v2779;
-      if (v2780) {
-        const float v2781 = v2605.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2782 = v2759 + v2777;
-        const iron_bf16 v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2784 = iron_to_f32(v2783);
-        const float v2785 = v2781 + v2784;
-        const iron_bf16 v2786 = iron_f32_to_bf16(v2785);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2787 = v2776 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2788 = v2787 + v2759;
-        const unsigned int v2789 = v2788 + v2777;
-        out[v2789] = v2786;
+      const unsigned int v2825 = static_cast<unsigned int>(v2655.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2826 = v2807 + v2825;
+      const unsigned int v2827 = static_cast<unsigned int>(v2655.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2828 = v2826 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2829 = v2827 < v15;
+      const bool v2830 = v2828 && v2829;
+      if (v2830) {
+        const float v2831 = v2655.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2832 = v2809 + v2827;
+        const iron_bf16 v2833 = bias[v2832];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2834 = iron_to_f32(v2833);
+        const float v2835 = v2831 + v2834;
+        const iron_bf16 v2836 = iron_f32_to_bf16(v2835);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2837 = v2826 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2838 = v2837 + v2809;
+        const unsigned int v2839 = v2838 + v2827;
+        out[v2839] = v2836;
       }
-      const unsigned int v2790 = static_cast<unsigned int>(v2605.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2791 = v2757 + v2790;
-      const unsigned int v2792 = static_cast<unsigned int>(v2605.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2793 = v2791 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2794 = v2792 < v15;
-      const bool v2795 = v2793 && v2794;
-      if (v2795) {
-        const float v2796 = v2605.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2797 = v2759 + v2792;
-        const iron_bf16 v2798 = bias[v2797];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2799 = iron_to_f32(v2798);
-        const float v2800 = v2796 + v2799;
-        const iron_bf16 v2801 = iron_f32_to_bf16(v2800);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2802 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2803 = v2802 + v2759;
-        const unsigned int v2804 = v2803 + v2792;
-        out[v2804] = v2801;
+      const unsigned int v2840 = static_cast<unsigned int>(v2655.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2841 = v2807 + v2840;
+      const unsigned int v2842 = static_cast<unsigned int>(v2655.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2843 = v2841 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2844 = v2842 < v15;
+      const bool v2845 = v2843 && v2844;
+      if (v2845) {
+        const float v2846 = v2655.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2847 = v2809 + v2842;
+        const iron_bf16 v2848 = bias[v2847];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2849 = iron_to_f32(v2848);
+        const float v2850 = v2846 + v2849;
+        const iron_bf16 v2851 = iron_f32_to_bf16(v2850);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2852 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2853 = v2852 + v2809;
+        const unsigned int v2854 = v2853 + v2842;
+        out[v2854] = v2851;
       }
-      const unsigned int v2805 = static_cast<unsigned int>(v2605.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2806 = v2757 + v2805;
-      const unsigned int v2807 = static_cast<unsigned int>(v2605.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2808 = v2806 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2809 = v2807 < v15;
-      const bool v2810 = v2808 && v2809;
-      if (v2810) {
-        const float v2811 = v2605.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2812 = v2759 + v2807;
-        const iron_bf16 v2813 = bias[v2812];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2814 = iron_to_f32(v2813);
-        const float v2815 = v2811 + v2814;
-        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2817 = v2806 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2818 = v2817 + v2759;
-        const unsigned int v2819 = v2818 + v2807;
-        out[v2819] = v2816;
+      const unsigned int v2855 = static_cast<unsigned int>(v2655.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2856 = v2807 + v2855;
+      const unsigned int v2857 = static_cast<unsigned int>(v2655.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2858 = v2856 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2859 = v2857 < v15;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const float v2861 = v2655.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2862 = v2809 + v2857;
+        const iron_bf16 v2863 = bias[v2862];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2864 = iron_to_f32(v2863);
+        const float v2865 = v2861 + v2864;
+        const iron_bf16 v2866 = iron_f32_to_bf16(v2865);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2867 = v2856 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2868 = v2867 + v2809;
+        const unsigned int v2869 = v2868 + v2857;
+        out[v2869] = v2866;
       }
-      const unsigned int v2820 = static_cast<unsigned int>(v2605.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2821 = v2757 + v2820;
-      const unsigned int v2822 = static_cast<unsigned int>(v2605.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2823 = v2821 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2824 = v2822 < v15;
-      const bool v2825 = v2823 && v2824;
-      if (v2825) {
-        const float v2826 = v2605.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2827 = v2759 + v2822;
-        const iron_bf16 v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2829 = iron_to_f32(v2828);
-        const float v2830 = v2826 + v2829;
-        const iron_bf16 v2831 = iron_f32_to_bf16(v2830);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2832 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2833 = v2832 + v2759;
-        const unsigned int v2834 = v2833 + v2822;
-        out[v2834] = v2831;
+      const unsigned int v2870 = static_cast<unsigned int>(v2655.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2871 = v2807 + v2870;
+      const unsigned int v2872 = static_cast<unsigned int>(v2655.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2873 = v2871 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2874 = v2872 < v15;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v2655.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2877 = v2809 + v2872;
+        const iron_bf16 v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2879 = iron_to_f32(v2878);
+        const float v2880 = v2876 + v2879;
+        const iron_bf16 v2881 = iron_f32_to_bf16(v2880);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2882 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2883 = v2882 + v2809;
+        const unsigned int v2884 = v2883 + v2872;
+        out[v2884] = v2881;
       }
-      const unsigned int v2835 = static_cast<unsigned int>(v2605.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2836 = v2757 + v2835;
-      const unsigned int v2837 = static_cast<unsigned int>(v2605.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2838 = v2836 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2839 = v2837 < v15;
-      const bool v2840 = v2838 && v2839;
-      if (v2840) {
-        const float v2841 = v2605.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2842 = v2759 + v2837;
-        const iron_bf16 v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2844 = iron_to_f32(v2843);
-        const float v2845 = v2841 + v2844;
-        const iron_bf16 v2846 = iron_f32_to_bf16(v2845);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2847 = v2836 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2848 = v2847 + v2759;
-        const unsigned int v2849 = v2848 + v2837;
-        out[v2849] = v2846;
+      const unsigned int v2885 = static_cast<unsigned int>(v2655.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2886 = v2807 + v2885;
+      const unsigned int v2887 = static_cast<unsigned int>(v2655.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2888 = v2886 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2889 = v2887 < v15;
+      const bool v2890 = v2888 && v2889;
+      if (v2890) {
+        const float v2891 = v2655.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2892 = v2809 + v2887;
+        const iron_bf16 v2893 = bias[v2892];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2894 = iron_to_f32(v2893);
+        const float v2895 = v2891 + v2894;
+        const iron_bf16 v2896 = iron_f32_to_bf16(v2895);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2897 = v2886 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2898 = v2897 + v2809;
+        const unsigned int v2899 = v2898 + v2887;
+        out[v2899] = v2896;
       }
-      const unsigned int v2850 = static_cast<unsigned int>(v2605.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2851 = v2757 + v2850;
-      const unsigned int v2852 = static_cast<unsigned int>(v2605.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2853 = v2851 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2854 = v2852 < v15;
-      const bool v2855 = v2853 && v2854;
-      if (v2855) {
-        const float v2856 = v2605.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2857 = v2759 + v2852;
-        const iron_bf16 v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2859 = iron_to_f32(v2858);
-        const float v2860 = v2856 + v2859;
-        const iron_bf16 v2861 = iron_f32_to_bf16(v2860);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2862 = v2851 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2863 = v2862 + v2759;
-        const unsigned int v2864 = v2863 + v2852;
-        out[v2864] = v2861;
+      const unsigned int v2900 = static_cast<unsigned int>(v2655.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2901 = v2807 + v2900;
+      const unsigned int v2902 = static_cast<unsigned int>(v2655.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2903 = v2901 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2904 = v2902 < v15;
+      const bool v2905 = v2903 && v2904;
+      if (v2905) {
+        const float v2906 = v2655.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2907 = v2809 + v2902;
+        const iron_bf16 v2908 = bias[v2907];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2909 = iron_to_f32(v2908);
+        const float v2910 = v2906 + v2909;
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2912 = v2901 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2913 = v2912 + v2809;
+        const unsigned int v2914 = v2913 + v2902;
+        out[v2914] = v2911;
       }
-      const unsigned int v2865 = static_cast<unsigned int>(v2605.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2866 = v2757 + v2865;
-      const unsigned int v2867 = static_cast<unsigned int>(v2605.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2868 = v2866 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2869 = v2867 < v15;
-      const bool v2870 = v2868 && v2869;
-      if (v2870) {
-        const float v2871 = v2605.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2872 = v2759 + v2867;
-        const iron_bf16 v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2874 = iron_to_f32(v2873);
-        const float v2875 = v2871 + v2874;
-        const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2877 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2878 = v2877 + v2759;
-        const unsigned int v2879 = v2878 + v2867;
-        out[v2879] = v2876;
+      const unsigned int v2915 = static_cast<unsigned int>(v2655.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2916 = v2807 + v2915;
+      const unsigned int v2917 = static_cast<unsigned int>(v2655.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2918 = v2916 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2919 = v2917 < v15;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v2655.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2922 = v2809 + v2917;
+        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2924 = iron_to_f32(v2923);
+        const float v2925 = v2921 + v2924;
+        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2927 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2928 = v2927 + v2809;
+        const unsigned int v2929 = v2928 + v2917;
+        out[v2929] = v2926;
       }
-      const unsigned int v2882 = v2603 * v2545;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2884 = v2755 + v2602;
-      const unsigned int v2885 = v2884 - v2882;
-      const unsigned int v2886 = v2557 + v2603;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2887 = v2886 * v15;
-      const unsigned int v2888 = static_cast<unsigned int>(v2607.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2889 = v2885 + v2888;
-      const unsigned int v2890 = static_cast<unsigned int>(v2607.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2891 = v2889 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2892 = v2890 < v15;
-      const bool v2893 = v2891 && v2892;
-      if (v2893) {
-        const float v2894 = v2607.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2895 = v2887 + v2890;
-        const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2897 = iron_to_f32(v2896);
-        const float v2898 = v2894 + v2897;
-        const iron_bf16 v2899 = iron_f32_to_bf16(v2898);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2900 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2901 = v2900 + v2887;
-        const unsigned int v2902 = v2901 + v2890;
-        out[v2902] = v2899;
+      const unsigned int v2932 = v2653 * v2595;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2934 = v2805 + v2652;
+      const unsigned int v2935 = v2934 - v2932;
+      const unsigned int v2936 = v2607 + v2653;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2937 = v2936 * v15;
+      const unsigned int v2938 = static_cast<unsigned int>(v2657.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2939 = v2935 + v2938;
+      const unsigned int v2940 = static_cast<unsigned int>(v2657.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2941 = v2939 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2942 = v2940 < v15;
+      const bool v2943 = v2941 && v2942;
+      if (v2943) {
+        const float v2944 = v2657.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2945 = v2937 + v2940;
+        const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2947 = iron_to_f32(v2946);
+        const float v2948 = v2944 + v2947;
+        const iron_bf16 v2949 = iron_f32_to_bf16(v2948);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2950 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2951 = v2950 + v2937;
+        const unsigned int v2952 = v2951 + v2940;
+        out[v2952] = v2949;
       }
-      const unsigned int v2903 = static_cast<unsigned int>(v2607.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2904 = v2885 + v2903;
-      const unsigned int v2905 = static_cast<unsigned int>(v2607.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2906 = v2904 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2907 = v2905 < v15;
-      const bool v2908 = v2906 && v2907;
-      if (v2908) {
-        const float v2909 = v2607.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2910 = v2887 + v2905;
-        const iron_bf16 v2911 = bias[v2910];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2912 = iron_to_f32(v2911);
-        const float v2913 = v2909 + v2912;
-        const iron_bf16 v2914 = iron_f32_to_bf16(v2913);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2915 = v2904 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2916 = v2915 + v2887;
-        const unsigned int v2917 = v2916 + v2905;
-        out[v2917] = v2914;
+      const unsigned int v2953 = static_cast<unsigned int>(v2657.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2954 = v2935 + v2953;
+      const unsigned int v2955 = static_cast<unsigned int>(v2657.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2956 = v2954 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2957 = v2955 < v15;
+      const bool v2958 = v2956 && v2957;
+      if (v2958) {
+        const float v2959 = v2657.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2960 = v2937 + v2955;
+        const iron_bf16 v2961 = bias[v2960];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2962 = iron_to_f32(v2961);
+        const float v2963 = v2959 + v2962;
+        const iron_bf16 v2964 = iron_f32_to_bf16(v2963);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2965 = v2954 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2966 = v2965 + v2937;
+        const unsigned int v2967 = v2966 + v2955;
+        out[v2967] = v2964;
       }
-      const unsigned int v2918 = static_cast<unsigned int>(v2607.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2919 = v2885 + v2918;
-      const unsigned int v2920 = static_cast<unsigned int>(v2607.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2921 = v2919 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2922 = v2920 < v15;
-      const bool v2923 = v2921 && v2922;
-      if (v2923) {
-        const float v2924 = v2607.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2925 = v2887 + v2920;
-        const iron_bf16 v2926 = bias[v2925];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2927 = iron_to_f32(v2926);
-        const float v2928 = v2924 + v2927;
-        const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2930 = v2919 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2931 = v2930 + v2887;
-        const unsigned int v2932 = v2931 + v2920;
-        out[v2932] = v2929;
+      const unsigned int v2968 = static_cast<unsigned int>(v2657.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2969 = v2935 + v2968;
+      const unsigned int v2970 = static_cast<unsigned int>(v2657.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2971 = v2969 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2972 = v2970 < v15;
+      const bool v2973 = v2971 && v2972;
+      if (v2973) {
+        const float v2974 = v2657.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2975 = v2937 + v2970;
+        const iron_bf16 v2976 = bias[v2975];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2977 = iron_to_f32(v2976);
+        const float v2978 = v2974 + v2977;
+        const iron_bf16 v2979 = iron_f32_to_bf16(v2978);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2980 = v2969 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2981 = v2980 + v2937;
+        const unsigned int v2982 = v2981 + v2970;
+        out[v2982] = v2979;
       }
-      const unsigned int v2933 = static_cast<unsigned int>(v2607.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2934 = v2885 + v2933;
-      const unsigned int v2935 = static_cast<unsigned int>(v2607.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2936 = v2934 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2937 = v2935 < v15;
-      const bool v2938 = v2936 && v2937;
-      if (v2938) {
-        const float v2939 = v2607.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2940 = v2887 + v2935;
-        const iron_bf16 v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2942 = iron_to_f32(v2941);
-        const float v2943 = v2939 + v2942;
-        const iron_bf16 v2944 = iron_f32_to_bf16(v2943);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2945 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2946 = v2945 + v2887;
-        const unsigned int v2947 = v2946 + v2935;
-        out[v2947] = v2944;
+      const unsigned int v2983 = static_cast<unsigned int>(v2657.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2984 = v2935 + v2983;
+      const unsigned int v2985 = static_cast<unsigned int>(v2657.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2986 = v2984 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2987 = v2985 < v15;
+      const bool v2988 = v2986 && v2987;
+      if (v2988) {
+        const float v2989 = v2657.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2990 = v2937 + v2985;
+        const iron_bf16 v2991 = bias[v2990];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2992 = iron_to_f32(v2991);
+        const float v2993 = v2989 + v2992;
+        const iron_bf16 v2994 = iron_f32_to_bf16(v2993);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2995 = v2984 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2996 = v2995 + v2937;
+        const unsigned int v2997 = v2996 + v2985;
+        out[v2997] = v2994;
       }
-      const unsigned int v2948 = static_cast<unsigned int>(v2607.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2949 = v2885 + v2948;
-      const unsigned int v2950 = static_cast<unsigned int>(v2607.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2951 = v2949 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2952 = v2950 < v15;
-      const bool v2953 = v2951 && v2952;
-      if (v2953) {
-        const float v2954 = v2607.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2955 = v2887 + v2950;
-        const iron_bf16 v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2957 = iron_to_f32(v2956);
-        const float v2958 = v2954 + v2957;
-        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2960 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2961 = v2960 + v2887;
-        const unsigned int v2962 = v2961 + v2950;
-        out[v2962] = v2959;
+      const unsigned int v2998 = static_cast<unsigned int>(v2657.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2999 = v2935 + v2998;
+      const unsigned int v3000 = static_cast<unsigned int>(v2657.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3001 = v2999 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3002 = v3000 < v15;
+      const bool v3003 = v3001 && v3002;
+      if (v3003) {
+        const float v3004 = v2657.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3005 = v2937 + v3000;
+        const iron_bf16 v3006 = bias[v3005];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3007 = iron_to_f32(v3006);
+        const float v3008 = v3004 + v3007;
+        const iron_bf16 v3009 = iron_f32_to_bf16(v3008);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3010 = v2999 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3011 = v3010 + v2937;
+        const unsigned int v3012 = v3011 + v3000;
+        out[v3012] = v3009;
       }
-      const unsigned int v2963 = static_cast<unsigned int>(v2607.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2964 = v2885 + v2963;
-      const unsigned int v2965 = static_cast<unsigned int>(v2607.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2966 = v2964 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2967 = v2965 < v15;
-      const bool v2968 = v2966 && v2967;
-      if (v2968) {
-        const float v2969 = v2607.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2970 = v2887 + v2965;
-        const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2972 = iron_to_f32(v2971);
-        const float v2973 = v2969 + v2972;
-        const iron_bf16 v2974 = iron_f32_to_bf16(v2973);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2975 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2976 = v2975 + v2887;
-        const unsigned int v2977 = v2976 + v2965;
-        out[v2977] = v2974;
+      const unsigned int v3013 = static_cast<unsigned int>(v2657.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3014 = v2935 + v3013;
+      const unsigned int v3015 = static_cast<unsigned int>(v2657.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3016 = v3014 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3017 = v3015 < v15;
+      const bool v3018 = v3016 && v3017;
+      if (v3018) {
+        const float v3019 = v2657.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3020 = v2937 + v3015;
+        const iron_bf16 v3021 = bias[v3020];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3022 = iron_to_f32(v3021);
+        const float v3023 = v3019 + v3022;
+        const iron_bf16 v3024 = iron_f32_to_bf16(v3023);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3025 = v3014 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3026 = v3025 + v2937;
+        const unsigned int v3027 = v3026 + v3015;
+        out[v3027] = v3024;
       }
-      const unsigned int v2978 = static_cast<unsigned int>(v2607.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2979 = v2885 + v2978;
-      const unsigned int v2980 = static_cast<unsigned int>(v2607.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2981 = v2979 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2982 = v2980 < v15;
-      const bool v2983 = v2981 && v2982;
-      if (v2983) {
-        const float v2984 = v2607.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2985 = v2887 + v2980;
-        const iron_bf16 v2986 = bias[v2985];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2987 = iron_to_f32(v2986);
-        const float v2988 = v2984 + v2987;
-        const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2990 = v2979 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2991 = v2990 + v2887;
-        const unsigned int v2992 = v2991 + v2980;
-        out[v2992] = v2989;
+      const unsigned int v3028 = static_cast<unsigned int>(v2657.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3029 = v2935 + v3028;
+      const unsigned int v3030 = static_cast<unsigned int>(v2657.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3031 = v3029 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3032 = v3030 < v15;
+      const bool v3033 = v3031 && v3032;
+      if (v3033) {
+        const float v3034 = v2657.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3035 = v2937 + v3030;
+        const iron_bf16 v3036 = bias[v3035];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3037 = iron_to_f32(v3036);
+        const float v3038 = v3034 + v3037;
+        const iron_bf16 v3039 = iron_f32_to_bf16(v3038);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3040 = v3029 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3041 = v3040 + v2937;
+        const unsigned int v3042 = v3041 + v3030;
+        out[v3042] = v3039;
       }
-      const unsigned int v2993 = static_cast<unsigned int>(v2607.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2994 = v2885 + v2993;
-      const unsigned int v2995 = static_cast<unsigned int>(v2607.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2996 = v2994 < v2509;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2997 = v2995 < v15;
-      const bool v2998 = v2996 && v2997;
-      if (v2998) {
-        const float v2999 = v2607.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3000 = v2887 + v2995;
-        const iron_bf16 v3001 = bias[v3000];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3002 = iron_to_f32(v3001);
-        const float v3003 = v2999 + v3002;
-        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3005 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3006 = v3005 + v2887;
-        const unsigned int v3007 = v3006 + v2995;
-        out[v3007] = v3004;
+      const unsigned int v3043 = static_cast<unsigned int>(v2657.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3044 = v2935 + v3043;
+      const unsigned int v3045 = static_cast<unsigned int>(v2657.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3046 = v3044 < v2559;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3047 = v3045 < v15;
+      const bool v3048 = v3046 && v3047;
+      if (v3048) {
+        const float v3049 = v2657.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3050 = v2937 + v3045;
+        const iron_bf16 v3051 = bias[v3050];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3052 = iron_to_f32(v3051);
+        const float v3053 = v3049 + v3052;
+        const iron_bf16 v3054 = iron_f32_to_bf16(v3053);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3055 = v3044 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3056 = v3055 + v2937;
+        const unsigned int v3057 = v3056 + v3045;
+        out[v3057] = v3054;
       }
     }
   }

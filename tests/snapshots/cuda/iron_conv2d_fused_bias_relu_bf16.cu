@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -353,22 +353,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:115
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:150
     const unsigned int v85 = v84 * v34;
@@ -508,735 +508,735 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:277
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3079 = 0u; v3079 < 2u; v3079 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3080 = v3079 << 6u;
-        const bool v3082 = v3080 < v34;
-        if (v3082) {
-          const unsigned int v3084 = v3079 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3085 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3085) {
-            const unsigned int v3089 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3090 = v3089 << 3u;
-            const unsigned int v3091 = v3080 + v3090;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3093 = v3091 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3095 = v3093 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3096 = v3091 - v3095;
-            const unsigned int v3097 = v3093 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3098 = v3097 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3099 = v3097 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3100 = v3093 - v3099;
-            const unsigned int v3101 = v3100 * v12;
-            const unsigned int v3102 = v97 + v3096;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3103 = v3091 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3105 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3110 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3111 = v3110 + v3090;
-            const unsigned int v3112 = v156 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3113 = v161 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3114 = v3112 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3115 = v3103 && v3114;
-            const bool v3116 = v3112 < v154;
-            const bool v3117 = v3115 && v3116;
-            const bool v3118 = v3113 >= v10;
-            const bool v3119 = v3117 && v3118;
-            const bool v3120 = v3113 < v3105;
-            const bool v3121 = v3119 && v3120;
-            const unsigned int v3122 = max(v3112, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3123 = v3122 - v9;
-            const unsigned int v3124 = max(v3113, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3125 = v3124 - v10;
-            const unsigned int v3126 = v164 + v3123;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3127 = v3126 * v2;
-            const unsigned int v3128 = v3127 + v3125;
-            const unsigned int v3129 = v3128 * v3;
-            const unsigned int v3130 = v3129 + v3102;
-            const unsigned int v3132 = v3121 ? v3130 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3134 = v3084 + v3111;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3132, v3121);
-            const unsigned int v3136 = v174 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3137 = v179 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3138 = v3136 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3139 = v3103 && v3138;
-            const bool v3140 = v3136 < v154;
-            const bool v3141 = v3139 && v3140;
-            const bool v3142 = v3137 >= v10;
-            const bool v3143 = v3141 && v3142;
-            const bool v3144 = v3137 < v3105;
-            const bool v3145 = v3143 && v3144;
-            const unsigned int v3146 = max(v3136, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3147 = v3146 - v9;
-            const unsigned int v3148 = max(v3137, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3149 = v3148 - v10;
-            const unsigned int v3150 = v182 + v3147;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3151 = v3150 * v2;
-            const unsigned int v3152 = v3151 + v3149;
-            const unsigned int v3153 = v3152 * v3;
-            const unsigned int v3154 = v3153 + v3102;
-            const unsigned int v3156 = v3145 ? v3154 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3159 = v3134 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3159 ^ (((v3159 >> 6u) & 7u) << 3u)), x + v3156, v3145);
-            const unsigned int v3160 = v192 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3161 = v197 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3162 = v3160 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3163 = v3103 && v3162;
-            const bool v3164 = v3160 < v154;
-            const bool v3165 = v3163 && v3164;
-            const bool v3166 = v3161 >= v10;
+      for (unsigned int v3129 = 0u; v3129 < 2u; v3129 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3130 = v3129 << 6u;
+        const bool v3132 = v3130 < v34;
+        if (v3132) {
+          const unsigned int v3134 = v3129 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3135 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3135) {
+            const unsigned int v3139 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3140 = v3139 << 3u;
+            const unsigned int v3141 = v3130 + v3140;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3143 = v3141 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3145 = v3143 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3146 = v3141 - v3145;
+            const unsigned int v3147 = v3143 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3148 = v3147 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3149 = v3147 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3150 = v3143 - v3149;
+            const unsigned int v3151 = v3150 * v12;
+            const unsigned int v3152 = v97 + v3146;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3153 = v3141 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3155 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3160 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3161 = v3160 + v3140;
+            const unsigned int v3162 = v156 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3163 = v161 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3164 = v3162 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3165 = v3153 && v3164;
+            const bool v3166 = v3162 < v154;
             const bool v3167 = v3165 && v3166;
-            const bool v3168 = v3161 < v3105;
+            const bool v3168 = v3163 >= v10;
             const bool v3169 = v3167 && v3168;
-            const unsigned int v3170 = max(v3160, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3171 = v3170 - v9;
-            const unsigned int v3172 = max(v3161, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3173 = v3172 - v10;
-            const unsigned int v3174 = v200 + v3171;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3175 = v3174 * v2;
-            const unsigned int v3176 = v3175 + v3173;
-            const unsigned int v3177 = v3176 * v3;
-            const unsigned int v3178 = v3177 + v3102;
-            const unsigned int v3180 = v3169 ? v3178 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3183 = v3134 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3180, v3169);
-            const unsigned int v3184 = v210 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3185 = v215 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3186 = v3184 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3187 = v3103 && v3186;
-            const bool v3188 = v3184 < v154;
-            const bool v3189 = v3187 && v3188;
-            const bool v3190 = v3185 >= v10;
+            const bool v3170 = v3163 < v3155;
+            const bool v3171 = v3169 && v3170;
+            const unsigned int v3172 = max(v3162, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3173 = v3172 - v9;
+            const unsigned int v3174 = max(v3163, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3175 = v3174 - v10;
+            const unsigned int v3176 = v164 + v3173;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3177 = v3176 * v2;
+            const unsigned int v3178 = v3177 + v3175;
+            const unsigned int v3179 = v3178 * v3;
+            const unsigned int v3180 = v3179 + v3152;
+            const unsigned int v3182 = v3171 ? v3180 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3184 = v3134 + v3161;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3184 ^ (((v3184 >> 6u) & 7u) << 3u)), x + v3182, v3171);
+            const unsigned int v3186 = v174 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3187 = v179 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3188 = v3186 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3189 = v3153 && v3188;
+            const bool v3190 = v3186 < v154;
             const bool v3191 = v3189 && v3190;
-            const bool v3192 = v3185 < v3105;
+            const bool v3192 = v3187 >= v10;
             const bool v3193 = v3191 && v3192;
-            const unsigned int v3194 = max(v3184, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3195 = v3194 - v9;
-            const unsigned int v3196 = max(v3185, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3197 = v3196 - v10;
-            const unsigned int v3198 = v218 + v3195;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3199 = v3198 * v2;
-            const unsigned int v3200 = v3199 + v3197;
-            const unsigned int v3201 = v3200 * v3;
-            const unsigned int v3202 = v3201 + v3102;
-            const unsigned int v3204 = v3193 ? v3202 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3207 = v3134 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3207 ^ (((v3207 >> 6u) & 7u) << 3u)), x + v3204, v3193);
-            const unsigned int v3208 = v228 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3209 = v233 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3210 = v3208 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3211 = v3103 && v3210;
-            const bool v3212 = v3208 < v154;
-            const bool v3213 = v3211 && v3212;
-            const bool v3214 = v3209 >= v10;
+            const bool v3194 = v3187 < v3155;
+            const bool v3195 = v3193 && v3194;
+            const unsigned int v3196 = max(v3186, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3197 = v3196 - v9;
+            const unsigned int v3198 = max(v3187, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3199 = v3198 - v10;
+            const unsigned int v3200 = v182 + v3197;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3201 = v3200 * v2;
+            const unsigned int v3202 = v3201 + v3199;
+            const unsigned int v3203 = v3202 * v3;
+            const unsigned int v3204 = v3203 + v3152;
+            const unsigned int v3206 = v3195 ? v3204 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3209 = v3184 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3209 ^ (((v3209 >> 6u) & 7u) << 3u)), x + v3206, v3195);
+            const unsigned int v3210 = v192 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3211 = v197 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3212 = v3210 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3213 = v3153 && v3212;
+            const bool v3214 = v3210 < v154;
             const bool v3215 = v3213 && v3214;
-            const bool v3216 = v3209 < v3105;
+            const bool v3216 = v3211 >= v10;
             const bool v3217 = v3215 && v3216;
-            const unsigned int v3218 = max(v3208, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3219 = v3218 - v9;
-            const unsigned int v3220 = max(v3209, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3221 = v3220 - v10;
-            const unsigned int v3222 = v236 + v3219;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3223 = v3222 * v2;
-            const unsigned int v3224 = v3223 + v3221;
-            const unsigned int v3225 = v3224 * v3;
-            const unsigned int v3226 = v3225 + v3102;
-            const unsigned int v3228 = v3217 ? v3226 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3231 = v3134 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3231 ^ (((v3231 >> 6u) & 7u) << 3u)), x + v3228, v3217);
-            const unsigned int v3232 = v246 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3233 = v251 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3234 = v3232 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3235 = v3103 && v3234;
-            const bool v3236 = v3232 < v154;
-            const bool v3237 = v3235 && v3236;
-            const bool v3238 = v3233 >= v10;
+            const bool v3218 = v3211 < v3155;
+            const bool v3219 = v3217 && v3218;
+            const unsigned int v3220 = max(v3210, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3221 = v3220 - v9;
+            const unsigned int v3222 = max(v3211, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3223 = v3222 - v10;
+            const unsigned int v3224 = v200 + v3221;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3225 = v3224 * v2;
+            const unsigned int v3226 = v3225 + v3223;
+            const unsigned int v3227 = v3226 * v3;
+            const unsigned int v3228 = v3227 + v3152;
+            const unsigned int v3230 = v3219 ? v3228 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3233 = v3184 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3230, v3219);
+            const unsigned int v3234 = v210 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3235 = v215 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3236 = v3234 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3237 = v3153 && v3236;
+            const bool v3238 = v3234 < v154;
             const bool v3239 = v3237 && v3238;
-            const bool v3240 = v3233 < v3105;
+            const bool v3240 = v3235 >= v10;
             const bool v3241 = v3239 && v3240;
-            const unsigned int v3242 = max(v3232, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3243 = v3242 - v9;
-            const unsigned int v3244 = max(v3233, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3245 = v3244 - v10;
-            const unsigned int v3246 = v254 + v3243;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3247 = v3246 * v2;
-            const unsigned int v3248 = v3247 + v3245;
-            const unsigned int v3249 = v3248 * v3;
-            const unsigned int v3250 = v3249 + v3102;
-            const unsigned int v3252 = v3241 ? v3250 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3255 = v3134 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3252, v3241);
-            const unsigned int v3256 = v264 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3257 = v269 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3258 = v3256 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3259 = v3103 && v3258;
-            const bool v3260 = v3256 < v154;
-            const bool v3261 = v3259 && v3260;
-            const bool v3262 = v3257 >= v10;
+            const bool v3242 = v3235 < v3155;
+            const bool v3243 = v3241 && v3242;
+            const unsigned int v3244 = max(v3234, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3245 = v3244 - v9;
+            const unsigned int v3246 = max(v3235, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3247 = v3246 - v10;
+            const unsigned int v3248 = v218 + v3245;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3249 = v3248 * v2;
+            const unsigned int v3250 = v3249 + v3247;
+            const unsigned int v3251 = v3250 * v3;
+            const unsigned int v3252 = v3251 + v3152;
+            const unsigned int v3254 = v3243 ? v3252 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3257 = v3184 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3257 ^ (((v3257 >> 6u) & 7u) << 3u)), x + v3254, v3243);
+            const unsigned int v3258 = v228 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3259 = v233 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3260 = v3258 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3261 = v3153 && v3260;
+            const bool v3262 = v3258 < v154;
             const bool v3263 = v3261 && v3262;
-            const bool v3264 = v3257 < v3105;
+            const bool v3264 = v3259 >= v10;
             const bool v3265 = v3263 && v3264;
-            const unsigned int v3266 = max(v3256, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3267 = v3266 - v9;
-            const unsigned int v3268 = max(v3257, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3269 = v3268 - v10;
-            const unsigned int v3270 = v272 + v3267;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3271 = v3270 * v2;
-            const unsigned int v3272 = v3271 + v3269;
-            const unsigned int v3273 = v3272 * v3;
-            const unsigned int v3274 = v3273 + v3102;
-            const unsigned int v3276 = v3265 ? v3274 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3279 = v3134 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3279 ^ (((v3279 >> 6u) & 7u) << 3u)), x + v3276, v3265);
-            const unsigned int v3280 = v282 + v3098;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3281 = v287 + v3101;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3282 = v3280 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3283 = v3103 && v3282;
-            const bool v3284 = v3280 < v154;
-            const bool v3285 = v3283 && v3284;
-            const bool v3286 = v3281 >= v10;
+            const bool v3266 = v3259 < v3155;
+            const bool v3267 = v3265 && v3266;
+            const unsigned int v3268 = max(v3258, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3269 = v3268 - v9;
+            const unsigned int v3270 = max(v3259, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3271 = v3270 - v10;
+            const unsigned int v3272 = v236 + v3269;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3273 = v3272 * v2;
+            const unsigned int v3274 = v3273 + v3271;
+            const unsigned int v3275 = v3274 * v3;
+            const unsigned int v3276 = v3275 + v3152;
+            const unsigned int v3278 = v3267 ? v3276 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3281 = v3184 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), x + v3278, v3267);
+            const unsigned int v3282 = v246 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3283 = v251 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3284 = v3282 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3285 = v3153 && v3284;
+            const bool v3286 = v3282 < v154;
             const bool v3287 = v3285 && v3286;
-            const bool v3288 = v3281 < v3105;
+            const bool v3288 = v3283 >= v10;
             const bool v3289 = v3287 && v3288;
-            const unsigned int v3290 = max(v3280, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3291 = v3290 - v9;
-            const unsigned int v3292 = max(v3281, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3293 = v3292 - v10;
-            const unsigned int v3294 = v290 + v3291;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3295 = v3294 * v2;
-            const unsigned int v3296 = v3295 + v3293;
-            const unsigned int v3297 = v3296 * v3;
-            const unsigned int v3298 = v3297 + v3102;
-            const unsigned int v3300 = v3289 ? v3298 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3303 = v3134 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), x + v3300, v3289);
+            const bool v3290 = v3283 < v3155;
+            const bool v3291 = v3289 && v3290;
+            const unsigned int v3292 = max(v3282, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3293 = v3292 - v9;
+            const unsigned int v3294 = max(v3283, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3295 = v3294 - v10;
+            const unsigned int v3296 = v254 + v3293;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3297 = v3296 * v2;
+            const unsigned int v3298 = v3297 + v3295;
+            const unsigned int v3299 = v3298 * v3;
+            const unsigned int v3300 = v3299 + v3152;
+            const unsigned int v3302 = v3291 ? v3300 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3305 = v3184 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3302, v3291);
+            const unsigned int v3306 = v264 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3307 = v269 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3308 = v3306 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3309 = v3153 && v3308;
+            const bool v3310 = v3306 < v154;
+            const bool v3311 = v3309 && v3310;
+            const bool v3312 = v3307 >= v10;
+            const bool v3313 = v3311 && v3312;
+            const bool v3314 = v3307 < v3155;
+            const bool v3315 = v3313 && v3314;
+            const unsigned int v3316 = max(v3306, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3317 = v3316 - v9;
+            const unsigned int v3318 = max(v3307, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3319 = v3318 - v10;
+            const unsigned int v3320 = v272 + v3317;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3321 = v3320 * v2;
+            const unsigned int v3322 = v3321 + v3319;
+            const unsigned int v3323 = v3322 * v3;
+            const unsigned int v3324 = v3323 + v3152;
+            const unsigned int v3326 = v3315 ? v3324 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3329 = v3184 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), x + v3326, v3315);
+            const unsigned int v3330 = v282 + v3148;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3331 = v287 + v3151;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3332 = v3330 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3333 = v3153 && v3332;
+            const bool v3334 = v3330 < v154;
+            const bool v3335 = v3333 && v3334;
+            const bool v3336 = v3331 >= v10;
+            const bool v3337 = v3335 && v3336;
+            const bool v3338 = v3331 < v3155;
+            const bool v3339 = v3337 && v3338;
+            const unsigned int v3340 = max(v3330, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3341 = v3340 - v9;
+            const unsigned int v3342 = max(v3331, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3343 = v3342 - v10;
+            const unsigned int v3344 = v290 + v3341;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3345 = v3344 * v2;
+            const unsigned int v3346 = v3345 + v3343;
+            const unsigned int v3347 = v3346 * v3;
+            const unsigned int v3348 = v3347 + v3152;
+            const unsigned int v3350 = v3339 ? v3348 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3353 = v3184 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3350, v3339);
           } else {
-            const unsigned int v3311 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3312 = v3311 << 3u;
-            const unsigned int v3314 = v3080 + v3312;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3315 = v3314 < v34;
-            const unsigned int v3316 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3318 = v3316 + v3080;
-            const unsigned int v3319 = v3318 + v3312;
-            const unsigned int v3321 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3322 = v3084 + v3321;
-            const unsigned int v3323 = v3322 + v3312;
-            const bool v3327 = v3315 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3331 = v3327 ? v3319 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), x + v3331, v3327);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3337 = v3315 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3339 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3340 = v3319 + v3339;
-            const unsigned int v3341 = v3337 ? v3340 : 0u;
-            const unsigned int v3343 = v3323 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), x + v3341, v3337);
-            const bool v3347 = v3315 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3349 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3350 = v3319 + v3349;
-            const unsigned int v3351 = v3347 ? v3350 : 0u;
-            const unsigned int v3353 = v3323 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3351, v3347);
-            const bool v3357 = v3315 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3359 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3360 = v3319 + v3359;
-            const unsigned int v3361 = v3357 ? v3360 : 0u;
-            const unsigned int v3363 = v3323 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), x + v3361, v3357);
-            const bool v3367 = v3315 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3369 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3370 = v3319 + v3369;
-            const unsigned int v3371 = v3367 ? v3370 : 0u;
-            const unsigned int v3373 = v3323 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3371, v3367);
-            const bool v3377 = v3315 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3379 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3380 = v3319 + v3379;
-            const unsigned int v3381 = v3377 ? v3380 : 0u;
-            const unsigned int v3383 = v3323 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), x + v3381, v3377);
-            const bool v3387 = v3315 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3389 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3390 = v3319 + v3389;
+            const unsigned int v3361 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3362 = v3361 << 3u;
+            const unsigned int v3364 = v3130 + v3362;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3365 = v3364 < v34;
+            const unsigned int v3366 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3368 = v3366 + v3130;
+            const unsigned int v3369 = v3368 + v3362;
+            const unsigned int v3371 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3372 = v3134 + v3371;
+            const unsigned int v3373 = v3372 + v3362;
+            const bool v3377 = v3365 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3381 = v3377 ? v3369 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3381, v3377);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3387 = v3365 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3389 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3390 = v3369 + v3389;
             const unsigned int v3391 = v3387 ? v3390 : 0u;
-            const unsigned int v3393 = v3323 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3393 = v3373 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3391, v3387);
-            const bool v3397 = v3315 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3399 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3400 = v3319 + v3399;
+            const bool v3397 = v3365 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3399 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3400 = v3369 + v3399;
             const unsigned int v3401 = v3397 ? v3400 : 0u;
-            const unsigned int v3403 = v3323 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3403 = v3373 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3401, v3397);
+            const bool v3407 = v3365 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3409 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3410 = v3369 + v3409;
+            const unsigned int v3411 = v3407 ? v3410 : 0u;
+            const unsigned int v3413 = v3373 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3413 ^ (((v3413 >> 6u) & 7u) << 3u)), x + v3411, v3407);
+            const bool v3417 = v3365 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3419 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3420 = v3369 + v3419;
+            const unsigned int v3421 = v3417 ? v3420 : 0u;
+            const unsigned int v3423 = v3373 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3423 ^ (((v3423 >> 6u) & 7u) << 3u)), x + v3421, v3417);
+            const bool v3427 = v3365 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3429 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3430 = v3369 + v3429;
+            const unsigned int v3431 = v3427 ? v3430 : 0u;
+            const unsigned int v3433 = v3373 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3433 ^ (((v3433 >> 6u) & 7u) << 3u)), x + v3431, v3427);
+            const bool v3437 = v3365 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3439 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3440 = v3369 + v3439;
+            const unsigned int v3441 = v3437 ? v3440 : 0u;
+            const unsigned int v3443 = v3373 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), x + v3441, v3437);
+            const bool v3447 = v3365 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3449 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3450 = v3369 + v3449;
+            const unsigned int v3451 = v3447 ? v3450 : 0u;
+            const unsigned int v3453 = v3373 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3453 ^ (((v3453 >> 6u) & 7u) << 3u)), x + v3451, v3447);
           }
-          const unsigned int v3412 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3413 = v3412 << 3u;
-          const unsigned int v3414 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3415 = v3080 + v3413;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3416 = v3415 < v34;
-          const unsigned int v3417 = v3414 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3418 = v85 + v3417;
-          const unsigned int v3419 = v3418 + v3080;
-          const unsigned int v3420 = v3419 + v3413;
-          const unsigned int v3422 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3423 = v3084 + v3422;
-          const unsigned int v3424 = v3423 + v3413;
-          const bool v3427 = v3414 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3428 = v3416 && v3427;
-          const unsigned int v3432 = v3428 ? v3420 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3424 ^ (((v3424 >> 6u) & 7u) << 3u)), weight + v3432, v3428);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3436 = v3414 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3437 = v3436 < v15;
-          const bool v3438 = v3416 && v3437;
-          const unsigned int v3440 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3441 = v3420 + v3440;
-          const unsigned int v3442 = v3438 ? v3441 : v85;
-          const unsigned int v3444 = v3424 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), weight + v3442, v3438);
-          const unsigned int v3446 = v3414 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3447 = v3446 < v15;
-          const bool v3448 = v3416 && v3447;
-          const unsigned int v3450 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3451 = v3420 + v3450;
-          const unsigned int v3452 = v3448 ? v3451 : v85;
-          const unsigned int v3454 = v3424 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3454 ^ (((v3454 >> 6u) & 7u) << 3u)), weight + v3452, v3448);
-          const unsigned int v3456 = v3414 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3457 = v3456 < v15;
-          const bool v3458 = v3416 && v3457;
-          const unsigned int v3460 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3461 = v3420 + v3460;
-          const unsigned int v3462 = v3458 ? v3461 : v85;
-          const unsigned int v3464 = v3424 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3462, v3458);
-          const unsigned int v3466 = v3414 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3467 = v3466 < v15;
-          const bool v3468 = v3416 && v3467;
-          const unsigned int v3470 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3471 = v3420 + v3470;
-          const unsigned int v3472 = v3468 ? v3471 : v85;
-          const unsigned int v3474 = v3424 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3472, v3468);
-          const unsigned int v3476 = v3414 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3477 = v3476 < v15;
-          const bool v3478 = v3416 && v3477;
-          const unsigned int v3480 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3481 = v3420 + v3480;
-          const unsigned int v3482 = v3478 ? v3481 : v85;
-          const unsigned int v3484 = v3424 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), weight + v3482, v3478);
-          const unsigned int v3486 = v3414 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3462 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3463 = v3462 << 3u;
+          const unsigned int v3464 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3465 = v3130 + v3463;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3466 = v3465 < v34;
+          const unsigned int v3467 = v3464 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3468 = v85 + v3467;
+          const unsigned int v3469 = v3468 + v3130;
+          const unsigned int v3470 = v3469 + v3463;
+          const unsigned int v3472 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3473 = v3134 + v3472;
+          const unsigned int v3474 = v3473 + v3463;
+          const bool v3477 = v3464 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3478 = v3466 && v3477;
+          const unsigned int v3482 = v3478 ? v3470 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3482, v3478);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3486 = v3464 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3487 = v3486 < v15;
-          const bool v3488 = v3416 && v3487;
-          const unsigned int v3490 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3491 = v3420 + v3490;
+          const bool v3488 = v3466 && v3487;
+          const unsigned int v3490 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3491 = v3470 + v3490;
           const unsigned int v3492 = v3488 ? v3491 : v85;
-          const unsigned int v3494 = v3424 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3494 = v3474 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3492, v3488);
-          const unsigned int v3496 = v3414 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3496 = v3464 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3497 = v3496 < v15;
-          const bool v3498 = v3416 && v3497;
-          const unsigned int v3500 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3501 = v3420 + v3500;
+          const bool v3498 = v3466 && v3497;
+          const unsigned int v3500 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3501 = v3470 + v3500;
           const unsigned int v3502 = v3498 ? v3501 : v85;
-          const unsigned int v3504 = v3424 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3504 = v3474 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), weight + v3502, v3498);
+          const unsigned int v3506 = v3464 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3507 = v3506 < v15;
+          const bool v3508 = v3466 && v3507;
+          const unsigned int v3510 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3511 = v3470 + v3510;
+          const unsigned int v3512 = v3508 ? v3511 : v85;
+          const unsigned int v3514 = v3474 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3514 ^ (((v3514 >> 6u) & 7u) << 3u)), weight + v3512, v3508);
+          const unsigned int v3516 = v3464 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3517 = v3516 < v15;
+          const bool v3518 = v3466 && v3517;
+          const unsigned int v3520 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3521 = v3470 + v3520;
+          const unsigned int v3522 = v3518 ? v3521 : v85;
+          const unsigned int v3524 = v3474 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3524 ^ (((v3524 >> 6u) & 7u) << 3u)), weight + v3522, v3518);
+          const unsigned int v3526 = v3464 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3527 = v3526 < v15;
+          const bool v3528 = v3466 && v3527;
+          const unsigned int v3530 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3531 = v3470 + v3530;
+          const unsigned int v3532 = v3528 ? v3531 : v85;
+          const unsigned int v3534 = v3474 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), weight + v3532, v3528);
+          const unsigned int v3536 = v3464 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3537 = v3536 < v15;
+          const bool v3538 = v3466 && v3537;
+          const unsigned int v3540 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3541 = v3470 + v3540;
+          const unsigned int v3542 = v3538 ? v3541 : v85;
+          const unsigned int v3544 = v3474 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), weight + v3542, v3538);
+          const unsigned int v3546 = v3464 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3547 = v3546 < v15;
+          const bool v3548 = v3466 && v3547;
+          const unsigned int v3550 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3551 = v3470 + v3550;
+          const unsigned int v3552 = v3548 ? v3551 : v85;
+          const unsigned int v3554 = v3474 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3554 ^ (((v3554 >> 6u) & 7u) << 3u)), weight + v3552, v3548);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3517 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3522 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3567 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3572 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3505 = 0u; v3505 < v34; v3505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3507 = v3505 >> 6u;
-        const unsigned int v3509 = v3507 % 3u;
+      for (unsigned int v3555 = 0u; v3555 < v34; v3555 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3557 = v3555 >> 6u;
+        const unsigned int v3559 = v3557 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3511 = v3509 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3518 = v3511 + v3517;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3518, 64u);
-        const unsigned int v3523 = v3511 + v3522;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3523, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3530 = v3518 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3530, 64u);
-        const unsigned int v3535 = v3523 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3535, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3541 = v3518 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3541, 64u);
-        const unsigned int v3546 = v3523 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3546, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3552 = v3518 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3552, 64u);
-        const unsigned int v3557 = v3523 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3557, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3560 = v3505 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3562 = v3507 + 2u;
-        const unsigned int v3563 = v3562 % 3u;
-        const bool v3564 = v3560 < v34;
-        if (v3564) {
-          const unsigned int v3566 = v3563 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3567 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3567) {
-            const unsigned int v3571 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3572 = v3571 << 3u;
-            const unsigned int v3573 = v3560 + v3572;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3575 = v3573 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3577 = v3575 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3578 = v3573 - v3577;
-            const unsigned int v3579 = v3575 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3580 = v3579 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3581 = v3579 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3582 = v3575 - v3581;
-            const unsigned int v3583 = v3582 * v12;
-            const unsigned int v3584 = v97 + v3578;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3585 = v3573 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3587 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3592 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3593 = v3592 + v3572;
-            const unsigned int v3594 = v156 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3595 = v161 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3596 = v3594 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3597 = v3585 && v3596;
-            const bool v3598 = v3594 < v154;
-            const bool v3599 = v3597 && v3598;
-            const bool v3600 = v3595 >= v10;
-            const bool v3601 = v3599 && v3600;
-            const bool v3602 = v3595 < v3587;
-            const bool v3603 = v3601 && v3602;
-            const unsigned int v3604 = max(v3594, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3605 = v3604 - v9;
-            const unsigned int v3606 = max(v3595, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3607 = v3606 - v10;
-            const unsigned int v3608 = v164 + v3605;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3609 = v3608 * v2;
-            const unsigned int v3610 = v3609 + v3607;
-            const unsigned int v3611 = v3610 * v3;
-            const unsigned int v3612 = v3611 + v3584;
-            const unsigned int v3614 = v3603 ? v3612 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3616 = v3566 + v3593;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), x + v3614, v3603);
-            const unsigned int v3618 = v174 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3619 = v179 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3620 = v3618 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3621 = v3585 && v3620;
-            const bool v3622 = v3618 < v154;
-            const bool v3623 = v3621 && v3622;
-            const bool v3624 = v3619 >= v10;
-            const bool v3625 = v3623 && v3624;
-            const bool v3626 = v3619 < v3587;
-            const bool v3627 = v3625 && v3626;
-            const unsigned int v3628 = max(v3618, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3629 = v3628 - v9;
-            const unsigned int v3630 = max(v3619, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3631 = v3630 - v10;
-            const unsigned int v3632 = v182 + v3629;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3633 = v3632 * v2;
-            const unsigned int v3634 = v3633 + v3631;
-            const unsigned int v3635 = v3634 * v3;
-            const unsigned int v3636 = v3635 + v3584;
-            const unsigned int v3638 = v3627 ? v3636 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3641 = v3616 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3638, v3627);
-            const unsigned int v3642 = v192 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3643 = v197 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3644 = v3642 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3645 = v3585 && v3644;
-            const bool v3646 = v3642 < v154;
-            const bool v3647 = v3645 && v3646;
-            const bool v3648 = v3643 >= v10;
+        const unsigned int v3561 = v3559 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3568 = v3561 + v3567;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3568, 64u);
+        const unsigned int v3573 = v3561 + v3572;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3573, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3580 = v3568 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3580, 64u);
+        const unsigned int v3585 = v3573 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3585, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3591 = v3568 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3591, 64u);
+        const unsigned int v3596 = v3573 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3596, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3602 = v3568 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3602, 64u);
+        const unsigned int v3607 = v3573 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3607, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3610 = v3555 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3612 = v3557 + 2u;
+        const unsigned int v3613 = v3612 % 3u;
+        const bool v3614 = v3610 < v34;
+        if (v3614) {
+          const unsigned int v3616 = v3613 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3617 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3617) {
+            const unsigned int v3621 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3622 = v3621 << 3u;
+            const unsigned int v3623 = v3610 + v3622;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3625 = v3623 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3627 = v3625 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3628 = v3623 - v3627;
+            const unsigned int v3629 = v3625 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3630 = v3629 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3631 = v3629 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3632 = v3625 - v3631;
+            const unsigned int v3633 = v3632 * v12;
+            const unsigned int v3634 = v97 + v3628;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3635 = v3623 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3637 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3642 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3643 = v3642 + v3622;
+            const unsigned int v3644 = v156 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3645 = v161 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3646 = v3644 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3647 = v3635 && v3646;
+            const bool v3648 = v3644 < v154;
             const bool v3649 = v3647 && v3648;
-            const bool v3650 = v3643 < v3587;
+            const bool v3650 = v3645 >= v10;
             const bool v3651 = v3649 && v3650;
-            const unsigned int v3652 = max(v3642, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3653 = v3652 - v9;
-            const unsigned int v3654 = max(v3643, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3655 = v3654 - v10;
-            const unsigned int v3656 = v200 + v3653;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3657 = v3656 * v2;
-            const unsigned int v3658 = v3657 + v3655;
-            const unsigned int v3659 = v3658 * v3;
-            const unsigned int v3660 = v3659 + v3584;
-            const unsigned int v3662 = v3651 ? v3660 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3665 = v3616 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3662, v3651);
-            const unsigned int v3666 = v210 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3667 = v215 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3668 = v3666 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3669 = v3585 && v3668;
-            const bool v3670 = v3666 < v154;
-            const bool v3671 = v3669 && v3670;
-            const bool v3672 = v3667 >= v10;
+            const bool v3652 = v3645 < v3637;
+            const bool v3653 = v3651 && v3652;
+            const unsigned int v3654 = max(v3644, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3655 = v3654 - v9;
+            const unsigned int v3656 = max(v3645, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3657 = v3656 - v10;
+            const unsigned int v3658 = v164 + v3655;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3659 = v3658 * v2;
+            const unsigned int v3660 = v3659 + v3657;
+            const unsigned int v3661 = v3660 * v3;
+            const unsigned int v3662 = v3661 + v3634;
+            const unsigned int v3664 = v3653 ? v3662 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3666 = v3616 + v3643;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3666 ^ (((v3666 >> 6u) & 7u) << 3u)), x + v3664, v3653);
+            const unsigned int v3668 = v174 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3669 = v179 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3670 = v3668 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3671 = v3635 && v3670;
+            const bool v3672 = v3668 < v154;
             const bool v3673 = v3671 && v3672;
-            const bool v3674 = v3667 < v3587;
+            const bool v3674 = v3669 >= v10;
             const bool v3675 = v3673 && v3674;
-            const unsigned int v3676 = max(v3666, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3677 = v3676 - v9;
-            const unsigned int v3678 = max(v3667, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3679 = v3678 - v10;
-            const unsigned int v3680 = v218 + v3677;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3681 = v3680 * v2;
-            const unsigned int v3682 = v3681 + v3679;
-            const unsigned int v3683 = v3682 * v3;
-            const unsigned int v3684 = v3683 + v3584;
-            const unsigned int v3686 = v3675 ? v3684 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3689 = v3616 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3689 ^ (((v3689 >> 6u) & 7u) << 3u)), x + v3686, v3675);
-            const unsigned int v3690 = v228 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3691 = v233 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3692 = v3690 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3693 = v3585 && v3692;
-            const bool v3694 = v3690 < v154;
-            const bool v3695 = v3693 && v3694;
-            const bool v3696 = v3691 >= v10;
+            const bool v3676 = v3669 < v3637;
+            const bool v3677 = v3675 && v3676;
+            const unsigned int v3678 = max(v3668, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3679 = v3678 - v9;
+            const unsigned int v3680 = max(v3669, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3681 = v3680 - v10;
+            const unsigned int v3682 = v182 + v3679;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3683 = v3682 * v2;
+            const unsigned int v3684 = v3683 + v3681;
+            const unsigned int v3685 = v3684 * v3;
+            const unsigned int v3686 = v3685 + v3634;
+            const unsigned int v3688 = v3677 ? v3686 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3691 = v3666 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3691 ^ (((v3691 >> 6u) & 7u) << 3u)), x + v3688, v3677);
+            const unsigned int v3692 = v192 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3693 = v197 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3694 = v3692 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3695 = v3635 && v3694;
+            const bool v3696 = v3692 < v154;
             const bool v3697 = v3695 && v3696;
-            const bool v3698 = v3691 < v3587;
+            const bool v3698 = v3693 >= v10;
             const bool v3699 = v3697 && v3698;
-            const unsigned int v3700 = max(v3690, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3701 = v3700 - v9;
-            const unsigned int v3702 = max(v3691, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3703 = v3702 - v10;
-            const unsigned int v3704 = v236 + v3701;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3705 = v3704 * v2;
-            const unsigned int v3706 = v3705 + v3703;
-            const unsigned int v3707 = v3706 * v3;
-            const unsigned int v3708 = v3707 + v3584;
-            const unsigned int v3710 = v3699 ? v3708 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3713 = v3616 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), x + v3710, v3699);
-            const unsigned int v3714 = v246 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3715 = v251 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3716 = v3714 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3717 = v3585 && v3716;
-            const bool v3718 = v3714 < v154;
-            const bool v3719 = v3717 && v3718;
-            const bool v3720 = v3715 >= v10;
+            const bool v3700 = v3693 < v3637;
+            const bool v3701 = v3699 && v3700;
+            const unsigned int v3702 = max(v3692, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3703 = v3702 - v9;
+            const unsigned int v3704 = max(v3693, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3705 = v3704 - v10;
+            const unsigned int v3706 = v200 + v3703;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3707 = v3706 * v2;
+            const unsigned int v3708 = v3707 + v3705;
+            const unsigned int v3709 = v3708 * v3;
+            const unsigned int v3710 = v3709 + v3634;
+            const unsigned int v3712 = v3701 ? v3710 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3715 = v3666 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3712, v3701);
+            const unsigned int v3716 = v210 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3717 = v215 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3718 = v3716 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3719 = v3635 && v3718;
+            const bool v3720 = v3716 < v154;
             const bool v3721 = v3719 && v3720;
-            const bool v3722 = v3715 < v3587;
+            const bool v3722 = v3717 >= v10;
             const bool v3723 = v3721 && v3722;
-            const unsigned int v3724 = max(v3714, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3725 = v3724 - v9;
-            const unsigned int v3726 = max(v3715, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3727 = v3726 - v10;
-            const unsigned int v3728 = v254 + v3725;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3729 = v3728 * v2;
-            const unsigned int v3730 = v3729 + v3727;
-            const unsigned int v3731 = v3730 * v3;
-            const unsigned int v3732 = v3731 + v3584;
-            const unsigned int v3734 = v3723 ? v3732 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3737 = v3616 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3734, v3723);
-            const unsigned int v3738 = v264 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3739 = v269 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3740 = v3738 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3741 = v3585 && v3740;
-            const bool v3742 = v3738 < v154;
-            const bool v3743 = v3741 && v3742;
-            const bool v3744 = v3739 >= v10;
+            const bool v3724 = v3717 < v3637;
+            const bool v3725 = v3723 && v3724;
+            const unsigned int v3726 = max(v3716, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3727 = v3726 - v9;
+            const unsigned int v3728 = max(v3717, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3729 = v3728 - v10;
+            const unsigned int v3730 = v218 + v3727;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3731 = v3730 * v2;
+            const unsigned int v3732 = v3731 + v3729;
+            const unsigned int v3733 = v3732 * v3;
+            const unsigned int v3734 = v3733 + v3634;
+            const unsigned int v3736 = v3725 ? v3734 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3739 = v3666 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), x + v3736, v3725);
+            const unsigned int v3740 = v228 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3741 = v233 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3742 = v3740 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3743 = v3635 && v3742;
+            const bool v3744 = v3740 < v154;
             const bool v3745 = v3743 && v3744;
-            const bool v3746 = v3739 < v3587;
+            const bool v3746 = v3741 >= v10;
             const bool v3747 = v3745 && v3746;
-            const unsigned int v3748 = max(v3738, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3749 = v3748 - v9;
-            const unsigned int v3750 = max(v3739, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3751 = v3750 - v10;
-            const unsigned int v3752 = v272 + v3749;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3753 = v3752 * v2;
-            const unsigned int v3754 = v3753 + v3751;
-            const unsigned int v3755 = v3754 * v3;
-            const unsigned int v3756 = v3755 + v3584;
-            const unsigned int v3758 = v3747 ? v3756 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3761 = v3616 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3761 ^ (((v3761 >> 6u) & 7u) << 3u)), x + v3758, v3747);
-            const unsigned int v3762 = v282 + v3580;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3763 = v287 + v3583;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3764 = v3762 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3765 = v3585 && v3764;
-            const bool v3766 = v3762 < v154;
-            const bool v3767 = v3765 && v3766;
-            const bool v3768 = v3763 >= v10;
+            const bool v3748 = v3741 < v3637;
+            const bool v3749 = v3747 && v3748;
+            const unsigned int v3750 = max(v3740, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3751 = v3750 - v9;
+            const unsigned int v3752 = max(v3741, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3753 = v3752 - v10;
+            const unsigned int v3754 = v236 + v3751;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3755 = v3754 * v2;
+            const unsigned int v3756 = v3755 + v3753;
+            const unsigned int v3757 = v3756 * v3;
+            const unsigned int v3758 = v3757 + v3634;
+            const unsigned int v3760 = v3749 ? v3758 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3763 = v3666 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), x + v3760, v3749);
+            const unsigned int v3764 = v246 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3765 = v251 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3766 = v3764 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3767 = v3635 && v3766;
+            const bool v3768 = v3764 < v154;
             const bool v3769 = v3767 && v3768;
-            const bool v3770 = v3763 < v3587;
+            const bool v3770 = v3765 >= v10;
             const bool v3771 = v3769 && v3770;
-            const unsigned int v3772 = max(v3762, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3773 = v3772 - v9;
-            const unsigned int v3774 = max(v3763, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3775 = v3774 - v10;
-            const unsigned int v3776 = v290 + v3773;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3777 = v3776 * v2;
-            const unsigned int v3778 = v3777 + v3775;
-            const unsigned int v3779 = v3778 * v3;
-            const unsigned int v3780 = v3779 + v3584;
-            const unsigned int v3782 = v3771 ? v3780 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3785 = v3616 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), x + v3782, v3771);
+            const bool v3772 = v3765 < v3637;
+            const bool v3773 = v3771 && v3772;
+            const unsigned int v3774 = max(v3764, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3775 = v3774 - v9;
+            const unsigned int v3776 = max(v3765, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3777 = v3776 - v10;
+            const unsigned int v3778 = v254 + v3775;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3779 = v3778 * v2;
+            const unsigned int v3780 = v3779 + v3777;
+            const unsigned int v3781 = v3780 * v3;
+            const unsigned int v3782 = v3781 + v3634;
+            const unsigned int v3784 = v3773 ? v3782 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3787 = v3666 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3784, v3773);
+            const unsigned int v3788 = v264 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3789 = v269 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3790 = v3788 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3791 = v3635 && v3790;
+            const bool v3792 = v3788 < v154;
+            const bool v3793 = v3791 && v3792;
+            const bool v3794 = v3789 >= v10;
+            const bool v3795 = v3793 && v3794;
+            const bool v3796 = v3789 < v3637;
+            const bool v3797 = v3795 && v3796;
+            const unsigned int v3798 = max(v3788, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3799 = v3798 - v9;
+            const unsigned int v3800 = max(v3789, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3801 = v3800 - v10;
+            const unsigned int v3802 = v272 + v3799;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3803 = v3802 * v2;
+            const unsigned int v3804 = v3803 + v3801;
+            const unsigned int v3805 = v3804 * v3;
+            const unsigned int v3806 = v3805 + v3634;
+            const unsigned int v3808 = v3797 ? v3806 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3811 = v3666 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), x + v3808, v3797);
+            const unsigned int v3812 = v282 + v3630;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3813 = v287 + v3633;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3814 = v3812 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3815 = v3635 && v3814;
+            const bool v3816 = v3812 < v154;
+            const bool v3817 = v3815 && v3816;
+            const bool v3818 = v3813 >= v10;
+            const bool v3819 = v3817 && v3818;
+            const bool v3820 = v3813 < v3637;
+            const bool v3821 = v3819 && v3820;
+            const unsigned int v3822 = max(v3812, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3823 = v3822 - v9;
+            const unsigned int v3824 = max(v3813, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3825 = v3824 - v10;
+            const unsigned int v3826 = v290 + v3823;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3827 = v3826 * v2;
+            const unsigned int v3828 = v3827 + v3825;
+            const unsigned int v3829 = v3828 * v3;
+            const unsigned int v3830 = v3829 + v3634;
+            const unsigned int v3832 = v3821 ? v3830 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3835 = v3666 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3832, v3821);
           } else {
-            const unsigned int v3793 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3794 = v3793 << 3u;
-            const unsigned int v3796 = v3560 + v3794;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3797 = v3796 < v34;
-            const unsigned int v3798 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3800 = v3798 + v3560;
-            const unsigned int v3801 = v3800 + v3794;
-            const unsigned int v3803 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3804 = v3566 + v3803;
-            const unsigned int v3805 = v3804 + v3794;
-            const bool v3809 = v3797 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3813 = v3809 ? v3801 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), x + v3813, v3809);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3819 = v3797 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3821 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3822 = v3801 + v3821;
-            const unsigned int v3823 = v3819 ? v3822 : 0u;
-            const unsigned int v3825 = v3805 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3823, v3819);
-            const bool v3829 = v3797 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3831 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3832 = v3801 + v3831;
-            const unsigned int v3833 = v3829 ? v3832 : 0u;
-            const unsigned int v3835 = v3805 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3833, v3829);
-            const bool v3839 = v3797 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3841 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3842 = v3801 + v3841;
-            const unsigned int v3843 = v3839 ? v3842 : 0u;
-            const unsigned int v3845 = v3805 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), x + v3843, v3839);
-            const bool v3849 = v3797 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3851 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3852 = v3801 + v3851;
-            const unsigned int v3853 = v3849 ? v3852 : 0u;
-            const unsigned int v3855 = v3805 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3853, v3849);
-            const bool v3859 = v3797 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3861 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3862 = v3801 + v3861;
-            const unsigned int v3863 = v3859 ? v3862 : 0u;
-            const unsigned int v3865 = v3805 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), x + v3863, v3859);
-            const bool v3869 = v3797 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3871 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3872 = v3801 + v3871;
+            const unsigned int v3843 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3844 = v3843 << 3u;
+            const unsigned int v3846 = v3610 + v3844;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3847 = v3846 < v34;
+            const unsigned int v3848 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3850 = v3848 + v3610;
+            const unsigned int v3851 = v3850 + v3844;
+            const unsigned int v3853 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3854 = v3616 + v3853;
+            const unsigned int v3855 = v3854 + v3844;
+            const bool v3859 = v3847 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3863 = v3859 ? v3851 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3863, v3859);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3869 = v3847 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3871 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3872 = v3851 + v3871;
             const unsigned int v3873 = v3869 ? v3872 : 0u;
-            const unsigned int v3875 = v3805 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3875 = v3855 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3875 ^ (((v3875 >> 6u) & 7u) << 3u)), x + v3873, v3869);
-            const bool v3879 = v3797 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3881 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3882 = v3801 + v3881;
+            const bool v3879 = v3847 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3881 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3882 = v3851 + v3881;
             const unsigned int v3883 = v3879 ? v3882 : 0u;
-            const unsigned int v3885 = v3805 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3885 = v3855 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3883, v3879);
+            const bool v3889 = v3847 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3891 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3892 = v3851 + v3891;
+            const unsigned int v3893 = v3889 ? v3892 : 0u;
+            const unsigned int v3895 = v3855 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3895 ^ (((v3895 >> 6u) & 7u) << 3u)), x + v3893, v3889);
+            const bool v3899 = v3847 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3901 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3902 = v3851 + v3901;
+            const unsigned int v3903 = v3899 ? v3902 : 0u;
+            const unsigned int v3905 = v3855 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3905 ^ (((v3905 >> 6u) & 7u) << 3u)), x + v3903, v3899);
+            const bool v3909 = v3847 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3911 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3912 = v3851 + v3911;
+            const unsigned int v3913 = v3909 ? v3912 : 0u;
+            const unsigned int v3915 = v3855 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3915 ^ (((v3915 >> 6u) & 7u) << 3u)), x + v3913, v3909);
+            const bool v3919 = v3847 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3921 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3922 = v3851 + v3921;
+            const unsigned int v3923 = v3919 ? v3922 : 0u;
+            const unsigned int v3925 = v3855 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3925 ^ (((v3925 >> 6u) & 7u) << 3u)), x + v3923, v3919);
+            const bool v3929 = v3847 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3931 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3932 = v3851 + v3931;
+            const unsigned int v3933 = v3929 ? v3932 : 0u;
+            const unsigned int v3935 = v3855 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3935 ^ (((v3935 >> 6u) & 7u) << 3u)), x + v3933, v3929);
           }
-          const unsigned int v3894 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3895 = v3894 << 3u;
-          const unsigned int v3896 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3897 = v3560 + v3895;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3898 = v3897 < v34;
-          const unsigned int v3899 = v3896 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3900 = v85 + v3899;
-          const unsigned int v3901 = v3900 + v3560;
-          const unsigned int v3902 = v3901 + v3895;
-          const unsigned int v3904 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3905 = v3566 + v3904;
-          const unsigned int v3906 = v3905 + v3895;
-          const bool v3909 = v3896 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3910 = v3898 && v3909;
-          const unsigned int v3914 = v3910 ? v3902 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3906 ^ (((v3906 >> 6u) & 7u) << 3u)), weight + v3914, v3910);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3918 = v3896 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3919 = v3918 < v15;
-          const bool v3920 = v3898 && v3919;
-          const unsigned int v3922 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3923 = v3902 + v3922;
-          const unsigned int v3924 = v3920 ? v3923 : v85;
-          const unsigned int v3926 = v3906 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3926 ^ (((v3926 >> 6u) & 7u) << 3u)), weight + v3924, v3920);
-          const unsigned int v3928 = v3896 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3929 = v3928 < v15;
-          const bool v3930 = v3898 && v3929;
-          const unsigned int v3932 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3933 = v3902 + v3932;
-          const unsigned int v3934 = v3930 ? v3933 : v85;
-          const unsigned int v3936 = v3906 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), weight + v3934, v3930);
-          const unsigned int v3938 = v3896 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3939 = v3938 < v15;
-          const bool v3940 = v3898 && v3939;
-          const unsigned int v3942 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3943 = v3902 + v3942;
-          const unsigned int v3944 = v3940 ? v3943 : v85;
-          const unsigned int v3946 = v3906 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3946 ^ (((v3946 >> 6u) & 7u) << 3u)), weight + v3944, v3940);
-          const unsigned int v3948 = v3896 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3949 = v3948 < v15;
-          const bool v3950 = v3898 && v3949;
-          const unsigned int v3952 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3953 = v3902 + v3952;
-          const unsigned int v3954 = v3950 ? v3953 : v85;
-          const unsigned int v3956 = v3906 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3954, v3950);
-          const unsigned int v3958 = v3896 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3959 = v3958 < v15;
-          const bool v3960 = v3898 && v3959;
-          const unsigned int v3962 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3963 = v3902 + v3962;
-          const unsigned int v3964 = v3960 ? v3963 : v85;
-          const unsigned int v3966 = v3906 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3966 ^ (((v3966 >> 6u) & 7u) << 3u)), weight + v3964, v3960);
-          const unsigned int v3968 = v3896 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3944 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3945 = v3944 << 3u;
+          const unsigned int v3946 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3947 = v3610 + v3945;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3948 = v3947 < v34;
+          const unsigned int v3949 = v3946 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3950 = v85 + v3949;
+          const unsigned int v3951 = v3950 + v3610;
+          const unsigned int v3952 = v3951 + v3945;
+          const unsigned int v3954 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3955 = v3616 + v3954;
+          const unsigned int v3956 = v3955 + v3945;
+          const bool v3959 = v3946 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3960 = v3948 && v3959;
+          const unsigned int v3964 = v3960 ? v3952 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3964, v3960);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3968 = v3946 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3969 = v3968 < v15;
-          const bool v3970 = v3898 && v3969;
-          const unsigned int v3972 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3973 = v3902 + v3972;
+          const bool v3970 = v3948 && v3969;
+          const unsigned int v3972 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3973 = v3952 + v3972;
           const unsigned int v3974 = v3970 ? v3973 : v85;
-          const unsigned int v3976 = v3906 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3976 = v3956 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), weight + v3974, v3970);
-          const unsigned int v3978 = v3896 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3978 = v3946 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3979 = v3978 < v15;
-          const bool v3980 = v3898 && v3979;
-          const unsigned int v3982 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3983 = v3902 + v3982;
+          const bool v3980 = v3948 && v3979;
+          const unsigned int v3982 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3983 = v3952 + v3982;
           const unsigned int v3984 = v3980 ? v3983 : v85;
-          const unsigned int v3986 = v3906 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3986 = v3956 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), weight + v3984, v3980);
+          const unsigned int v3988 = v3946 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3989 = v3988 < v15;
+          const bool v3990 = v3948 && v3989;
+          const unsigned int v3992 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3993 = v3952 + v3992;
+          const unsigned int v3994 = v3990 ? v3993 : v85;
+          const unsigned int v3996 = v3956 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3996 ^ (((v3996 >> 6u) & 7u) << 3u)), weight + v3994, v3990);
+          const unsigned int v3998 = v3946 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3999 = v3998 < v15;
+          const bool v4000 = v3948 && v3999;
+          const unsigned int v4002 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4003 = v3952 + v4002;
+          const unsigned int v4004 = v4000 ? v4003 : v85;
+          const unsigned int v4006 = v3956 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4006 ^ (((v4006 >> 6u) & 7u) << 3u)), weight + v4004, v4000);
+          const unsigned int v4008 = v3946 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4009 = v4008 < v15;
+          const bool v4010 = v3948 && v4009;
+          const unsigned int v4012 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4013 = v3952 + v4012;
+          const unsigned int v4014 = v4010 ? v4013 : v85;
+          const unsigned int v4016 = v3956 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), weight + v4014, v4010);
+          const unsigned int v4018 = v3946 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4019 = v4018 < v15;
+          const bool v4020 = v3948 && v4019;
+          const unsigned int v4022 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4023 = v3952 + v4022;
+          const unsigned int v4024 = v4020 ? v4023 : v85;
+          const unsigned int v4026 = v3956 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4026 ^ (((v4026 >> 6u) & 7u) << 3u)), weight + v4024, v4020);
+          const unsigned int v4028 = v3946 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4029 = v4028 < v15;
+          const bool v4030 = v3948 && v4029;
+          const unsigned int v4032 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4033 = v3952 + v4032;
+          const unsigned int v4034 = v4030 ? v4033 : v85;
+          const unsigned int v4036 = v3956 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4036 ^ (((v4036 >> 6u) & 7u) << 3u)), weight + v4034, v4030);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
       __syncthreads();
     } else {
       const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
       const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
         for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
           const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
           const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1290,698 +1290,727 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           }
         }
 
-        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v898 = v897 < v15;
           const unsigned int v899 = v806 + v896;
           const bool v900 = v899 < v34;
           const bool v901 = v898 && v900;
           if (v901) {
-            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v904 = v85 + v903;
             const unsigned int v905 = v904 + v806;
             const unsigned int v906 = v905 + v896;
             const iron_bf16 v907 = weight[v906];
-            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v910 = v909 + v896;
             shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v913 = v912 + v896;
             shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
+        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
+        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+
         #pragma unroll 1
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-          const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-          const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-          const unsigned int v1008 = v1007 + v1000;
-          const iron_f32x4 v4115 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1011 = v4115.v[0];
-          const float v1026 = v4115.v[1];
-          const float v1041 = v4115.v[2];
-          const float v1056 = v4115.v[3];
-          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4117 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4117.v[0];
-          const iron_bf16 v1030 = v4117.v[1];
-          const iron_bf16 v1045 = v4117.v[2];
-          const iron_bf16 v1060 = v4117.v[3];
-          const iron_bf16 v1075 = v4117.v[4];
-          const iron_bf16 v1090 = v4117.v[5];
-          const iron_bf16 v1105 = v4117.v[6];
-          const iron_bf16 v1120 = v4117.v[7];
-          const float v1016 = iron_to_f32(v1015);
-          const float v1017 = v1011 + v1016;
-          const float v1019 = fmaxf(v1017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1020 = iron_f32_to_bf16(v1019);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1021 = v998 * v4;
-          const unsigned int v1022 = v1021 + v84;
-          const float v1031 = iron_to_f32(v1030);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1032 = v1026 + v1031;
-          const float v1034 = fmaxf(v1032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1035 = iron_f32_to_bf16(v1034);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1046 = iron_to_f32(v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1047 = v1041 + v1046;
-          const float v1049 = fmaxf(v1047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1062 = v1056 + v1061;
-          const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1070 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const iron_f32x4 v4120 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1070);
-          const float v1071 = v4120.v[0];
-          const float v1086 = v4120.v[1];
-          const float v1101 = v4120.v[2];
-          const float v1116 = v4120.v[3];
-          const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1077 = v1071 + v1076;
-          const float v1079 = fmaxf(v1077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1080 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1092 = v1086 + v1091;
-          const float v1094 = fmaxf(v1092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1106 = iron_to_f32(v1105);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1107 = v1101 + v1106;
-          const float v1109 = fmaxf(v1107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1121 = iron_to_f32(v1120);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1122 = v1116 + v1121;
-          const float v1124 = fmaxf(v1122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4121 = v1001 + v1022;
-          *reinterpret_cast<iron_bf16x8*>(out + v4121) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+          const unsigned int v1003 = v989 + v1002;
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1006 = v984 + v1005;
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1013 = v1012 + v1005;
+          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
+          const iron_f32x4 v4165 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4165.v[0];
+          const float v1023 = v4165.v[1];
+          const float v1026 = v4165.v[2];
+          const float v1029 = v4165.v[3];
+          const iron_f32x4 v4166 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4166.v[0];
+          const float v1035 = v4166.v[1];
+          const float v1038 = v4166.v[2];
+          const float v1041 = v4166.v[3];
+          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
+          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x4 v4168 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4168.v[0];
+          const iron_bf16 v1059 = v4168.v[1];
+          const iron_bf16 v1072 = v4168.v[2];
+          const iron_bf16 v1085 = v4168.v[3];
+          const float v1047 = iron_to_f32(v1046);
+          const float v1048 = v1042 + v1047;
+          const float v1050 = fmaxf(v1048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1051 = iron_f32_to_bf16(v1050);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1052 = v1003 * v4;
+          const unsigned int v1053 = v1052 + v84;
+          const float v1055 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1060 = iron_to_f32(v1059);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1061 = v1055 + v1060;
+          const float v1063 = fmaxf(v1061, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1064 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1068 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1073 = iron_to_f32(v1072);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1074 = v1068 + v1073;
+          const float v1076 = fmaxf(v1074, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1077 = iron_f32_to_bf16(v1076);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1081 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1086 = iron_to_f32(v1085);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1087 = v1081 + v1086;
+          const float v1089 = fmaxf(v1087, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1090 = iron_f32_to_bf16(v1089);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4169 = v1006 + v1053;
+          *reinterpret_cast<iron_bf16x4*>(out + v4169) = iron_bf16x4{{v1051, v1064, v1077, v1090}};
+          const float v1094 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1097 = v1006 + 4u;
+          const unsigned int v1099 = v84 + v1097;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1100 = bias[v1099];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1101 = iron_to_f32(v1100);
+          const float v1102 = v1094 + v1101;
+          const float v1104 = fmaxf(v1102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1108 = v1053 + v1097;
+          out[v1108] = v1105;
+          const float v1109 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1113 = v1097 + 1u;
+          const unsigned int v1114 = v84 + v1113;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1115 = bias[v1114];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1116 = iron_to_f32(v1115);
+          const float v1117 = v1109 + v1116;
+          const float v1119 = fmaxf(v1117, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1120 = iron_f32_to_bf16(v1119);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1123 = v1053 + v1113;
+          out[v1123] = v1120;
+          const float v1124 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1128 = v1097 + 2u;
+          const unsigned int v1129 = v84 + v1128;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1130 = bias[v1129];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1131 = iron_to_f32(v1130);
+          const float v1132 = v1124 + v1131;
+          const float v1134 = fmaxf(v1132, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1135 = iron_f32_to_bf16(v1134);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1138 = v1053 + v1128;
+          out[v1138] = v1135;
+          const float v1139 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1143 = v1097 + 3u;
+          const unsigned int v1144 = v84 + v1143;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1145 = bias[v1144];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1146 = iron_to_f32(v1145);
+          const float v1147 = v1139 + v1146;
+          const float v1149 = fmaxf(v1147, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1150 = iron_f32_to_bf16(v1149);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1153 = v1053 + v1143;
+          out[v1153] = v1150;
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1132 = v144; v1132 < 4096u; v1132 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1134 = v1132 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-          const unsigned int v1135 = v989 + v1134;
-          const unsigned int v1137 = v1132 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-          const unsigned int v1138 = v984 + v1137;
-          const bool v1139 = v1135 < v60;  // kernels/gemm/gemm_tiles.hpp:363
-          const bool v1140 = v1138 < v15;
-          const bool v1141 = v1139 && v1140;
-          if (v1141) {
-            const unsigned int v1147 = v1134 * 72u;
-            const unsigned int v1148 = v1147 + v1137;
-            const float v1149 = shm2[v1148];
-            const unsigned int v1150 = v84 + v1138;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1151 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1152 = iron_to_f32(v1151);
-            const float v1153 = v1149 + v1152;
-            const float v1155 = fmaxf(v1153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-            const iron_bf16 v1156 = iron_f32_to_bf16(v1155);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1157 = v1135 * v4;
-            const unsigned int v1158 = v1157 + v84;
-            const unsigned int v1159 = v1158 + v1138;
-            out[v1159] = v1156;
+        for (unsigned int v1157 = v144; v1157 < 4096u; v1157 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1159 = v1157 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1160 = v989 + v1159;
+          const unsigned int v1162 = v1157 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1163 = v984 + v1162;
+          const bool v1164 = v1160 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1165 = v1163 < v15;
+          const bool v1166 = v1164 && v1165;
+          if (v1166) {
+            const unsigned int v1172 = v1159 * 72u;
+            const unsigned int v1173 = v1172 + v1162;
+            const float v1174 = shm2[v1173];
+            const unsigned int v1175 = v84 + v1163;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1176 = bias[v1175];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1177 = iron_to_f32(v1176);
+            const float v1178 = v1174 + v1177;
+            const float v1180 = fmaxf(v1178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+            const iron_bf16 v1181 = iron_f32_to_bf16(v1180);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1182 = v1160 * v4;
+            const unsigned int v1183 = v1182 + v84;
+            const unsigned int v1184 = v1183 + v1163;
+            out[v1184] = v1181;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2513 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2514 = v2513 & 15u;
-    const unsigned int v2515 = v2514 << 2u;
-    const unsigned int v2518 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2519 = v2518 * v19;
-    const unsigned int v2523 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2524 = v12 * v2523;
-    const unsigned int v2526 = v10 << 1u;
-    const unsigned int v2527 = v2 + v2526;
-    const unsigned int v2528 = v2527 - v2524;
-    const unsigned int v2529 = v2528 - 1u;
-    const unsigned int v2530 = v2529 / v8;
-    const unsigned int v2531 = v2530 + 1u;
-    const unsigned int v2535 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2536 = v11 * v2535;
-    const unsigned int v2538 = v9 << 1u;
-    const unsigned int v2539 = v1 + v2538;
-    const unsigned int v2540 = v2539 - v2536;
-    const unsigned int v2541 = v2540 - 1u;
-    const unsigned int v2542 = v2541 / v7;
-    const unsigned int v2543 = v2542 + 1u;
-    const unsigned int v2544 = v2543 * v2531;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2545 = v0 * v2544;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2550 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2551 = v2550 == 0u;
-    const unsigned int v2554 = v19 << 1u;
-    const bool v2555 = v2554 <= 64u;
-    const bool v2556 = v2551 && v2555;
-    const unsigned int v2557 = v2556 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2561 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2562 = v2561 == 0u;
-    const unsigned int v2565 = v19 << 2u;
-    const bool v2566 = v2565 <= 64u;
-    const bool v2567 = v2562 && v2566;
-    const unsigned int v2568 = v2567 ? 4u : v2557;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2572 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2573 = v2572 == 0u;
-    const unsigned int v2576 = v19 << 3u;
-    const bool v2577 = v2576 <= 64u;
-    const bool v2578 = v2573 && v2577;
-    const unsigned int v2579 = v2578 ? 8u : v2568;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2581 = 128u / v2579;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2582 = v13 / v2579;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2583 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2586 = v2545 + 127u;
-    const unsigned int v2587 = v2586 >> 7u;
-    const unsigned int v2588 = blockIdx.z;
-    const unsigned int v2589 = v2588 * v2587;
-    const unsigned int v2590 = v2589 + v2583;
-    const unsigned int v2591 = v2590 % v2582;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2592 = v2590 / v2582;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2593 = v2591 * v2579;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2595 = v2545 + v2581;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2596 = v2595 - 1u;
-    const unsigned int v2597 = v2596 / v2581;
-    const bool v2598 = v2592 < v2597;
-    if (v2598) {
-      const unsigned int v2600 = v2579 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2601 = v2600 >> 2u;
-      const bool v2605 = v2601 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2606 = v2605 ? 8u : 16u;
-      const bool v2609 = v2601 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2610 = v2609 ? 4u : v2606;
-      const bool v2613 = v2601 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2614 = v2613 ? 2u : v2610;
-      const bool v2617 = v2601 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2618 = v2617 ? 1u : v2614;
-      const unsigned int v2620 = v2513 % v2618;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2621 = v2620 < v2601;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2623 = v2620 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2624 = v2623 / v19;
-      const unsigned int v2625 = v2624 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2628 = v2623 - v2625;
-      const unsigned int v2631 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2632 = v2631 + v2623;
-      const unsigned int v2634 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2635 = v2634 << 5u;
-      const unsigned int v2636 = v2635 / v2581;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2638 = v2635 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2639 = v2638 / v2581;
-      iron_frag<float, 2, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2641, 0.0f);
-      iron_frag<float, 2, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2643, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2645, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2647, iron_f32_to_bf16(0.0f));
-      const unsigned int v2650 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2753 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2774 = v2635 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2778 = v2636 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2784 = v2638 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2788 = v2639 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2563 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2564 = v2563 & 15u;
+    const unsigned int v2565 = v2564 << 2u;
+    const unsigned int v2568 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2569 = v2568 * v19;
+    const unsigned int v2573 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2574 = v12 * v2573;
+    const unsigned int v2576 = v10 << 1u;
+    const unsigned int v2577 = v2 + v2576;
+    const unsigned int v2578 = v2577 - v2574;
+    const unsigned int v2579 = v2578 - 1u;
+    const unsigned int v2580 = v2579 / v8;
+    const unsigned int v2581 = v2580 + 1u;
+    const unsigned int v2585 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2586 = v11 * v2585;
+    const unsigned int v2588 = v9 << 1u;
+    const unsigned int v2589 = v1 + v2588;
+    const unsigned int v2590 = v2589 - v2586;
+    const unsigned int v2591 = v2590 - 1u;
+    const unsigned int v2592 = v2591 / v7;
+    const unsigned int v2593 = v2592 + 1u;
+    const unsigned int v2594 = v2593 * v2581;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2595 = v0 * v2594;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2600 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2601 = v2600 == 0u;
+    const unsigned int v2604 = v19 << 1u;
+    const bool v2605 = v2604 <= 64u;
+    const bool v2606 = v2601 && v2605;
+    const unsigned int v2607 = v2606 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2611 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2612 = v2611 == 0u;
+    const unsigned int v2615 = v19 << 2u;
+    const bool v2616 = v2615 <= 64u;
+    const bool v2617 = v2612 && v2616;
+    const unsigned int v2618 = v2617 ? 4u : v2607;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2622 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2623 = v2622 == 0u;
+    const unsigned int v2626 = v19 << 3u;
+    const bool v2627 = v2626 <= 64u;
+    const bool v2628 = v2623 && v2627;
+    const unsigned int v2629 = v2628 ? 8u : v2618;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2631 = 128u / v2629;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2632 = v13 / v2629;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2633 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2636 = v2595 + 127u;
+    const unsigned int v2637 = v2636 >> 7u;
+    const unsigned int v2638 = blockIdx.z;
+    const unsigned int v2639 = v2638 * v2637;
+    const unsigned int v2640 = v2639 + v2633;
+    const unsigned int v2641 = v2640 % v2632;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2642 = v2640 / v2632;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2643 = v2641 * v2629;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2645 = v2595 + v2631;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2646 = v2645 - 1u;
+    const unsigned int v2647 = v2646 / v2631;
+    const bool v2648 = v2642 < v2647;
+    if (v2648) {
+      const unsigned int v2650 = v2629 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2651 = v2650 >> 2u;
+      const bool v2655 = v2651 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2656 = v2655 ? 8u : 16u;
+      const bool v2659 = v2651 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2660 = v2659 ? 4u : v2656;
+      const bool v2663 = v2651 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2664 = v2663 ? 2u : v2660;
+      const bool v2667 = v2651 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2668 = v2667 ? 1u : v2664;
+      const unsigned int v2670 = v2563 % v2668;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2671 = v2670 < v2651;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2673 = v2670 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2674 = v2673 / v19;
+      const unsigned int v2675 = v2674 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2678 = v2673 - v2675;
+      const unsigned int v2681 = v2643 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2682 = v2681 + v2673;
+      const unsigned int v2684 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2685 = v2684 << 5u;
+      const unsigned int v2686 = v2685 / v2631;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2688 = v2685 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2689 = v2688 / v2631;
+      iron_frag<float, 2, 16, 16> v2691;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2691, 0.0f);
+      iron_frag<float, 2, 16, 16> v2693;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2693, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2695;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2695, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2697;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2697, iron_f32_to_bf16(0.0f));
+      const unsigned int v2700 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2803 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2824 = v2685 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2828 = v2686 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2834 = v2688 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2838 = v2689 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2652 = 0u; v2652 < v5; v2652 += v2650) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2653 = v2652 + v2650;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2654 = min(v2653, v5);
-        const unsigned int v2655 = v2654 - v2652;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2656 = v2655 * v6;
-        const unsigned int v2657 = v2656 * v19;
-        const unsigned int v2661 = v2657 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2662 = v2661 >> 4u;
-        const unsigned int v2663 = v2662 << 4u;
-        const bool v2664 = v2515 < v2663;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2664) {
-          const unsigned int v2666 = v2579 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2669 = v2513 >> 4u;
-          const bool v2675 = v2515 < v2657;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2677 = v2652 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2678 = v2677 * v19;
+      for (unsigned int v2702 = 0u; v2702 < v5; v2702 += v2700) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2703 = v2702 + v2700;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2704 = min(v2703, v5);
+        const unsigned int v2705 = v2704 - v2702;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2706 = v2705 * v6;
+        const unsigned int v2707 = v2706 * v19;
+        const unsigned int v2711 = v2707 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2712 = v2711 >> 4u;
+        const unsigned int v2713 = v2712 << 4u;
+        const bool v2714 = v2565 < v2713;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2714) {
+          const unsigned int v2716 = v2629 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2719 = v2563 >> 4u;
+          const bool v2725 = v2565 < v2707;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2727 = v2702 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2728 = v2727 * v19;
 
-          for (unsigned int v2671 = v2669; v2671 < v2666; v2671 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2673 = v2671 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2674 = v2673 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2676 = v2674 && v2675;
-            const unsigned int v2680 = v2671 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2681 = v2593 + v2680;
-            const unsigned int v2682 = v2681 * v15;
-            const unsigned int v2683 = v2682 + v2673;
-            const unsigned int v2684 = v2683 * v2519;
-            const unsigned int v2685 = v2684 + v2678;
-            const unsigned int v2686 = v2685 + v2515;
-            const unsigned int v2688 = v2676 ? v2686 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2690 = v2671 * 56u;
-            const unsigned int v2691 = v2690 + v2515;
-            iron_copy_async<8>(shm5 + v2691, weight + v2688, v2676);
+          for (unsigned int v2721 = v2719; v2721 < v2716; v2721 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2723 = v2721 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2724 = v2723 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2726 = v2724 && v2725;
+            const unsigned int v2730 = v2721 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2731 = v2643 + v2730;
+            const unsigned int v2732 = v2731 * v15;
+            const unsigned int v2733 = v2732 + v2723;
+            const unsigned int v2734 = v2733 * v2569;
+            const unsigned int v2735 = v2734 + v2728;
+            const unsigned int v2736 = v2735 + v2565;
+            const unsigned int v2738 = v2726 ? v2736 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2740 = v2721 * 56u;
+            const unsigned int v2741 = v2740 + v2565;
+            iron_copy_async<8>(shm5 + v2741, weight + v2738, v2726);
           }
         }
-        if (v2621) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2693 = 128u / v2618;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2695 = v2513 / v2618;
-          const unsigned int v2697 = v2592 * v2581;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2709 = v2624 * v2581;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2719 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2736 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2671) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2743 = 128u / v2668;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2745 = v2563 / v2668;
+          const unsigned int v2747 = v2642 * v2631;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2759 = v2674 * v2631;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2769 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2786 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2696 = v2695; v2696 < v2581; v2696 += v2693) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2698 = v2697 + v2696;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2699 = v2698 / v2544;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2700 = v2699 * v2544;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2701 = v2698 - v2700;
-            const unsigned int v2702 = v2701 / v2531;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2703 = v2702 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2704 = v2702 * v2531;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2705 = v2701 - v2704;
-            const unsigned int v2706 = v2705 * v8;
-            const bool v2707 = v2698 < v2545;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2710 = v2709 + v2696;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2711 = v2710 * 56u;
-            const unsigned int v2712 = v2711 + v2628;
-            const unsigned int v2723 = v2699 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2746 = v2745; v2746 < v2631; v2746 += v2743) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2748 = v2747 + v2746;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2749 = v2748 / v2594;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2750 = v2749 * v2594;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2751 = v2748 - v2750;
+            const unsigned int v2752 = v2751 / v2581;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2753 = v2752 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2754 = v2752 * v2581;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2755 = v2751 - v2754;
+            const unsigned int v2756 = v2755 * v8;
+            const bool v2757 = v2748 < v2595;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2760 = v2759 + v2746;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2761 = v2760 * 56u;
+            const unsigned int v2762 = v2761 + v2678;
+            const unsigned int v2773 = v2749 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2714 = v2652; v2714 < v2654; v2714 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2715 = v2714 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2716 = v2703 + v2715;
-              const bool v2717 = v2716 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2718 = v2707 && v2717;
-              const bool v2720 = v2716 < v2719;
-              const bool v2721 = v2718 && v2720;
-              const unsigned int v2722 = max(v2716, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2724 = v2723 + v2722;
-              const unsigned int v2725 = v2724 - v9;
-              const unsigned int v2726 = v2714 - v2652;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2727 = v2726 * v6;
-              const unsigned int v2728 = v2727 * v19;
-              const unsigned int v2740 = v2725 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2748 = v2712 + v2728;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2764 = v2702; v2764 < v2704; v2764 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2765 = v2764 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2766 = v2753 + v2765;
+              const bool v2767 = v2766 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2768 = v2757 && v2767;
+              const bool v2770 = v2766 < v2769;
+              const bool v2771 = v2768 && v2770;
+              const unsigned int v2772 = max(v2766, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2774 = v2773 + v2772;
+              const unsigned int v2775 = v2774 - v9;
+              const unsigned int v2776 = v2764 - v2702;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2777 = v2776 * v6;
+              const unsigned int v2778 = v2777 * v19;
+              const unsigned int v2790 = v2775 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2798 = v2762 + v2778;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2731 = 0u; v2731 < v6; v2731 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2732 = v2731 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2733 = v2706 + v2732;
-                const bool v2734 = v2733 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2735 = v2721 && v2734;
-                const bool v2737 = v2733 < v2736;
-                const bool v2738 = v2735 && v2737;
-                const unsigned int v2739 = max(v2733, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2741 = v2740 + v2739;
-                const unsigned int v2742 = v2741 - v10;
-                const unsigned int v2743 = v2742 * v3;
-                const unsigned int v2744 = v2743 + v2632;
-                const unsigned int v2746 = v2738 ? v2744 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2747 = v2731 * v19;
-                const unsigned int v2749 = v2748 + v2747;
-                iron_copy_async<8>(shm4 + v2749, x + v2746, v2738);
+              for (unsigned int v2781 = 0u; v2781 < v6; v2781 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2782 = v2781 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2783 = v2756 + v2782;
+                const bool v2784 = v2783 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2785 = v2771 && v2784;
+                const bool v2787 = v2783 < v2786;
+                const bool v2788 = v2785 && v2787;
+                const unsigned int v2789 = max(v2783, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2791 = v2790 + v2789;
+                const unsigned int v2792 = v2791 - v10;
+                const unsigned int v2793 = v2792 * v3;
+                const unsigned int v2794 = v2793 + v2682;
+                const unsigned int v2796 = v2788 ? v2794 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2797 = v2781 * v19;
+                const unsigned int v2799 = v2798 + v2797;
+                iron_copy_async<8>(shm4 + v2799, x + v2796, v2788);
               }
             }
           }
         }
-        const unsigned int v2751 = v2663 - v2657;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2752 = v2751 >> 2u;
-        const unsigned int v2755 = v2752 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2801 = v2713 - v2707;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2802 = v2801 >> 2u;
+        const unsigned int v2805 = v2802 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2757 = v2513; v2757 < v2755; v2757 += v2753) {
-          const unsigned int v2758 = v2757 / v2752;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2762 = v2758 * v2752;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2763 = v2757 - v2762;
-          const unsigned int v2764 = v2763 << 2u;
-          const unsigned int v2766 = v2758 * 56u;
-          const unsigned int v2767 = v2766 + v2657;
-          const unsigned int v2768 = v2767 + v2764;
-          iron_copy_async<8>(shm4 + v2768, x + 0u, false);
+        for (unsigned int v2807 = v2563; v2807 < v2805; v2807 += v2803) {
+          const unsigned int v2808 = v2807 / v2802;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2812 = v2808 * v2802;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2813 = v2807 - v2812;
+          const unsigned int v2814 = v2813 << 2u;
+          const unsigned int v2816 = v2808 * 56u;
+          const unsigned int v2817 = v2816 + v2707;
+          const unsigned int v2818 = v2817 + v2814;
+          iron_copy_async<8>(shm4 + v2818, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2771 = 0u; v2771 < v2663; v2771 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2775 = v2774 + v2771;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2645, shm4, v2775, 56u);
-          const unsigned int v2779 = v2778 + v2771;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2647, shm5, v2779, 56u);
-          iron_frag_mma_sync(v2641, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2785 = v2784 + v2771;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2645, shm4, v2785, 56u);
-          const unsigned int v2789 = v2788 + v2771;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2647, shm5, v2789, 56u);
-          iron_frag_mma_sync(v2643, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2821 = 0u; v2821 < v2713; v2821 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2825 = v2824 + v2821;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2695, shm4, v2825, 56u);
+          const unsigned int v2829 = v2828 + v2821;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2697, shm5, v2829, 56u);
+          iron_frag_mma_sync(v2691, v2695, v2697);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2835 = v2834 + v2821;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2695, shm4, v2835, 56u);
+          const unsigned int v2839 = v2838 + v2821;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2697, shm5, v2839, 56u);
+          iron_frag_mma_sync(v2693, v2695, v2697);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2790 = v2636 * v2581;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2791 = v2592 * v2581;
-      const unsigned int v2792 = v2791 + v2635;
-      const unsigned int v2793 = v2792 - v2790;
-      const unsigned int v2794 = v2593 + v2636;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2795 = v2794 * v15;
-      const unsigned int v2796 = static_cast<unsigned int>(v2641.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2797 = v2793 + v2796;
-      const unsigned int v2798 = static_cast<unsigned int>(v2641.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2799 = v2797 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2800 = v2798 < v15;
-      const bool v2801 = v2799 && v2800;
-      if (v2801) {
-        const float v2802 = v2641.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2803 = v2795 + v2798;
-        const iron_bf16 v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2805 = iron_to_f32(v2804);
-        const float v2806 = v2802 + v2805;
-        const float v2808 = fmaxf(v2806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2810 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2811 = v2810 + v2795;
-        const unsigned int v2812 = v2811 + v2798;
-        out[v2812] = v2809;
+      const unsigned int v2840 = v2686 * v2631;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2841 = v2642 * v2631;
+      const unsigned int v2842 = v2841 + v2685;
+      const unsigned int v2843 = v2842 - v2840;
+      const unsigned int v2844 = v2643 + v2686;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2845 = v2844 * v15;
+      const unsigned int v2846 = static_cast<unsigned int>(v2691.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2847 = v2843 + v2846;
+      const unsigned int v2848 = static_cast<unsigned int>(v2691.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2849 = v2847 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2850 = v2848 < v15;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v2691.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2853 = v2845 + v2848;
+        const iron_bf16 v2854 = bias[v2853];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2855 = iron_to_f32(v2854);
+        const float v2856 = v2852 + v2855;
+        const float v2858 = fmaxf(v2856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2859 = iron_f32_to_bf16(v2858);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2860 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2861 = v2860 + v2845;
+        const unsigned int v2862 = v2861 + v2848;
+        out[v2862] = v2859;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2641.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2814 = v2793 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2641.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2816 = v2814 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2817 = v2815 < v15;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = v2641.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2820 = v2795 + v2815;
-        const iron_bf16 v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2822 = iron_to_f32(v2821);
-        const float v2823 = v2819 + v2822;
-        const float v2825 = fmaxf(v2823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2826 = iron_f32_to_bf16(v2825);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2827 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2828 = v2827 + v2795;
-        const unsigned int v2829 = v2828 + v2815;
-        out[v2829] = v2826;
+      const unsigned int v2863 = static_cast<unsigned int>(v2691.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2864 = v2843 + v2863;
+      const unsigned int v2865 = static_cast<unsigned int>(v2691.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2866 = v2864 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2867 = v2865 < v15;
+      const bool v2868 = v2866 && v2867;
+      if (v2868) {
+        const float v2869 = v2691.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2870 = v2845 + v2865;
+        const iron_bf16 v2871 = bias[v2870];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2872 = iron_to_f32(v2871);
+        const float v2873 = v2869 + v2872;
+        const float v2875 = fmaxf(v2873, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2877 = v2864 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2878 = v2877 + v2845;
+        const unsigned int v2879 = v2878 + v2865;
+        out[v2879] = v2876;
       }
-      const unsigned int v2830 = static_cast<unsigned int>(v2641.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2831 = v2793 + v2830;
-      const unsigned int v2832 = static_cast<unsigned int>(v2641.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2833 = v2831 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2834 = v2832 < v15;
-      const bool v2835 = v2833 && v2834;
-      if (v2835) {
-        const float v2836 = v2641.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2837 = v2795 + v2832;
-        const iron_bf16 v2838 = bias[v2837];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2839 = iron_to_f32(v2838);
-        const float v2840 = v2836 + v2839;
-        const float v2842 = fmaxf(v2840, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2843 = iron_f32_to_bf16(v2842);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2844 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2845 = v2844 + v2795;
-        const unsigned int v2846 = v2845 + v2832;
-        out[v2846] = v2843;
+      const unsigned int v2880 = static_cast<unsigned int>(v2691.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2881 = v2843 + v2880;
+      const unsigned int v2882 = static_cast<unsigned int>(v2691.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2883 = v2881 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2884 = v2882 < v15;
+      const bool v2885 = v2883 && v2884;
+      if (v2885) {
+        const float v2886 = v2691.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2887 = v2845 + v2882;
+        const iron_bf16 v2888 = bias[v2887];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2889 = iron_to_f32(v2888);
+        const float v2890 = v2886 + v2889;
+        const float v2892 = fmaxf(v2890, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2894 = v2881 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2895 = v2894 + v2845;
+        const unsigned int v2896 = v2895 + v2882;
+        out[v2896] = v2893;
       }
-      const unsigned int v2847 = static_cast<unsigned int>(v2641.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2848 = v2793 + v2847;
-      const unsigned int v2849 = static_cast<unsigned int>(v2641.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2850 = v2848 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2851 = v2849 < v15;
-      const bool v2852 = v2850 && v2851;
-      if (v2852) {
-        const float v2853 = v2641.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2854 = v2795 + v2849;
-        const iron_bf16 v2855 = bias[v2854];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2856 = iron_to_f32(v2855);
-        const float v2857 = v2853 + v2856;
-        const float v2859 = fmaxf(v2857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2860 = iron_f32_to_bf16(v2859);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2861 = v2848 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2862 = v2861 + v2795;
-        const unsigned int v2863 = v2862 + v2849;
-        out[v2863] = v2860;
+      const unsigned int v2897 = static_cast<unsigned int>(v2691.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2898 = v2843 + v2897;
+      const unsigned int v2899 = static_cast<unsigned int>(v2691.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2900 = v2898 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2901 = v2899 < v15;
+      const bool v2902 = v2900 && v2901;
+      if (v2902) {
+        const float v2903 = v2691.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2904 = v2845 + v2899;
+        const iron_bf16 v2905 = bias[v2904];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2906 = iron_to_f32(v2905);
+        const float v2907 = v2903 + v2906;
+        const float v2909 = fmaxf(v2907, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2910 = iron_f32_to_bf16(v2909);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2911 = v2898 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2912 = v2911 + v2845;
+        const unsigned int v2913 = v2912 + v2899;
+        out[v2913] = v2910;
       }
-      const unsigned int v2864 = static_cast<unsigned int>(v2641.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2865 = v2793 + v2864;
-      const unsigned int v2866 = static_cast<unsigned int>(v2641.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2867 = v2865 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2868 = v2866 < v15;
-      const bool v2869 = v2867 && v2868;
-      if (v2869) {
-        const float v2870 = v2641.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2871 = v2795 + v2866;
-        const iron_bf16 v2872 = bias[v2871];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2873 = iron_to_f32(v2872);
-        const float v2874 = v2870 + v2873;
-        const float v2876 = fmaxf(v2874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2878 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2879 = v2878 + v2795;
-        const unsigned int v2880 = v2879 + v2866;
-        out[v2880] = v2877;
+      const unsigned int v2914 = static_cast<unsigned int>(v2691.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2915 = v2843 + v2914;
+      const unsigned int v2916 = static_cast<unsigned int>(v2691.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2917 = v2915 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2918 = v2916 < v15;
+      const bool v2919 = v2917 && v2918;
+      if (v2919) {
+        const float v2920 = v2691.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2921 = v2845 + v2916;
+        const iron_bf16 v2922 = bias[v2921];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2923 = iron_to_f32(v2922);
+        const float v2924 = v2920 + v2923;
+        const float v2926 = fmaxf(v2924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2927 = iron_f32_to_bf16(v2926);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2928 = v2915 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2929 = v2928 + v2845;
+        const unsigned int v2930 = v2929 + v2916;
+        out[v2930] = v2927;
       }
-      const unsigned int v2881 = static_cast<unsigned int>(v2641.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2882 = v2793 + v2881;
-      const unsigned int v2883 = static_cast<unsigned int>(v2641.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2884 = v2882 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2885 = v2883 < v15;
-      const bool v2886 = v2884 && v2885;
-      if (v2886) {
-        const float v2887 = v2641.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2888 = v2795 + v2883;
-        const iron_bf16 v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2890 = iron_to_f32(v2889);
-        const float v2891 = v2887 + v2890;
-        const float v2893 = fmaxf(v2891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2894 = iron_f32_to_bf16(v2893);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2895 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2896 = v2895 + v2795;
-        const unsigned int v2897 = v2896 + v2883;
-        out[v2897] = v2894;
+      const unsigned int v2931 = static_cast<unsigned int>(v2691.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2932 = v2843 + v2931;
+      const unsigned int v2933 = static_cast<unsigned int>(v2691.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2934 = v2932 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2935 = v2933 < v15;
+      const bool v2936 = v2934 && v2935;
+      if (v2936) {
+        const float v2937 = v2691.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2938 = v2845 + v2933;
+        const iron_bf16 v2939 = bias[v2938];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2940 = iron_to_f32(v2939);
+        const float v2941 = v2937 + v2940;
+        const float v2943 = fmaxf(v2941, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2944 = iron_f32_to_bf16(v2943);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2945 = v2932 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2946 = v2945 + v2845;
+        const unsigned int v2947 = v2946 + v2933;
+        out[v2947] = v2944;
       }
-      const unsigned int v2898 = static_cast<unsigned int>(v2641.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2899 = v2793 + v2898;
-      const unsigned int v2900 = static_cast<unsigned int>(v2641.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2901 = v2899 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2902 = v2900 < v15;
-      const bool v2903 = v2901 && v2902;
-      if (v2903) {
-        const float v2904 = v2641.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2905 = v2795 + v2900;
-        const iron_bf16 v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2907 = iron_to_f32(v2906);
-        const float v2908 = v2904 + v2907;
-        const float v2910 = fmaxf(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2912 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2913 = v2912 + v2795;
-        const unsigned int v2914 = v2913 + v2900;
-        out[v2914] = v2911;
+      const unsigned int v2948 = static_cast<unsigned int>(v2691.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2949 = v2843 + v2948;
+      const unsigned int v2950 = static_cast<unsigned int>(v2691.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2951 = v2949 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2952 = v2950 < v15;
+      const bool v2953 = v2951 && v2952;
+      if (v2953) {
+        const float v2954 = v2691.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2955 = v2845 + v2950;
+        const iron_bf16 v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2957 = iron_to_f32(v2956);
+        const float v2958 = v2954 + v2957;
+        const float v2960 = fmaxf(v2958, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2961 = iron_f32_to_bf16(v2960);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2962 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2963 = v2962 + v2845;
+        const unsigned int v2964 = v2963 + v2950;
+        out[v2964] = v2961;
       }
-      const unsigned int v2915 = static_cast<unsigned int>(v2641.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2916 = v2793 + v2915;
-      const unsigned int v2917 = static_cast<unsigned int>(v2641.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2918 = v2916 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2919 = v2917 < v15;
-      const bool v2920 = v2918 && v2919;
-      if (v2920) {
-        const float v2921 = v2641.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2922 = v2795 + v2917;
-        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2924 = iron_to_f32(v2923);
-        const float v2925 = v2921 + v2924;
-        const float v2927 = fmaxf(v2925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2929 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2930 = v2929 + v2795;
-        const unsigned int v2931 = v2930 + v2917;
-        out[v2931] = v2928;
+      const unsigned int v2965 = static_cast<unsigned int>(v2691.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2966 = v2843 + v2965;
+      const unsigned int v2967 = static_cast<unsigned int>(v2691.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2968 = v2966 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2969 = v2967 < v15;
+      const bool v2970 = v2968 && v2969;
+      if (v2970) {
+        const float v2971 = v2691.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2972 = v2845 + v2967;
+        const iron_bf16 v2973 = bias[v2972];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2974 = iron_to_f32(v2973);
+        const float v2975 = v2971 + v2974;
+        const float v2977 = fmaxf(v2975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2978 = iron_f32_to_bf16(v2977);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2979 = v2966 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2980 = v2979 + v2845;
+        const unsigned int v2981 = v2980 + v2967;
+        out[v2981] = v2978;
       }
-      const unsigned int v2934 = v2639 * v2581;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2936 = v2791 + v2638;
-      const unsigned int v2937 = v2936 - v2934;
-      const unsigned int v2938 = v2593 + v2639;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2939 = v2938 * v15;
-      const unsigned int v2940 = static_cast<unsigned int>(v2643.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2941 = v2937 + v2940;
-      const unsigned int v2942 = static_cast<unsigned int>(v2643.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2943 = v2941 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2944 = v2942 < v15;
-      const bool v2945 = v2943 && v2944;
-      if (v2945) {
-        const float v2946 = v2643.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2947 = v2939 + v2942;
-        const iron_bf16 v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2949 = iron_to_f32(v2948);
-        const float v2950 = v2946 + v2949;
-        const float v2952 = fmaxf(v2950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2953 = iron_f32_to_bf16(v2952);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2954 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2955 = v2954 + v2939;
-        const unsigned int v2956 = v2955 + v2942;
-        out[v2956] = v2953;
+      const unsigned int v2984 = v2689 * v2631;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2986 = v2841 + v2688;
+      const unsigned int v2987 = v2986 - v2984;
+      const unsigned int v2988 = v2643 + v2689;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2989 = v2988 * v15;
+      const unsigned int v2990 = static_cast<unsigned int>(v2693.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2991 = v2987 + v2990;
+      const unsigned int v2992 = static_cast<unsigned int>(v2693.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2993 = v2991 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2994 = v2992 < v15;
+      const bool v2995 = v2993 && v2994;
+      if (v2995) {
+        const float v2996 = v2693.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2997 = v2989 + v2992;
+        const iron_bf16 v2998 = bias[v2997];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2999 = iron_to_f32(v2998);
+        const float v3000 = v2996 + v2999;
+        const float v3002 = fmaxf(v3000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3003 = iron_f32_to_bf16(v3002);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3004 = v2991 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3005 = v3004 + v2989;
+        const unsigned int v3006 = v3005 + v2992;
+        out[v3006] = v3003;
       }
-      const unsigned int v2957 = static_cast<unsigned int>(v2643.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2958 = v2937 + v2957;
-      const unsigned int v2959 = static_cast<unsigned int>(v2643.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2960 = v2958 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2961 = v2959 < v15;
-      const bool v2962 = v2960 && v2961;
-      if (v2962) {
-        const float v2963 = v2643.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2964 = v2939 + v2959;
-        const iron_bf16 v2965 = bias[v2964];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2966 = iron_to_f32(v2965);
-        const float v2967 = v2963 + v2966;
-        const float v2969 = fmaxf(v2967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2971 = v2958 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2972 = v2971 + v2939;
-        const unsigned int v2973 = v2972 + v2959;
-        out[v2973] = v2970;
+      const unsigned int v3007 = static_cast<unsigned int>(v2693.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3008 = v2987 + v3007;
+      const unsigned int v3009 = static_cast<unsigned int>(v2693.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3010 = v3008 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3011 = v3009 < v15;
+      const bool v3012 = v3010 && v3011;
+      if (v3012) {
+        const float v3013 = v2693.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3014 = v2989 + v3009;
+        const iron_bf16 v3015 = bias[v3014];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3016 = iron_to_f32(v3015);
+        const float v3017 = v3013 + v3016;
+        const float v3019 = fmaxf(v3017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3021 = v3008 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3022 = v3021 + v2989;
+        const unsigned int v3023 = v3022 + v3009;
+        out[v3023] = v3020;
       }
-      const unsigned int v2974 = static_cast<unsigned int>(v2643.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2975 = v2937 + v2974;
-      const unsigned int v2976 = static_cast<unsigned int>(v2643.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2977 = v2975 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2978 = v2976 < v15;
-      const bool v2979 = v2977 && v2978;
-      if (v2979) {
-        const float v2980 = v2643.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2981 = v2939 + v2976;
-        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2983 = iron_to_f32(v2982);
-        const float v2984 = v2980 + v2983;
-        const float v2986 = fmaxf(v2984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2988 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2989 = v2988 + v2939;
-        const unsigned int v2990 = v2989 + v2976;
-        out[v2990] = v2987;
+      const unsigned int v3024 = static_cast<unsigned int>(v2693.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3025 = v2987 + v3024;
+      const unsigned int v3026 = static_cast<unsigned int>(v2693.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3027 = v3025 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3028 = v3026 < v15;
+      const bool v3029 = v3027 && v3028;
+      if (v3029) {
+        const float v3030 = v2693.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3031 = v2989 + v3026;
+        const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3033 = iron_to_f32(v3032);
+        const float v3034 = v3030 + v3033;
+        const float v3036 = fmaxf(v3034, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3037 = iron_f32_to_bf16(v3036);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3038 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3039 = v3038 + v2989;
+        const unsigned int v3040 = v3039 + v3026;
+        out[v3040] = v3037;
       }
-      const unsigned int v2991 = static_cast<unsigned int>(v2643.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2992 = v2937 + v2991;
-      const unsigned int v2993 = static_cast<unsigned int>(v2643.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2994 = v2992 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2995 = v2993 < v15;
-      const bool v2996 = v2994 && v2995;
-      if (v2996) {
-        const float v2997 = v2643.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2998 = v2939 + v2993;
-        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3000 = iron_to_f32(v2999);
-        const float v3001 = v2997 + v3000;
-        const float v3003 = fmaxf(v3001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3005 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3006 = v3005 + v2939;
-        const unsigned int v3007 = v3006 + v2993;
-        out[v3007] = v3004;
+      const unsigned int v3041 = static_cast<unsigned int>(v2693.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3042 = v2987 + v3041;
+      const unsigned int v3043 = static_cast<unsigned int>(v2693.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3044 = v3042 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3045 = v3043 < v15;
+      const bool v3046 = v3044 && v3045;
+      if (v3046) {
+        const float v3047 = v2693.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3048 = v2989 + v3043;
+        const iron_bf16 v3049 = bias[v3048];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3050 = iron_to_f32(v3049);
+        const float v3051 = v3047 + v3050;
+        const float v3053 = fmaxf(v3051, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3054 = iron_f32_to_bf16(v3053);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3055 = v3042 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3056 = v3055 + v2989;
+        const unsigned int v3057 = v3056 + v3043;
+        out[v3057] = v3054;
       }
-      const unsigned int v3008 = static_cast<unsigned int>(v2643.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3009 = v2937 + v3008;
-      const unsigned int v3010 = static_cast<unsigned int>(v2643.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3011 = v3009 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3012 = v3010 < v15;
-      const bool v3013 = v3011 && v3012;
-      if (v3013) {
-        const float v3014 = v2643.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3015 = v2939 + v3010;
-        const iron_bf16 v3016 = bias[v3015];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3017 = iron_to_f32(v3016);
-        const float v3018 = v3014 + v3017;
-        const float v3020 = fmaxf(v3018, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3021 = iron_f32_to_bf16(v3020);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3022 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3023 = v3022 + v2939;
-        const unsigned int v3024 = v3023 + v3010;
-        out[v3024] = v3021;
+      const unsigned int v3058 = static_cast<unsigned int>(v2693.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3059 = v2987 + v3058;
+      const unsigned int v3060 = static_cast<unsigned int>(v2693.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3061 = v3059 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3062 = v3060 < v15;
+      const bool v3063 = v3061 && v3062;
+      if (v3063) {
+        const float v3064 = v2693.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3065 = v2989 + v3060;
+        const iron_bf16 v3066 = bias[v3065];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3067 = iron_to_f32(v3066);
+        const float v3068 = v3064 + v3067;
+        const float v3070 = fmaxf(v3068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3071 = iron_f32_to_bf16(v3070);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3072 = v3059 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3073 = v3072 + v2989;
+        const unsigned int v3074 = v3073 + v3060;
+        out[v3074] = v3071;
       }
-      const unsigned int v3025 = static_cast<unsigned int>(v2643.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3026 = v2937 + v3025;
-      const unsigned int v3027 = static_cast<unsigned int>(v2643.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3028 = v3026 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3029 = v3027 < v15;
-      const bool v3030 = v3028 && v3029;
-      if (v3030) {
-        const float v3031 = v2643.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3032 = v2939 + v3027;
-        const iron_bf16 v3033 = bias[v3032];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3034 = iron_to_f32(v3033);
-        const float v3035 = v3031 + v3034;
-        const float v3037 = fmaxf(v3035, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3038 = iron_f32_to_bf16(v3037);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3039 = v3026 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3040 = v3039 + v2939;
-        const unsigned int v3041 = v3040 + v3027;
-        out[v3041] = v3038;
+      const unsigned int v3075 = static_cast<unsigned int>(v2693.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3076 = v2987 + v3075;
+      const unsigned int v3077 = static_cast<unsigned int>(v2693.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3078 = v3076 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3079 = v3077 < v15;
+      const bool v3080 = v3078 && v3079;
+      if (v3080) {
+        const float v3081 = v2693.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3082 = v2989 + v3077;
+        const iron_bf16 v3083 = bias[v3082];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3084 = iron_to_f32(v3083);
+        const float v3085 = v3081 + v3084;
+        const float v3087 = fmaxf(v3085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3089 = v3076 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3090 = v3089 + v2989;
+        const unsigned int v3091 = v3090 + v3077;
+        out[v3091] = v3088;
       }
-      const unsigned int v3042 = static_cast<unsigned int>(v2643.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3043 = v2937 + v3042;
-      const unsigned int v3044 = static_cast<unsigned int>(v2643.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3045 = v3043 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3046 = v3044 < v15;
-      const bool v3047 = v3045 && v3046;
-      if (v3047) {
-        const float v3048 = v2643.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3049 = v2939 + v3044;
-        const iron_bf16 v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3051 = iron_to_f32(v3050);
-        const float v3052 = v3048 + v3051;
-        const float v3054 = fmaxf(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3055 = iron_f32_to_bf16(v3054);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3056 = v3043 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3057 = v3056 + v2939;
-        const unsigned int v3058 = v3057 + v3044;
-        out[v3058] = v3055;
+      const unsigned int v3092 = static_cast<unsigned int>(v2693.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3093 = v2987 + v3092;
+      const unsigned int v3094 = static_cast<unsigned int>(v2693.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3095 = v3093 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3096 = v3094 < v15;
+      const bool v3097 = v3095 && v3096;
+      if (v3097) {
+        const float v3098 = v2693.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3099 = v2989 + v3094;
+        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3101 = iron_to_f32(v3100);
+        const float v3102 = v3098 + v3101;
+        const float v3104 = fmaxf(v3102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3105 = iron_f32_to_bf16(v3104);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3106 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3107 = v3106 + v2989;
+        const unsigned int v3108 = v3107 + v3094;
+        out[v3108] = v3105;
       }
-      const unsigned int v3059 = static_cast<unsigned int>(v2643.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3060 = v2937 + v3059;
-      const unsigned int v3061 = static_cast<unsigned int>(v2643.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3062 = v3060 < v2545;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3063 = v3061 < v15;
-      const bool v3064 = v3062 && v3063;
-      if (v3064) {
-        const float v3065 = v2643.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3066 = v2939 + v3061;
-        const iron_bf16 v3067 = bias[v3066];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3068 = iron_to_f32(v3067);
-        const float v3069 = v3065 + v3068;
-        const float v3071 = fmaxf(v3069, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3072 = iron_f32_to_bf16(v3071);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3073 = v3060 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3074 = v3073 + v2939;
-        const unsigned int v3075 = v3074 + v3061;
-        out[v3075] = v3072;
+      const unsigned int v3109 = static_cast<unsigned int>(v2693.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3110 = v2987 + v3109;
+      const unsigned int v3111 = static_cast<unsigned int>(v2693.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3112 = v3110 < v2595;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3113 = v3111 < v15;
+      const bool v3114 = v3112 && v3113;
+      if (v3114) {
+        const float v3115 = v2693.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3116 = v2989 + v3111;
+        const iron_bf16 v3117 = bias[v3116];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3118 = iron_to_f32(v3117);
+        const float v3119 = v3115 + v3118;
+        const float v3121 = fmaxf(v3119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3122 = iron_f32_to_bf16(v3121);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3123 = v3110 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3124 = v3123 + v2989;
+        const unsigned int v3125 = v3124 + v3111;
+        out[v3125] = v3122;
       }
     }
   }

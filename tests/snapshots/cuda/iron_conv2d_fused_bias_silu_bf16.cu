@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -369,22 +369,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:115
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:148
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:150
     const unsigned int v85 = v84 * v34;
@@ -524,735 +524,735 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:277
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3249 = 0u; v3249 < 2u; v3249 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3250 = v3249 << 6u;
-        const bool v3252 = v3250 < v34;
-        if (v3252) {
-          const unsigned int v3254 = v3249 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3255 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3255) {
-            const unsigned int v3259 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3260 = v3259 << 3u;
-            const unsigned int v3261 = v3250 + v3260;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3263 = v3261 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3265 = v3263 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3266 = v3261 - v3265;
-            const unsigned int v3267 = v3263 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3268 = v3267 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3269 = v3267 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3270 = v3263 - v3269;
-            const unsigned int v3271 = v3270 * v12;
-            const unsigned int v3272 = v97 + v3266;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3273 = v3261 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3275 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3280 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3281 = v3280 + v3260;
-            const unsigned int v3282 = v156 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3283 = v161 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3284 = v3282 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3285 = v3273 && v3284;
-            const bool v3286 = v3282 < v154;
-            const bool v3287 = v3285 && v3286;
-            const bool v3288 = v3283 >= v10;
-            const bool v3289 = v3287 && v3288;
-            const bool v3290 = v3283 < v3275;
-            const bool v3291 = v3289 && v3290;
-            const unsigned int v3292 = max(v3282, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3293 = v3292 - v9;
-            const unsigned int v3294 = max(v3283, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3295 = v3294 - v10;
-            const unsigned int v3296 = v164 + v3293;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3297 = v3296 * v2;
-            const unsigned int v3298 = v3297 + v3295;
-            const unsigned int v3299 = v3298 * v3;
-            const unsigned int v3300 = v3299 + v3272;
-            const unsigned int v3302 = v3291 ? v3300 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3304 = v3254 + v3281;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), x + v3302, v3291);
-            const unsigned int v3306 = v174 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3307 = v179 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3308 = v3306 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3309 = v3273 && v3308;
-            const bool v3310 = v3306 < v154;
-            const bool v3311 = v3309 && v3310;
-            const bool v3312 = v3307 >= v10;
-            const bool v3313 = v3311 && v3312;
-            const bool v3314 = v3307 < v3275;
-            const bool v3315 = v3313 && v3314;
-            const unsigned int v3316 = max(v3306, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3317 = v3316 - v9;
-            const unsigned int v3318 = max(v3307, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3319 = v3318 - v10;
-            const unsigned int v3320 = v182 + v3317;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3321 = v3320 * v2;
-            const unsigned int v3322 = v3321 + v3319;
-            const unsigned int v3323 = v3322 * v3;
-            const unsigned int v3324 = v3323 + v3272;
-            const unsigned int v3326 = v3315 ? v3324 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3329 = v3304 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), x + v3326, v3315);
-            const unsigned int v3330 = v192 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3331 = v197 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3332 = v3330 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3333 = v3273 && v3332;
-            const bool v3334 = v3330 < v154;
-            const bool v3335 = v3333 && v3334;
-            const bool v3336 = v3331 >= v10;
+      for (unsigned int v3299 = 0u; v3299 < 2u; v3299 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3300 = v3299 << 6u;
+        const bool v3302 = v3300 < v34;
+        if (v3302) {
+          const unsigned int v3304 = v3299 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3305 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3305) {
+            const unsigned int v3309 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3310 = v3309 << 3u;
+            const unsigned int v3311 = v3300 + v3310;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3313 = v3311 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3315 = v3313 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3316 = v3311 - v3315;
+            const unsigned int v3317 = v3313 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3318 = v3317 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3319 = v3317 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3320 = v3313 - v3319;
+            const unsigned int v3321 = v3320 * v12;
+            const unsigned int v3322 = v97 + v3316;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3323 = v3311 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3325 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3330 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3331 = v3330 + v3310;
+            const unsigned int v3332 = v156 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3333 = v161 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3334 = v3332 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3335 = v3323 && v3334;
+            const bool v3336 = v3332 < v154;
             const bool v3337 = v3335 && v3336;
-            const bool v3338 = v3331 < v3275;
+            const bool v3338 = v3333 >= v10;
             const bool v3339 = v3337 && v3338;
-            const unsigned int v3340 = max(v3330, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3341 = v3340 - v9;
-            const unsigned int v3342 = max(v3331, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3343 = v3342 - v10;
-            const unsigned int v3344 = v200 + v3341;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3345 = v3344 * v2;
-            const unsigned int v3346 = v3345 + v3343;
-            const unsigned int v3347 = v3346 * v3;
-            const unsigned int v3348 = v3347 + v3272;
-            const unsigned int v3350 = v3339 ? v3348 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3353 = v3304 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3350, v3339);
-            const unsigned int v3354 = v210 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3355 = v215 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3356 = v3354 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3357 = v3273 && v3356;
-            const bool v3358 = v3354 < v154;
-            const bool v3359 = v3357 && v3358;
-            const bool v3360 = v3355 >= v10;
+            const bool v3340 = v3333 < v3325;
+            const bool v3341 = v3339 && v3340;
+            const unsigned int v3342 = max(v3332, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3343 = v3342 - v9;
+            const unsigned int v3344 = max(v3333, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3345 = v3344 - v10;
+            const unsigned int v3346 = v164 + v3343;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3347 = v3346 * v2;
+            const unsigned int v3348 = v3347 + v3345;
+            const unsigned int v3349 = v3348 * v3;
+            const unsigned int v3350 = v3349 + v3322;
+            const unsigned int v3352 = v3341 ? v3350 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3354 = v3304 + v3331;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3354 ^ (((v3354 >> 6u) & 7u) << 3u)), x + v3352, v3341);
+            const unsigned int v3356 = v174 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3357 = v179 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3358 = v3356 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3359 = v3323 && v3358;
+            const bool v3360 = v3356 < v154;
             const bool v3361 = v3359 && v3360;
-            const bool v3362 = v3355 < v3275;
+            const bool v3362 = v3357 >= v10;
             const bool v3363 = v3361 && v3362;
-            const unsigned int v3364 = max(v3354, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3365 = v3364 - v9;
-            const unsigned int v3366 = max(v3355, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3367 = v3366 - v10;
-            const unsigned int v3368 = v218 + v3365;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3369 = v3368 * v2;
-            const unsigned int v3370 = v3369 + v3367;
-            const unsigned int v3371 = v3370 * v3;
-            const unsigned int v3372 = v3371 + v3272;
-            const unsigned int v3374 = v3363 ? v3372 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3377 = v3304 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3377 ^ (((v3377 >> 6u) & 7u) << 3u)), x + v3374, v3363);
-            const unsigned int v3378 = v228 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3379 = v233 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3380 = v3378 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3381 = v3273 && v3380;
-            const bool v3382 = v3378 < v154;
-            const bool v3383 = v3381 && v3382;
-            const bool v3384 = v3379 >= v10;
+            const bool v3364 = v3357 < v3325;
+            const bool v3365 = v3363 && v3364;
+            const unsigned int v3366 = max(v3356, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3367 = v3366 - v9;
+            const unsigned int v3368 = max(v3357, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3369 = v3368 - v10;
+            const unsigned int v3370 = v182 + v3367;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3371 = v3370 * v2;
+            const unsigned int v3372 = v3371 + v3369;
+            const unsigned int v3373 = v3372 * v3;
+            const unsigned int v3374 = v3373 + v3322;
+            const unsigned int v3376 = v3365 ? v3374 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3379 = v3354 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3379 ^ (((v3379 >> 6u) & 7u) << 3u)), x + v3376, v3365);
+            const unsigned int v3380 = v192 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3381 = v197 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3382 = v3380 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3383 = v3323 && v3382;
+            const bool v3384 = v3380 < v154;
             const bool v3385 = v3383 && v3384;
-            const bool v3386 = v3379 < v3275;
+            const bool v3386 = v3381 >= v10;
             const bool v3387 = v3385 && v3386;
-            const unsigned int v3388 = max(v3378, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3389 = v3388 - v9;
-            const unsigned int v3390 = max(v3379, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3391 = v3390 - v10;
-            const unsigned int v3392 = v236 + v3389;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3393 = v3392 * v2;
-            const unsigned int v3394 = v3393 + v3391;
-            const unsigned int v3395 = v3394 * v3;
-            const unsigned int v3396 = v3395 + v3272;
-            const unsigned int v3398 = v3387 ? v3396 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3401 = v3304 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3401 ^ (((v3401 >> 6u) & 7u) << 3u)), x + v3398, v3387);
-            const unsigned int v3402 = v246 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3403 = v251 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3404 = v3402 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3405 = v3273 && v3404;
-            const bool v3406 = v3402 < v154;
-            const bool v3407 = v3405 && v3406;
-            const bool v3408 = v3403 >= v10;
+            const bool v3388 = v3381 < v3325;
+            const bool v3389 = v3387 && v3388;
+            const unsigned int v3390 = max(v3380, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3391 = v3390 - v9;
+            const unsigned int v3392 = max(v3381, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3393 = v3392 - v10;
+            const unsigned int v3394 = v200 + v3391;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3395 = v3394 * v2;
+            const unsigned int v3396 = v3395 + v3393;
+            const unsigned int v3397 = v3396 * v3;
+            const unsigned int v3398 = v3397 + v3322;
+            const unsigned int v3400 = v3389 ? v3398 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3403 = v3354 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3400, v3389);
+            const unsigned int v3404 = v210 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3405 = v215 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3406 = v3404 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3407 = v3323 && v3406;
+            const bool v3408 = v3404 < v154;
             const bool v3409 = v3407 && v3408;
-            const bool v3410 = v3403 < v3275;
+            const bool v3410 = v3405 >= v10;
             const bool v3411 = v3409 && v3410;
-            const unsigned int v3412 = max(v3402, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3413 = v3412 - v9;
-            const unsigned int v3414 = max(v3403, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3415 = v3414 - v10;
-            const unsigned int v3416 = v254 + v3413;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3417 = v3416 * v2;
-            const unsigned int v3418 = v3417 + v3415;
-            const unsigned int v3419 = v3418 * v3;
-            const unsigned int v3420 = v3419 + v3272;
-            const unsigned int v3422 = v3411 ? v3420 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3425 = v3304 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3425 ^ (((v3425 >> 6u) & 7u) << 3u)), x + v3422, v3411);
-            const unsigned int v3426 = v264 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3427 = v269 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3428 = v3426 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3429 = v3273 && v3428;
-            const bool v3430 = v3426 < v154;
-            const bool v3431 = v3429 && v3430;
-            const bool v3432 = v3427 >= v10;
+            const bool v3412 = v3405 < v3325;
+            const bool v3413 = v3411 && v3412;
+            const unsigned int v3414 = max(v3404, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3415 = v3414 - v9;
+            const unsigned int v3416 = max(v3405, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3417 = v3416 - v10;
+            const unsigned int v3418 = v218 + v3415;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3419 = v3418 * v2;
+            const unsigned int v3420 = v3419 + v3417;
+            const unsigned int v3421 = v3420 * v3;
+            const unsigned int v3422 = v3421 + v3322;
+            const unsigned int v3424 = v3413 ? v3422 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3427 = v3354 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3427 ^ (((v3427 >> 6u) & 7u) << 3u)), x + v3424, v3413);
+            const unsigned int v3428 = v228 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3429 = v233 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3430 = v3428 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3431 = v3323 && v3430;
+            const bool v3432 = v3428 < v154;
             const bool v3433 = v3431 && v3432;
-            const bool v3434 = v3427 < v3275;
+            const bool v3434 = v3429 >= v10;
             const bool v3435 = v3433 && v3434;
-            const unsigned int v3436 = max(v3426, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3437 = v3436 - v9;
-            const unsigned int v3438 = max(v3427, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3439 = v3438 - v10;
-            const unsigned int v3440 = v272 + v3437;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3441 = v3440 * v2;
-            const unsigned int v3442 = v3441 + v3439;
-            const unsigned int v3443 = v3442 * v3;
-            const unsigned int v3444 = v3443 + v3272;
-            const unsigned int v3446 = v3435 ? v3444 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3449 = v3304 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3449 ^ (((v3449 >> 6u) & 7u) << 3u)), x + v3446, v3435);
-            const unsigned int v3450 = v282 + v3268;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3451 = v287 + v3271;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3452 = v3450 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3453 = v3273 && v3452;
-            const bool v3454 = v3450 < v154;
-            const bool v3455 = v3453 && v3454;
-            const bool v3456 = v3451 >= v10;
+            const bool v3436 = v3429 < v3325;
+            const bool v3437 = v3435 && v3436;
+            const unsigned int v3438 = max(v3428, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3439 = v3438 - v9;
+            const unsigned int v3440 = max(v3429, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3441 = v3440 - v10;
+            const unsigned int v3442 = v236 + v3439;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3443 = v3442 * v2;
+            const unsigned int v3444 = v3443 + v3441;
+            const unsigned int v3445 = v3444 * v3;
+            const unsigned int v3446 = v3445 + v3322;
+            const unsigned int v3448 = v3437 ? v3446 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3451 = v3354 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3451 ^ (((v3451 >> 6u) & 7u) << 3u)), x + v3448, v3437);
+            const unsigned int v3452 = v246 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3453 = v251 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3454 = v3452 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3455 = v3323 && v3454;
+            const bool v3456 = v3452 < v154;
             const bool v3457 = v3455 && v3456;
-            const bool v3458 = v3451 < v3275;
+            const bool v3458 = v3453 >= v10;
             const bool v3459 = v3457 && v3458;
-            const unsigned int v3460 = max(v3450, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3461 = v3460 - v9;
-            const unsigned int v3462 = max(v3451, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3463 = v3462 - v10;
-            const unsigned int v3464 = v290 + v3461;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3465 = v3464 * v2;
-            const unsigned int v3466 = v3465 + v3463;
-            const unsigned int v3467 = v3466 * v3;
-            const unsigned int v3468 = v3467 + v3272;
-            const unsigned int v3470 = v3459 ? v3468 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3473 = v3304 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), x + v3470, v3459);
+            const bool v3460 = v3453 < v3325;
+            const bool v3461 = v3459 && v3460;
+            const unsigned int v3462 = max(v3452, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3463 = v3462 - v9;
+            const unsigned int v3464 = max(v3453, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3465 = v3464 - v10;
+            const unsigned int v3466 = v254 + v3463;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3467 = v3466 * v2;
+            const unsigned int v3468 = v3467 + v3465;
+            const unsigned int v3469 = v3468 * v3;
+            const unsigned int v3470 = v3469 + v3322;
+            const unsigned int v3472 = v3461 ? v3470 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3475 = v3354 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3475 ^ (((v3475 >> 6u) & 7u) << 3u)), x + v3472, v3461);
+            const unsigned int v3476 = v264 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3477 = v269 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3478 = v3476 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3479 = v3323 && v3478;
+            const bool v3480 = v3476 < v154;
+            const bool v3481 = v3479 && v3480;
+            const bool v3482 = v3477 >= v10;
+            const bool v3483 = v3481 && v3482;
+            const bool v3484 = v3477 < v3325;
+            const bool v3485 = v3483 && v3484;
+            const unsigned int v3486 = max(v3476, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3487 = v3486 - v9;
+            const unsigned int v3488 = max(v3477, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3489 = v3488 - v10;
+            const unsigned int v3490 = v272 + v3487;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3491 = v3490 * v2;
+            const unsigned int v3492 = v3491 + v3489;
+            const unsigned int v3493 = v3492 * v3;
+            const unsigned int v3494 = v3493 + v3322;
+            const unsigned int v3496 = v3485 ? v3494 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3499 = v3354 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), x + v3496, v3485);
+            const unsigned int v3500 = v282 + v3318;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3501 = v287 + v3321;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3502 = v3500 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3503 = v3323 && v3502;
+            const bool v3504 = v3500 < v154;
+            const bool v3505 = v3503 && v3504;
+            const bool v3506 = v3501 >= v10;
+            const bool v3507 = v3505 && v3506;
+            const bool v3508 = v3501 < v3325;
+            const bool v3509 = v3507 && v3508;
+            const unsigned int v3510 = max(v3500, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3511 = v3510 - v9;
+            const unsigned int v3512 = max(v3501, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3513 = v3512 - v10;
+            const unsigned int v3514 = v290 + v3511;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3515 = v3514 * v2;
+            const unsigned int v3516 = v3515 + v3513;
+            const unsigned int v3517 = v3516 * v3;
+            const unsigned int v3518 = v3517 + v3322;
+            const unsigned int v3520 = v3509 ? v3518 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3523 = v3354 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3520, v3509);
           } else {
-            const unsigned int v3481 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3482 = v3481 << 3u;
-            const unsigned int v3484 = v3250 + v3482;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3485 = v3484 < v34;
-            const unsigned int v3486 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3488 = v3486 + v3250;
-            const unsigned int v3489 = v3488 + v3482;
-            const unsigned int v3491 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3492 = v3254 + v3491;
-            const unsigned int v3493 = v3492 + v3482;
-            const bool v3497 = v3485 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3501 = v3497 ? v3489 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), x + v3501, v3497);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3507 = v3485 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3509 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3510 = v3489 + v3509;
-            const unsigned int v3511 = v3507 ? v3510 : 0u;
-            const unsigned int v3513 = v3493 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3513 ^ (((v3513 >> 6u) & 7u) << 3u)), x + v3511, v3507);
-            const bool v3517 = v3485 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3519 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3520 = v3489 + v3519;
-            const unsigned int v3521 = v3517 ? v3520 : 0u;
-            const unsigned int v3523 = v3493 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3521, v3517);
-            const bool v3527 = v3485 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3529 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3530 = v3489 + v3529;
-            const unsigned int v3531 = v3527 ? v3530 : 0u;
-            const unsigned int v3533 = v3493 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3533 ^ (((v3533 >> 6u) & 7u) << 3u)), x + v3531, v3527);
-            const bool v3537 = v3485 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3539 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3540 = v3489 + v3539;
-            const unsigned int v3541 = v3537 ? v3540 : 0u;
-            const unsigned int v3543 = v3493 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3541, v3537);
-            const bool v3547 = v3485 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3549 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3550 = v3489 + v3549;
-            const unsigned int v3551 = v3547 ? v3550 : 0u;
-            const unsigned int v3553 = v3493 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3553 ^ (((v3553 >> 6u) & 7u) << 3u)), x + v3551, v3547);
-            const bool v3557 = v3485 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3559 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3560 = v3489 + v3559;
+            const unsigned int v3531 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3532 = v3531 << 3u;
+            const unsigned int v3534 = v3300 + v3532;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3535 = v3534 < v34;
+            const unsigned int v3536 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3538 = v3536 + v3300;
+            const unsigned int v3539 = v3538 + v3532;
+            const unsigned int v3541 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3542 = v3304 + v3541;
+            const unsigned int v3543 = v3542 + v3532;
+            const bool v3547 = v3535 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3551 = v3547 ? v3539 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3551, v3547);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3557 = v3535 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3559 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3560 = v3539 + v3559;
             const unsigned int v3561 = v3557 ? v3560 : 0u;
-            const unsigned int v3563 = v3493 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3563 = v3543 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3561, v3557);
-            const bool v3567 = v3485 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3569 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3570 = v3489 + v3569;
+            const bool v3567 = v3535 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3569 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3570 = v3539 + v3569;
             const unsigned int v3571 = v3567 ? v3570 : 0u;
-            const unsigned int v3573 = v3493 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3573 = v3543 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3571, v3567);
+            const bool v3577 = v3535 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3579 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3580 = v3539 + v3579;
+            const unsigned int v3581 = v3577 ? v3580 : 0u;
+            const unsigned int v3583 = v3543 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3583 ^ (((v3583 >> 6u) & 7u) << 3u)), x + v3581, v3577);
+            const bool v3587 = v3535 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3589 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3590 = v3539 + v3589;
+            const unsigned int v3591 = v3587 ? v3590 : 0u;
+            const unsigned int v3593 = v3543 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), x + v3591, v3587);
+            const bool v3597 = v3535 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3599 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3600 = v3539 + v3599;
+            const unsigned int v3601 = v3597 ? v3600 : 0u;
+            const unsigned int v3603 = v3543 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), x + v3601, v3597);
+            const bool v3607 = v3535 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3609 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3610 = v3539 + v3609;
+            const unsigned int v3611 = v3607 ? v3610 : 0u;
+            const unsigned int v3613 = v3543 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3613 ^ (((v3613 >> 6u) & 7u) << 3u)), x + v3611, v3607);
+            const bool v3617 = v3535 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3619 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3620 = v3539 + v3619;
+            const unsigned int v3621 = v3617 ? v3620 : 0u;
+            const unsigned int v3623 = v3543 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3623 ^ (((v3623 >> 6u) & 7u) << 3u)), x + v3621, v3617);
           }
-          const unsigned int v3582 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3583 = v3582 << 3u;
-          const unsigned int v3584 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3585 = v3250 + v3583;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v3586 = v3585 < v34;
-          const unsigned int v3587 = v3584 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v3588 = v85 + v3587;
-          const unsigned int v3589 = v3588 + v3250;
-          const unsigned int v3590 = v3589 + v3583;
-          const unsigned int v3592 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3593 = v3254 + v3592;
-          const unsigned int v3594 = v3593 + v3583;
-          const bool v3597 = v3584 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3598 = v3586 && v3597;
-          const unsigned int v3602 = v3598 ? v3590 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v3594 ^ (((v3594 >> 6u) & 7u) << 3u)), weight + v3602, v3598);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3606 = v3584 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3607 = v3606 < v15;
-          const bool v3608 = v3586 && v3607;
-          const unsigned int v3610 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3611 = v3590 + v3610;
-          const unsigned int v3612 = v3608 ? v3611 : v85;
-          const unsigned int v3614 = v3594 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), weight + v3612, v3608);
-          const unsigned int v3616 = v3584 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3617 = v3616 < v15;
-          const bool v3618 = v3586 && v3617;
-          const unsigned int v3620 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3621 = v3590 + v3620;
-          const unsigned int v3622 = v3618 ? v3621 : v85;
-          const unsigned int v3624 = v3594 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3624 ^ (((v3624 >> 6u) & 7u) << 3u)), weight + v3622, v3618);
-          const unsigned int v3626 = v3584 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3627 = v3626 < v15;
-          const bool v3628 = v3586 && v3627;
-          const unsigned int v3630 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3631 = v3590 + v3630;
-          const unsigned int v3632 = v3628 ? v3631 : v85;
-          const unsigned int v3634 = v3594 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), weight + v3632, v3628);
-          const unsigned int v3636 = v3584 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3637 = v3636 < v15;
-          const bool v3638 = v3586 && v3637;
-          const unsigned int v3640 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3641 = v3590 + v3640;
-          const unsigned int v3642 = v3638 ? v3641 : v85;
-          const unsigned int v3644 = v3594 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), weight + v3642, v3638);
-          const unsigned int v3646 = v3584 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v3647 = v3646 < v15;
-          const bool v3648 = v3586 && v3647;
-          const unsigned int v3650 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3651 = v3590 + v3650;
-          const unsigned int v3652 = v3648 ? v3651 : v85;
-          const unsigned int v3654 = v3594 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), weight + v3652, v3648);
-          const unsigned int v3656 = v3584 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3632 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3633 = v3632 << 3u;
+          const unsigned int v3634 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3635 = v3300 + v3633;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3636 = v3635 < v34;
+          const unsigned int v3637 = v3634 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3638 = v85 + v3637;
+          const unsigned int v3639 = v3638 + v3300;
+          const unsigned int v3640 = v3639 + v3633;
+          const unsigned int v3642 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3643 = v3304 + v3642;
+          const unsigned int v3644 = v3643 + v3633;
+          const bool v3647 = v3634 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3648 = v3636 && v3647;
+          const unsigned int v3652 = v3648 ? v3640 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), weight + v3652, v3648);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3656 = v3634 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3657 = v3656 < v15;
-          const bool v3658 = v3586 && v3657;
-          const unsigned int v3660 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3661 = v3590 + v3660;
+          const bool v3658 = v3636 && v3657;
+          const unsigned int v3660 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3661 = v3640 + v3660;
           const unsigned int v3662 = v3658 ? v3661 : v85;
-          const unsigned int v3664 = v3594 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3664 = v3644 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3662, v3658);
-          const unsigned int v3666 = v3584 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v3666 = v3634 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v3667 = v3666 < v15;
-          const bool v3668 = v3586 && v3667;
-          const unsigned int v3670 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v3671 = v3590 + v3670;
+          const bool v3668 = v3636 && v3667;
+          const unsigned int v3670 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3671 = v3640 + v3670;
           const unsigned int v3672 = v3668 ? v3671 : v85;
-          const unsigned int v3674 = v3594 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3674 = v3644 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), weight + v3672, v3668);
+          const unsigned int v3676 = v3634 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3677 = v3676 < v15;
+          const bool v3678 = v3636 && v3677;
+          const unsigned int v3680 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3681 = v3640 + v3680;
+          const unsigned int v3682 = v3678 ? v3681 : v85;
+          const unsigned int v3684 = v3644 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), weight + v3682, v3678);
+          const unsigned int v3686 = v3634 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3687 = v3686 < v15;
+          const bool v3688 = v3636 && v3687;
+          const unsigned int v3690 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3691 = v3640 + v3690;
+          const unsigned int v3692 = v3688 ? v3691 : v85;
+          const unsigned int v3694 = v3644 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), weight + v3692, v3688);
+          const unsigned int v3696 = v3634 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3697 = v3696 < v15;
+          const bool v3698 = v3636 && v3697;
+          const unsigned int v3700 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3701 = v3640 + v3700;
+          const unsigned int v3702 = v3698 ? v3701 : v85;
+          const unsigned int v3704 = v3644 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), weight + v3702, v3698);
+          const unsigned int v3706 = v3634 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3707 = v3706 < v15;
+          const bool v3708 = v3636 && v3707;
+          const unsigned int v3710 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3711 = v3640 + v3710;
+          const unsigned int v3712 = v3708 ? v3711 : v85;
+          const unsigned int v3714 = v3644 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), weight + v3712, v3708);
+          const unsigned int v3716 = v3634 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3717 = v3716 < v15;
+          const bool v3718 = v3636 && v3717;
+          const unsigned int v3720 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3721 = v3640 + v3720;
+          const unsigned int v3722 = v3718 ? v3721 : v85;
+          const unsigned int v3724 = v3644 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), weight + v3722, v3718);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3687 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v3692 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v3737 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3742 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3675 = 0u; v3675 < v34; v3675 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3677 = v3675 >> 6u;
-        const unsigned int v3679 = v3677 % 3u;
+      for (unsigned int v3725 = 0u; v3725 < v34; v3725 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3727 = v3725 >> 6u;
+        const unsigned int v3729 = v3727 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3681 = v3679 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-        const unsigned int v3688 = v3681 + v3687;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3688, 64u);
-        const unsigned int v3693 = v3681 + v3692;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3693, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3700 = v3688 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3700, 64u);
-        const unsigned int v3705 = v3693 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3705, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3711 = v3688 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3711, 64u);
-        const unsigned int v3716 = v3693 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3716, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3722 = v3688 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3722, 64u);
-        const unsigned int v3727 = v3693 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3727, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        const unsigned int v3730 = v3675 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-        const unsigned int v3732 = v3677 + 2u;
-        const unsigned int v3733 = v3732 % 3u;
-        const bool v3734 = v3730 < v34;
-        if (v3734) {
-          const unsigned int v3736 = v3733 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-          const bool v3737 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3737) {
-            const unsigned int v3741 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3742 = v3741 << 3u;
-            const unsigned int v3743 = v3730 + v3742;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3745 = v3743 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3747 = v3745 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3748 = v3743 - v3747;
-            const unsigned int v3749 = v3745 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3750 = v3749 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3751 = v3749 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3752 = v3745 - v3751;
-            const unsigned int v3753 = v3752 * v12;
-            const unsigned int v3754 = v97 + v3748;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3755 = v3743 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3757 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3762 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3763 = v3762 + v3742;
-            const unsigned int v3764 = v156 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3765 = v161 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3766 = v3764 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3767 = v3755 && v3766;
-            const bool v3768 = v3764 < v154;
-            const bool v3769 = v3767 && v3768;
-            const bool v3770 = v3765 >= v10;
-            const bool v3771 = v3769 && v3770;
-            const bool v3772 = v3765 < v3757;
-            const bool v3773 = v3771 && v3772;
-            const unsigned int v3774 = max(v3764, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3775 = v3774 - v9;
-            const unsigned int v3776 = max(v3765, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3777 = v3776 - v10;
-            const unsigned int v3778 = v164 + v3775;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3779 = v3778 * v2;
-            const unsigned int v3780 = v3779 + v3777;
-            const unsigned int v3781 = v3780 * v3;
-            const unsigned int v3782 = v3781 + v3754;
-            const unsigned int v3784 = v3773 ? v3782 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3786 = v3736 + v3763;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), x + v3784, v3773);
-            const unsigned int v3788 = v174 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3789 = v179 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3790 = v3788 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3791 = v3755 && v3790;
-            const bool v3792 = v3788 < v154;
-            const bool v3793 = v3791 && v3792;
-            const bool v3794 = v3789 >= v10;
-            const bool v3795 = v3793 && v3794;
-            const bool v3796 = v3789 < v3757;
-            const bool v3797 = v3795 && v3796;
-            const unsigned int v3798 = max(v3788, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3799 = v3798 - v9;
-            const unsigned int v3800 = max(v3789, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3801 = v3800 - v10;
-            const unsigned int v3802 = v182 + v3799;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3803 = v3802 * v2;
-            const unsigned int v3804 = v3803 + v3801;
-            const unsigned int v3805 = v3804 * v3;
-            const unsigned int v3806 = v3805 + v3754;
-            const unsigned int v3808 = v3797 ? v3806 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3811 = v3786 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), x + v3808, v3797);
-            const unsigned int v3812 = v192 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3813 = v197 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3814 = v3812 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3815 = v3755 && v3814;
-            const bool v3816 = v3812 < v154;
-            const bool v3817 = v3815 && v3816;
-            const bool v3818 = v3813 >= v10;
+        const unsigned int v3731 = v3729 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3738 = v3731 + v3737;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3738, 64u);
+        const unsigned int v3743 = v3731 + v3742;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3743, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3750 = v3738 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3750, 64u);
+        const unsigned int v3755 = v3743 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3755, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3761 = v3738 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3761, 64u);
+        const unsigned int v3766 = v3743 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3766, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3772 = v3738 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3772, 64u);
+        const unsigned int v3777 = v3743 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3777, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        const unsigned int v3780 = v3725 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3782 = v3727 + 2u;
+        const unsigned int v3783 = v3782 % 3u;
+        const bool v3784 = v3780 < v34;
+        if (v3784) {
+          const unsigned int v3786 = v3783 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3787 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3787) {
+            const unsigned int v3791 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3792 = v3791 << 3u;
+            const unsigned int v3793 = v3780 + v3792;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3795 = v3793 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3797 = v3795 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3798 = v3793 - v3797;
+            const unsigned int v3799 = v3795 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3800 = v3799 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3801 = v3799 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3802 = v3795 - v3801;
+            const unsigned int v3803 = v3802 * v12;
+            const unsigned int v3804 = v97 + v3798;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3805 = v3793 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3807 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3812 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3813 = v3812 + v3792;
+            const unsigned int v3814 = v156 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3815 = v161 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3816 = v3814 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3817 = v3805 && v3816;
+            const bool v3818 = v3814 < v154;
             const bool v3819 = v3817 && v3818;
-            const bool v3820 = v3813 < v3757;
+            const bool v3820 = v3815 >= v10;
             const bool v3821 = v3819 && v3820;
-            const unsigned int v3822 = max(v3812, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3823 = v3822 - v9;
-            const unsigned int v3824 = max(v3813, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3825 = v3824 - v10;
-            const unsigned int v3826 = v200 + v3823;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3827 = v3826 * v2;
-            const unsigned int v3828 = v3827 + v3825;
-            const unsigned int v3829 = v3828 * v3;
-            const unsigned int v3830 = v3829 + v3754;
-            const unsigned int v3832 = v3821 ? v3830 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3835 = v3786 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3832, v3821);
-            const unsigned int v3836 = v210 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3837 = v215 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3838 = v3836 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3839 = v3755 && v3838;
-            const bool v3840 = v3836 < v154;
-            const bool v3841 = v3839 && v3840;
-            const bool v3842 = v3837 >= v10;
+            const bool v3822 = v3815 < v3807;
+            const bool v3823 = v3821 && v3822;
+            const unsigned int v3824 = max(v3814, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3825 = v3824 - v9;
+            const unsigned int v3826 = max(v3815, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3827 = v3826 - v10;
+            const unsigned int v3828 = v164 + v3825;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3829 = v3828 * v2;
+            const unsigned int v3830 = v3829 + v3827;
+            const unsigned int v3831 = v3830 * v3;
+            const unsigned int v3832 = v3831 + v3804;
+            const unsigned int v3834 = v3823 ? v3832 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3836 = v3786 + v3813;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), x + v3834, v3823);
+            const unsigned int v3838 = v174 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3839 = v179 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3840 = v3838 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3841 = v3805 && v3840;
+            const bool v3842 = v3838 < v154;
             const bool v3843 = v3841 && v3842;
-            const bool v3844 = v3837 < v3757;
+            const bool v3844 = v3839 >= v10;
             const bool v3845 = v3843 && v3844;
-            const unsigned int v3846 = max(v3836, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3847 = v3846 - v9;
-            const unsigned int v3848 = max(v3837, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3849 = v3848 - v10;
-            const unsigned int v3850 = v218 + v3847;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3851 = v3850 * v2;
-            const unsigned int v3852 = v3851 + v3849;
-            const unsigned int v3853 = v3852 * v3;
-            const unsigned int v3854 = v3853 + v3754;
-            const unsigned int v3856 = v3845 ? v3854 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3859 = v3786 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3859 ^ (((v3859 >> 6u) & 7u) << 3u)), x + v3856, v3845);
-            const unsigned int v3860 = v228 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3861 = v233 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3862 = v3860 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3863 = v3755 && v3862;
-            const bool v3864 = v3860 < v154;
-            const bool v3865 = v3863 && v3864;
-            const bool v3866 = v3861 >= v10;
+            const bool v3846 = v3839 < v3807;
+            const bool v3847 = v3845 && v3846;
+            const unsigned int v3848 = max(v3838, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3849 = v3848 - v9;
+            const unsigned int v3850 = max(v3839, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3851 = v3850 - v10;
+            const unsigned int v3852 = v182 + v3849;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3853 = v3852 * v2;
+            const unsigned int v3854 = v3853 + v3851;
+            const unsigned int v3855 = v3854 * v3;
+            const unsigned int v3856 = v3855 + v3804;
+            const unsigned int v3858 = v3847 ? v3856 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3861 = v3836 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3861 ^ (((v3861 >> 6u) & 7u) << 3u)), x + v3858, v3847);
+            const unsigned int v3862 = v192 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3863 = v197 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3864 = v3862 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3865 = v3805 && v3864;
+            const bool v3866 = v3862 < v154;
             const bool v3867 = v3865 && v3866;
-            const bool v3868 = v3861 < v3757;
+            const bool v3868 = v3863 >= v10;
             const bool v3869 = v3867 && v3868;
-            const unsigned int v3870 = max(v3860, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3871 = v3870 - v9;
-            const unsigned int v3872 = max(v3861, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3873 = v3872 - v10;
-            const unsigned int v3874 = v236 + v3871;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3875 = v3874 * v2;
-            const unsigned int v3876 = v3875 + v3873;
-            const unsigned int v3877 = v3876 * v3;
-            const unsigned int v3878 = v3877 + v3754;
-            const unsigned int v3880 = v3869 ? v3878 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3883 = v3786 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), x + v3880, v3869);
-            const unsigned int v3884 = v246 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3885 = v251 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3886 = v3884 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3887 = v3755 && v3886;
-            const bool v3888 = v3884 < v154;
-            const bool v3889 = v3887 && v3888;
-            const bool v3890 = v3885 >= v10;
+            const bool v3870 = v3863 < v3807;
+            const bool v3871 = v3869 && v3870;
+            const unsigned int v3872 = max(v3862, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3873 = v3872 - v9;
+            const unsigned int v3874 = max(v3863, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3875 = v3874 - v10;
+            const unsigned int v3876 = v200 + v3873;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3877 = v3876 * v2;
+            const unsigned int v3878 = v3877 + v3875;
+            const unsigned int v3879 = v3878 * v3;
+            const unsigned int v3880 = v3879 + v3804;
+            const unsigned int v3882 = v3871 ? v3880 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3885 = v3836 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3882, v3871);
+            const unsigned int v3886 = v210 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3887 = v215 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3888 = v3886 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3889 = v3805 && v3888;
+            const bool v3890 = v3886 < v154;
             const bool v3891 = v3889 && v3890;
-            const bool v3892 = v3885 < v3757;
+            const bool v3892 = v3887 >= v10;
             const bool v3893 = v3891 && v3892;
-            const unsigned int v3894 = max(v3884, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3895 = v3894 - v9;
-            const unsigned int v3896 = max(v3885, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3897 = v3896 - v10;
-            const unsigned int v3898 = v254 + v3895;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3899 = v3898 * v2;
-            const unsigned int v3900 = v3899 + v3897;
-            const unsigned int v3901 = v3900 * v3;
-            const unsigned int v3902 = v3901 + v3754;
-            const unsigned int v3904 = v3893 ? v3902 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3907 = v3786 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), x + v3904, v3893);
-            const unsigned int v3908 = v264 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3909 = v269 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3910 = v3908 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3911 = v3755 && v3910;
-            const bool v3912 = v3908 < v154;
-            const bool v3913 = v3911 && v3912;
-            const bool v3914 = v3909 >= v10;
+            const bool v3894 = v3887 < v3807;
+            const bool v3895 = v3893 && v3894;
+            const unsigned int v3896 = max(v3886, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3897 = v3896 - v9;
+            const unsigned int v3898 = max(v3887, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3899 = v3898 - v10;
+            const unsigned int v3900 = v218 + v3897;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3901 = v3900 * v2;
+            const unsigned int v3902 = v3901 + v3899;
+            const unsigned int v3903 = v3902 * v3;
+            const unsigned int v3904 = v3903 + v3804;
+            const unsigned int v3906 = v3895 ? v3904 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3909 = v3836 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3909 ^ (((v3909 >> 6u) & 7u) << 3u)), x + v3906, v3895);
+            const unsigned int v3910 = v228 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3911 = v233 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3912 = v3910 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3913 = v3805 && v3912;
+            const bool v3914 = v3910 < v154;
             const bool v3915 = v3913 && v3914;
-            const bool v3916 = v3909 < v3757;
+            const bool v3916 = v3911 >= v10;
             const bool v3917 = v3915 && v3916;
-            const unsigned int v3918 = max(v3908, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3919 = v3918 - v9;
-            const unsigned int v3920 = max(v3909, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3921 = v3920 - v10;
-            const unsigned int v3922 = v272 + v3919;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3923 = v3922 * v2;
-            const unsigned int v3924 = v3923 + v3921;
-            const unsigned int v3925 = v3924 * v3;
-            const unsigned int v3926 = v3925 + v3754;
-            const unsigned int v3928 = v3917 ? v3926 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3931 = v3786 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3931 ^ (((v3931 >> 6u) & 7u) << 3u)), x + v3928, v3917);
-            const unsigned int v3932 = v282 + v3750;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3933 = v287 + v3753;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3934 = v3932 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3935 = v3755 && v3934;
-            const bool v3936 = v3932 < v154;
-            const bool v3937 = v3935 && v3936;
-            const bool v3938 = v3933 >= v10;
+            const bool v3918 = v3911 < v3807;
+            const bool v3919 = v3917 && v3918;
+            const unsigned int v3920 = max(v3910, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3921 = v3920 - v9;
+            const unsigned int v3922 = max(v3911, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3923 = v3922 - v10;
+            const unsigned int v3924 = v236 + v3921;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3925 = v3924 * v2;
+            const unsigned int v3926 = v3925 + v3923;
+            const unsigned int v3927 = v3926 * v3;
+            const unsigned int v3928 = v3927 + v3804;
+            const unsigned int v3930 = v3919 ? v3928 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3933 = v3836 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3933 ^ (((v3933 >> 6u) & 7u) << 3u)), x + v3930, v3919);
+            const unsigned int v3934 = v246 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3935 = v251 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3936 = v3934 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3937 = v3805 && v3936;
+            const bool v3938 = v3934 < v154;
             const bool v3939 = v3937 && v3938;
-            const bool v3940 = v3933 < v3757;
+            const bool v3940 = v3935 >= v10;
             const bool v3941 = v3939 && v3940;
-            const unsigned int v3942 = max(v3932, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3943 = v3942 - v9;
-            const unsigned int v3944 = max(v3933, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3945 = v3944 - v10;
-            const unsigned int v3946 = v290 + v3943;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3947 = v3946 * v2;
-            const unsigned int v3948 = v3947 + v3945;
-            const unsigned int v3949 = v3948 * v3;
-            const unsigned int v3950 = v3949 + v3754;
-            const unsigned int v3952 = v3941 ? v3950 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3955 = v3786 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3955 ^ (((v3955 >> 6u) & 7u) << 3u)), x + v3952, v3941);
+            const bool v3942 = v3935 < v3807;
+            const bool v3943 = v3941 && v3942;
+            const unsigned int v3944 = max(v3934, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3945 = v3944 - v9;
+            const unsigned int v3946 = max(v3935, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3947 = v3946 - v10;
+            const unsigned int v3948 = v254 + v3945;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3949 = v3948 * v2;
+            const unsigned int v3950 = v3949 + v3947;
+            const unsigned int v3951 = v3950 * v3;
+            const unsigned int v3952 = v3951 + v3804;
+            const unsigned int v3954 = v3943 ? v3952 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3957 = v3836 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3957 ^ (((v3957 >> 6u) & 7u) << 3u)), x + v3954, v3943);
+            const unsigned int v3958 = v264 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3959 = v269 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3960 = v3958 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3961 = v3805 && v3960;
+            const bool v3962 = v3958 < v154;
+            const bool v3963 = v3961 && v3962;
+            const bool v3964 = v3959 >= v10;
+            const bool v3965 = v3963 && v3964;
+            const bool v3966 = v3959 < v3807;
+            const bool v3967 = v3965 && v3966;
+            const unsigned int v3968 = max(v3958, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3969 = v3968 - v9;
+            const unsigned int v3970 = max(v3959, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3971 = v3970 - v10;
+            const unsigned int v3972 = v272 + v3969;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3973 = v3972 * v2;
+            const unsigned int v3974 = v3973 + v3971;
+            const unsigned int v3975 = v3974 * v3;
+            const unsigned int v3976 = v3975 + v3804;
+            const unsigned int v3978 = v3967 ? v3976 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3981 = v3836 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3981 ^ (((v3981 >> 6u) & 7u) << 3u)), x + v3978, v3967);
+            const unsigned int v3982 = v282 + v3800;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3983 = v287 + v3803;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3984 = v3982 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3985 = v3805 && v3984;
+            const bool v3986 = v3982 < v154;
+            const bool v3987 = v3985 && v3986;
+            const bool v3988 = v3983 >= v10;
+            const bool v3989 = v3987 && v3988;
+            const bool v3990 = v3983 < v3807;
+            const bool v3991 = v3989 && v3990;
+            const unsigned int v3992 = max(v3982, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3993 = v3992 - v9;
+            const unsigned int v3994 = max(v3983, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3995 = v3994 - v10;
+            const unsigned int v3996 = v290 + v3993;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3997 = v3996 * v2;
+            const unsigned int v3998 = v3997 + v3995;
+            const unsigned int v3999 = v3998 * v3;
+            const unsigned int v4000 = v3999 + v3804;
+            const unsigned int v4002 = v3991 ? v4000 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4005 = v3836 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4005 ^ (((v4005 >> 6u) & 7u) << 3u)), x + v4002, v3991);
           } else {
-            const unsigned int v3963 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3964 = v3963 << 3u;
-            const unsigned int v3966 = v3730 + v3964;  // kernels/gemm/gemm_tiles.hpp:86
-            const bool v3967 = v3966 < v34;
-            const unsigned int v3968 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-            const unsigned int v3970 = v3968 + v3730;
-            const unsigned int v3971 = v3970 + v3964;
-            const unsigned int v3973 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3974 = v3736 + v3973;
-            const unsigned int v3975 = v3974 + v3964;
-            const bool v3979 = v3967 && v153;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3983 = v3979 ? v3971 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-            iron_copy_async<16>(shm0 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), x + v3983, v3979);  // kernels/gemm/gemm_tiles.hpp:92
-            const bool v3989 = v3967 && v171;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v3991 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3992 = v3971 + v3991;
-            const unsigned int v3993 = v3989 ? v3992 : 0u;
-            const unsigned int v3995 = v3975 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), x + v3993, v3989);
-            const bool v3999 = v3967 && v189;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4001 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4002 = v3971 + v4001;
-            const unsigned int v4003 = v3999 ? v4002 : 0u;
-            const unsigned int v4005 = v3975 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4005 ^ (((v4005 >> 6u) & 7u) << 3u)), x + v4003, v3999);
-            const bool v4009 = v3967 && v207;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4011 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4012 = v3971 + v4011;
-            const unsigned int v4013 = v4009 ? v4012 : 0u;
-            const unsigned int v4015 = v3975 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4015 ^ (((v4015 >> 6u) & 7u) << 3u)), x + v4013, v4009);
-            const bool v4019 = v3967 && v225;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4021 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4022 = v3971 + v4021;
-            const unsigned int v4023 = v4019 ? v4022 : 0u;
-            const unsigned int v4025 = v3975 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), x + v4023, v4019);
-            const bool v4029 = v3967 && v243;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4031 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4032 = v3971 + v4031;
-            const unsigned int v4033 = v4029 ? v4032 : 0u;
-            const unsigned int v4035 = v3975 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4035 ^ (((v4035 >> 6u) & 7u) << 3u)), x + v4033, v4029);
-            const bool v4039 = v3967 && v261;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4041 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4042 = v3971 + v4041;
+            const unsigned int v4013 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v4014 = v4013 << 3u;
+            const unsigned int v4016 = v3780 + v4014;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v4017 = v4016 < v34;
+            const unsigned int v4018 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v4020 = v4018 + v3780;
+            const unsigned int v4021 = v4020 + v4014;
+            const unsigned int v4023 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v4024 = v3786 + v4023;
+            const unsigned int v4025 = v4024 + v4014;
+            const bool v4029 = v4017 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4033 = v4029 ? v4021 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), x + v4033, v4029);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v4039 = v4017 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4041 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4042 = v4021 + v4041;
             const unsigned int v4043 = v4039 ? v4042 : 0u;
-            const unsigned int v4045 = v3975 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4045 = v4025 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v4045 ^ (((v4045 >> 6u) & 7u) << 3u)), x + v4043, v4039);
-            const bool v4049 = v3967 && v279;  // kernels/gemm/gemm_tiles.hpp:90
-            const unsigned int v4051 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4052 = v3971 + v4051;
+            const bool v4049 = v4017 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4051 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4052 = v4021 + v4051;
             const unsigned int v4053 = v4049 ? v4052 : 0u;
-            const unsigned int v4055 = v3975 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4055 = v4025 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
             iron_copy_async<16>(shm0 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), x + v4053, v4049);
+            const bool v4059 = v4017 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4061 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4062 = v4021 + v4061;
+            const unsigned int v4063 = v4059 ? v4062 : 0u;
+            const unsigned int v4065 = v4025 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), x + v4063, v4059);
+            const bool v4069 = v4017 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4071 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4072 = v4021 + v4071;
+            const unsigned int v4073 = v4069 ? v4072 : 0u;
+            const unsigned int v4075 = v4025 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), x + v4073, v4069);
+            const bool v4079 = v4017 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4081 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4082 = v4021 + v4081;
+            const unsigned int v4083 = v4079 ? v4082 : 0u;
+            const unsigned int v4085 = v4025 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4085 ^ (((v4085 >> 6u) & 7u) << 3u)), x + v4083, v4079);
+            const bool v4089 = v4017 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4091 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4092 = v4021 + v4091;
+            const unsigned int v4093 = v4089 ? v4092 : 0u;
+            const unsigned int v4095 = v4025 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4095 ^ (((v4095 >> 6u) & 7u) << 3u)), x + v4093, v4089);
+            const bool v4099 = v4017 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4101 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4102 = v4021 + v4101;
+            const unsigned int v4103 = v4099 ? v4102 : 0u;
+            const unsigned int v4105 = v4025 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4105 ^ (((v4105 >> 6u) & 7u) << 3u)), x + v4103, v4099);
           }
-          const unsigned int v4064 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4065 = v4064 << 3u;
-          const unsigned int v4066 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4067 = v3730 + v4065;  // kernels/gemm/gemm_tiles.hpp:86
-          const bool v4068 = v4067 < v34;
-          const unsigned int v4069 = v4066 * v34;  // kernels/gemm/gemm_tiles.hpp:87
-          const unsigned int v4070 = v85 + v4069;
-          const unsigned int v4071 = v4070 + v3730;
-          const unsigned int v4072 = v4071 + v4065;
-          const unsigned int v4074 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4075 = v3736 + v4074;
-          const unsigned int v4076 = v4075 + v4065;
-          const bool v4079 = v4066 < v15;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4080 = v4068 && v4079;
-          const unsigned int v4084 = v4080 ? v4072 : v85;  // kernels/gemm/gemm_tiles.hpp:91
-          iron_copy_async<16>(shm1 + (v4076 ^ (((v4076 >> 6u) & 7u) << 3u)), weight + v4084, v4080);  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4088 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4089 = v4088 < v15;
-          const bool v4090 = v4068 && v4089;
-          const unsigned int v4092 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4093 = v4072 + v4092;
-          const unsigned int v4094 = v4090 ? v4093 : v85;
-          const unsigned int v4096 = v4076 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4096 ^ (((v4096 >> 6u) & 7u) << 3u)), weight + v4094, v4090);
-          const unsigned int v4098 = v4066 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4099 = v4098 < v15;
-          const bool v4100 = v4068 && v4099;
-          const unsigned int v4102 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4103 = v4072 + v4102;
-          const unsigned int v4104 = v4100 ? v4103 : v85;
-          const unsigned int v4106 = v4076 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4106 ^ (((v4106 >> 6u) & 7u) << 3u)), weight + v4104, v4100);
-          const unsigned int v4108 = v4066 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4109 = v4108 < v15;
-          const bool v4110 = v4068 && v4109;
-          const unsigned int v4112 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4113 = v4072 + v4112;
-          const unsigned int v4114 = v4110 ? v4113 : v85;
-          const unsigned int v4116 = v4076 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4116 ^ (((v4116 >> 6u) & 7u) << 3u)), weight + v4114, v4110);
-          const unsigned int v4118 = v4066 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4119 = v4118 < v15;
-          const bool v4120 = v4068 && v4119;
-          const unsigned int v4122 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4123 = v4072 + v4122;
-          const unsigned int v4124 = v4120 ? v4123 : v85;
-          const unsigned int v4126 = v4076 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), weight + v4124, v4120);
-          const unsigned int v4128 = v4066 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-          const bool v4129 = v4128 < v15;
-          const bool v4130 = v4068 && v4129;
-          const unsigned int v4132 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4133 = v4072 + v4132;
-          const unsigned int v4134 = v4130 ? v4133 : v85;
-          const unsigned int v4136 = v4076 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4136 ^ (((v4136 >> 6u) & 7u) << 3u)), weight + v4134, v4130);
-          const unsigned int v4138 = v4066 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v4114 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v4115 = v4114 << 3u;
+          const unsigned int v4116 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v4117 = v3780 + v4115;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v4118 = v4117 < v34;
+          const unsigned int v4119 = v4116 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v4120 = v85 + v4119;
+          const unsigned int v4121 = v4120 + v3780;
+          const unsigned int v4122 = v4121 + v4115;
+          const unsigned int v4124 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v4125 = v3786 + v4124;
+          const unsigned int v4126 = v4125 + v4115;
+          const bool v4129 = v4116 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4130 = v4118 && v4129;
+          const unsigned int v4134 = v4130 ? v4122 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), weight + v4134, v4130);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v4138 = v4116 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v4139 = v4138 < v15;
-          const bool v4140 = v4068 && v4139;
-          const unsigned int v4142 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4143 = v4072 + v4142;
+          const bool v4140 = v4118 && v4139;
+          const unsigned int v4142 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4143 = v4122 + v4142;
           const unsigned int v4144 = v4140 ? v4143 : v85;
-          const unsigned int v4146 = v4076 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4146 = v4126 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), weight + v4144, v4140);
-          const unsigned int v4148 = v4066 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const unsigned int v4148 = v4116 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
           const bool v4149 = v4148 < v15;
-          const bool v4150 = v4068 && v4149;
-          const unsigned int v4152 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
-          const unsigned int v4153 = v4072 + v4152;
+          const bool v4150 = v4118 && v4149;
+          const unsigned int v4152 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4153 = v4122 + v4152;
           const unsigned int v4154 = v4150 ? v4153 : v85;
-          const unsigned int v4156 = v4076 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4156 = v4126 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
           iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4154, v4150);
+          const unsigned int v4158 = v4116 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4159 = v4158 < v15;
+          const bool v4160 = v4118 && v4159;
+          const unsigned int v4162 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4163 = v4122 + v4162;
+          const unsigned int v4164 = v4160 ? v4163 : v85;
+          const unsigned int v4166 = v4126 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4166 ^ (((v4166 >> 6u) & 7u) << 3u)), weight + v4164, v4160);
+          const unsigned int v4168 = v4116 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4169 = v4168 < v15;
+          const bool v4170 = v4118 && v4169;
+          const unsigned int v4172 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4173 = v4122 + v4172;
+          const unsigned int v4174 = v4170 ? v4173 : v85;
+          const unsigned int v4176 = v4126 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4176 ^ (((v4176 >> 6u) & 7u) << 3u)), weight + v4174, v4170);
+          const unsigned int v4178 = v4116 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4179 = v4178 < v15;
+          const bool v4180 = v4118 && v4179;
+          const unsigned int v4182 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4183 = v4122 + v4182;
+          const unsigned int v4184 = v4180 ? v4183 : v85;
+          const unsigned int v4186 = v4126 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), weight + v4184, v4180);
+          const unsigned int v4188 = v4116 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4189 = v4188 < v15;
+          const bool v4190 = v4118 && v4189;
+          const unsigned int v4192 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4193 = v4122 + v4192;
+          const unsigned int v4194 = v4190 ? v4193 : v85;
+          const unsigned int v4196 = v4126 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4196 ^ (((v4196 >> 6u) & 7u) << 3u)), weight + v4194, v4190);
+          const unsigned int v4198 = v4116 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4199 = v4198 < v15;
+          const bool v4200 = v4118 && v4199;
+          const unsigned int v4202 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4203 = v4122 + v4202;
+          const unsigned int v4204 = v4200 ? v4203 : v85;
+          const unsigned int v4206 = v4126 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), weight + v4204, v4200);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
       __syncthreads();
     } else {
       const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
       const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
         for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
           const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
           const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
@@ -1306,798 +1306,827 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           }
         }
 
-        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v898 = v897 < v15;
           const unsigned int v899 = v806 + v896;
           const bool v900 = v899 < v34;
           const bool v901 = v898 && v900;
           if (v901) {
-            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v904 = v85 + v903;
             const unsigned int v905 = v904 + v806;
             const unsigned int v906 = v905 + v896;
             const iron_bf16 v907 = weight[v906];
-            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v910 = v909 + v896;
             shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v913 = v912 + v896;
             shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:417
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
+        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
+        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+
         #pragma unroll 1
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-          const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-          const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-          const unsigned int v1008 = v1007 + v1000;
-          const iron_f32x4 v4285 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1008);  // kernels/gemm/gemm_tiles.hpp:348
-          const float v1011 = v4285.v[0];
-          const float v1031 = v4285.v[1];
-          const float v1051 = v4285.v[2];
-          const float v1071 = v4285.v[3];
-          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4287 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1015 = v4287.v[0];
-          const iron_bf16 v1035 = v4287.v[1];
-          const iron_bf16 v1055 = v4287.v[2];
-          const iron_bf16 v1075 = v4287.v[3];
-          const iron_bf16 v1095 = v4287.v[4];
-          const iron_bf16 v1115 = v4287.v[5];
-          const iron_bf16 v1135 = v4287.v[6];
-          const iron_bf16 v1155 = v4287.v[7];
-          const float v1016 = iron_to_f32(v1015);
-          const float v1017 = v1011 + v1016;
-          const float v1019 = v1017 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1020 = iron_exp2_approx(v1019);
-          const float v1022 = 1.0f + v1020;
-          const float v1023 = iron_recip_approx(v1022);
-          const float v1024 = v1017 * v1023;
-          const iron_bf16 v1025 = iron_f32_to_bf16(v1024);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1026 = v998 * v4;
-          const unsigned int v1027 = v1026 + v84;
-          const float v1036 = iron_to_f32(v1035);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1037 = v1031 + v1036;
-          const float v1039 = v1037 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1040 = iron_exp2_approx(v1039);
-          const float v1042 = 1.0f + v1040;
-          const float v1043 = iron_recip_approx(v1042);
-          const float v1044 = v1037 * v1043;
-          const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1056 = iron_to_f32(v1055);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1057 = v1051 + v1056;
-          const float v1059 = v1057 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1060 = iron_exp2_approx(v1059);
-          const float v1062 = 1.0f + v1060;
-          const float v1063 = iron_recip_approx(v1062);
-          const float v1064 = v1057 * v1063;
-          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1077 = v1071 + v1076;
-          const float v1079 = v1077 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1080 = iron_exp2_approx(v1079);
-          const float v1082 = 1.0f + v1080;
-          const float v1083 = iron_recip_approx(v1082);
-          const float v1084 = v1077 * v1083;
-          const iron_bf16 v1085 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1090 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-          const iron_f32x4 v4290 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1090);
-          const float v1091 = v4290.v[0];
-          const float v1111 = v4290.v[1];
-          const float v1131 = v4290.v[2];
-          const float v1151 = v4290.v[3];
-          const float v1096 = iron_to_f32(v1095);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1097 = v1091 + v1096;
-          const float v1099 = v1097 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1100 = iron_exp2_approx(v1099);
-          const float v1102 = 1.0f + v1100;
-          const float v1103 = iron_recip_approx(v1102);
-          const float v1104 = v1097 * v1103;
-          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1116 = iron_to_f32(v1115);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1117 = v1111 + v1116;
-          const float v1119 = v1117 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1120 = iron_exp2_approx(v1119);
-          const float v1122 = 1.0f + v1120;
-          const float v1123 = iron_recip_approx(v1122);
-          const float v1124 = v1117 * v1123;
-          const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1136 = iron_to_f32(v1135);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1137 = v1131 + v1136;
-          const float v1139 = v1137 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1140 = iron_exp2_approx(v1139);
-          const float v1142 = 1.0f + v1140;
-          const float v1143 = iron_recip_approx(v1142);
-          const float v1144 = v1137 * v1143;
-          const iron_bf16 v1145 = iron_f32_to_bf16(v1144);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1157 = v1151 + v1156;
-          const float v1159 = v1157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1160 = iron_exp2_approx(v1159);
-          const float v1162 = 1.0f + v1160;
-          const float v1163 = iron_recip_approx(v1162);
-          const float v1164 = v1157 * v1163;
-          const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4291 = v1001 + v1027;
-          *reinterpret_cast<iron_bf16x8*>(out + v4291) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+          const unsigned int v1003 = v989 + v1002;
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1006 = v984 + v1005;
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1013 = v1012 + v1005;
+          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
+          const iron_f32x4 v4335 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4335.v[0];
+          const float v1023 = v4335.v[1];
+          const float v1026 = v4335.v[2];
+          const float v1029 = v4335.v[3];
+          const iron_f32x4 v4336 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4336.v[0];
+          const float v1035 = v4336.v[1];
+          const float v1038 = v4336.v[2];
+          const float v1041 = v4336.v[3];
+          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
+          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x4 v4338 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4338.v[0];
+          const iron_bf16 v1064 = v4338.v[1];
+          const iron_bf16 v1082 = v4338.v[2];
+          const iron_bf16 v1100 = v4338.v[3];
+          const float v1047 = iron_to_f32(v1046);
+          const float v1048 = v1042 + v1047;
+          const float v1050 = v1048 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1051 = iron_exp2_approx(v1050);
+          const float v1053 = 1.0f + v1051;
+          const float v1054 = iron_recip_approx(v1053);
+          const float v1055 = v1048 * v1054;
+          const iron_bf16 v1056 = iron_f32_to_bf16(v1055);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1057 = v1003 * v4;
+          const unsigned int v1058 = v1057 + v84;
+          const float v1060 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1065 = iron_to_f32(v1064);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1066 = v1060 + v1065;
+          const float v1068 = v1066 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1069 = iron_exp2_approx(v1068);
+          const float v1071 = 1.0f + v1069;
+          const float v1072 = iron_recip_approx(v1071);
+          const float v1073 = v1066 * v1072;
+          const iron_bf16 v1074 = iron_f32_to_bf16(v1073);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1078 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1083 = iron_to_f32(v1082);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1084 = v1078 + v1083;
+          const float v1086 = v1084 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1087 = iron_exp2_approx(v1086);
+          const float v1089 = 1.0f + v1087;
+          const float v1090 = iron_recip_approx(v1089);
+          const float v1091 = v1084 * v1090;
+          const iron_bf16 v1092 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1096 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
+          const float v1101 = iron_to_f32(v1100);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1102 = v1096 + v1101;
+          const float v1104 = v1102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1105 = iron_exp2_approx(v1104);
+          const float v1107 = 1.0f + v1105;
+          const float v1108 = iron_recip_approx(v1107);
+          const float v1109 = v1102 * v1108;
+          const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4339 = v1006 + v1058;
+          *reinterpret_cast<iron_bf16x4*>(out + v4339) = iron_bf16x4{{v1056, v1074, v1092, v1110}};
+          const float v1114 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1117 = v1006 + 4u;
+          const unsigned int v1119 = v84 + v1117;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1120 = bias[v1119];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1121 = iron_to_f32(v1120);
+          const float v1122 = v1114 + v1121;
+          const float v1124 = v1122 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1125 = iron_exp2_approx(v1124);
+          const float v1127 = 1.0f + v1125;
+          const float v1128 = iron_recip_approx(v1127);
+          const float v1129 = v1122 * v1128;
+          const iron_bf16 v1130 = iron_f32_to_bf16(v1129);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1133 = v1058 + v1117;
+          out[v1133] = v1130;
+          const float v1134 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1138 = v1117 + 1u;
+          const unsigned int v1139 = v84 + v1138;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1140 = bias[v1139];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1141 = iron_to_f32(v1140);
+          const float v1142 = v1134 + v1141;
+          const float v1144 = v1142 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1145 = iron_exp2_approx(v1144);
+          const float v1147 = 1.0f + v1145;
+          const float v1148 = iron_recip_approx(v1147);
+          const float v1149 = v1142 * v1148;
+          const iron_bf16 v1150 = iron_f32_to_bf16(v1149);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1153 = v1058 + v1138;
+          out[v1153] = v1150;
+          const float v1154 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1158 = v1117 + 2u;
+          const unsigned int v1159 = v84 + v1158;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1160 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1161 = iron_to_f32(v1160);
+          const float v1162 = v1154 + v1161;
+          const float v1164 = v1162 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1165 = iron_exp2_approx(v1164);
+          const float v1167 = 1.0f + v1165;
+          const float v1168 = iron_recip_approx(v1167);
+          const float v1169 = v1162 * v1168;
+          const iron_bf16 v1170 = iron_f32_to_bf16(v1169);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1173 = v1058 + v1158;
+          out[v1173] = v1170;
+          const float v1174 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const unsigned int v1178 = v1117 + 3u;
+          const unsigned int v1179 = v84 + v1178;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16 v1180 = bias[v1179];  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1181 = iron_to_f32(v1180);
+          const float v1182 = v1174 + v1181;
+          const float v1184 = v1182 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1185 = iron_exp2_approx(v1184);
+          const float v1187 = 1.0f + v1185;
+          const float v1188 = iron_recip_approx(v1187);
+          const float v1189 = v1182 * v1188;
+          const iron_bf16 v1190 = iron_f32_to_bf16(v1189);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1193 = v1058 + v1178;
+          out[v1193] = v1190;
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1172 = v144; v1172 < 4096u; v1172 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
-          const unsigned int v1174 = v1172 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-          const unsigned int v1175 = v989 + v1174;
-          const unsigned int v1177 = v1172 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-          const unsigned int v1178 = v984 + v1177;
-          const bool v1179 = v1175 < v60;  // kernels/gemm/gemm_tiles.hpp:363
-          const bool v1180 = v1178 < v15;
-          const bool v1181 = v1179 && v1180;
-          if (v1181) {
-            const unsigned int v1187 = v1174 * 72u;
-            const unsigned int v1188 = v1187 + v1177;
-            const float v1189 = shm2[v1188];
-            const unsigned int v1190 = v84 + v1178;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1191 = bias[v1190];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1192 = iron_to_f32(v1191);
-            const float v1193 = v1189 + v1192;
-            const float v1195 = v1193 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-            const float v1196 = iron_exp2_approx(v1195);
-            const float v1198 = 1.0f + v1196;
-            const float v1199 = iron_recip_approx(v1198);
-            const float v1200 = v1193 * v1199;
-            const iron_bf16 v1201 = iron_f32_to_bf16(v1200);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1202 = v1175 * v4;
-            const unsigned int v1203 = v1202 + v84;
-            const unsigned int v1204 = v1203 + v1178;
-            out[v1204] = v1201;
+        for (unsigned int v1197 = v144; v1197 < 4096u; v1197 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1199 = v1197 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1200 = v989 + v1199;
+          const unsigned int v1202 = v1197 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1203 = v984 + v1202;
+          const bool v1204 = v1200 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1205 = v1203 < v15;
+          const bool v1206 = v1204 && v1205;
+          if (v1206) {
+            const unsigned int v1212 = v1199 * 72u;
+            const unsigned int v1213 = v1212 + v1202;
+            const float v1214 = shm2[v1213];
+            const unsigned int v1215 = v84 + v1203;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1216 = bias[v1215];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1217 = iron_to_f32(v1216);
+            const float v1218 = v1214 + v1217;
+            const float v1220 = v1218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+            const float v1221 = iron_exp2_approx(v1220);
+            const float v1223 = 1.0f + v1221;
+            const float v1224 = iron_recip_approx(v1223);
+            const float v1225 = v1218 * v1224;
+            const iron_bf16 v1226 = iron_f32_to_bf16(v1225);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1227 = v1200 * v4;
+            const unsigned int v1228 = v1227 + v84;
+            const unsigned int v1229 = v1228 + v1203;
+            out[v1229] = v1226;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2603 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2604 = v2603 & 15u;
-    const unsigned int v2605 = v2604 << 2u;
-    const unsigned int v2608 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2609 = v2608 * v19;
-    const unsigned int v2613 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2614 = v12 * v2613;
-    const unsigned int v2616 = v10 << 1u;
-    const unsigned int v2617 = v2 + v2616;
-    const unsigned int v2618 = v2617 - v2614;
-    const unsigned int v2619 = v2618 - 1u;
-    const unsigned int v2620 = v2619 / v8;
-    const unsigned int v2621 = v2620 + 1u;
-    const unsigned int v2625 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2626 = v11 * v2625;
-    const unsigned int v2628 = v9 << 1u;
-    const unsigned int v2629 = v1 + v2628;
-    const unsigned int v2630 = v2629 - v2626;
-    const unsigned int v2631 = v2630 - 1u;
-    const unsigned int v2632 = v2631 / v7;
-    const unsigned int v2633 = v2632 + 1u;
-    const unsigned int v2634 = v2633 * v2621;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2635 = v0 * v2634;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2640 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2641 = v2640 == 0u;
-    const unsigned int v2644 = v19 << 1u;
-    const bool v2645 = v2644 <= 64u;
-    const bool v2646 = v2641 && v2645;
-    const unsigned int v2647 = v2646 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2651 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2652 = v2651 == 0u;
-    const unsigned int v2655 = v19 << 2u;
-    const bool v2656 = v2655 <= 64u;
-    const bool v2657 = v2652 && v2656;
-    const unsigned int v2658 = v2657 ? 4u : v2647;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2662 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2663 = v2662 == 0u;
-    const unsigned int v2666 = v19 << 3u;
-    const bool v2667 = v2666 <= 64u;
-    const bool v2668 = v2663 && v2667;
-    const unsigned int v2669 = v2668 ? 8u : v2658;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2671 = 128u / v2669;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2672 = v13 / v2669;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2673 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2676 = v2635 + 127u;
-    const unsigned int v2677 = v2676 >> 7u;
-    const unsigned int v2678 = blockIdx.z;
-    const unsigned int v2679 = v2678 * v2677;
-    const unsigned int v2680 = v2679 + v2673;
-    const unsigned int v2681 = v2680 % v2672;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2682 = v2680 / v2672;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2683 = v2681 * v2669;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2685 = v2635 + v2671;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2686 = v2685 - 1u;
-    const unsigned int v2687 = v2686 / v2671;
-    const bool v2688 = v2682 < v2687;
-    if (v2688) {
-      const unsigned int v2690 = v2669 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2691 = v2690 >> 2u;
-      const bool v2695 = v2691 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2696 = v2695 ? 8u : 16u;
-      const bool v2699 = v2691 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2700 = v2699 ? 4u : v2696;
-      const bool v2703 = v2691 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2704 = v2703 ? 2u : v2700;
-      const bool v2707 = v2691 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2708 = v2707 ? 1u : v2704;
-      const unsigned int v2710 = v2603 % v2708;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2711 = v2710 < v2691;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2713 = v2710 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2714 = v2713 / v19;
-      const unsigned int v2715 = v2714 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2718 = v2713 - v2715;
-      const unsigned int v2721 = v2683 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2722 = v2721 + v2713;
-      const unsigned int v2724 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2725 = v2724 << 5u;
-      const unsigned int v2726 = v2725 / v2671;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2728 = v2725 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2729 = v2728 / v2671;
-      iron_frag<float, 2, 16, 16> v2731;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2731, 0.0f);
-      iron_frag<float, 2, 16, 16> v2733;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2733, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2735;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2735, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2737, iron_f32_to_bf16(0.0f));
-      const unsigned int v2740 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2843 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2864 = v2725 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2868 = v2726 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2874 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2878 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2653 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2654 = v2653 & 15u;
+    const unsigned int v2655 = v2654 << 2u;
+    const unsigned int v2658 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2659 = v2658 * v19;
+    const unsigned int v2663 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2664 = v12 * v2663;
+    const unsigned int v2666 = v10 << 1u;
+    const unsigned int v2667 = v2 + v2666;
+    const unsigned int v2668 = v2667 - v2664;
+    const unsigned int v2669 = v2668 - 1u;
+    const unsigned int v2670 = v2669 / v8;
+    const unsigned int v2671 = v2670 + 1u;
+    const unsigned int v2675 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2676 = v11 * v2675;
+    const unsigned int v2678 = v9 << 1u;
+    const unsigned int v2679 = v1 + v2678;
+    const unsigned int v2680 = v2679 - v2676;
+    const unsigned int v2681 = v2680 - 1u;
+    const unsigned int v2682 = v2681 / v7;
+    const unsigned int v2683 = v2682 + 1u;
+    const unsigned int v2684 = v2683 * v2671;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2685 = v0 * v2684;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2690 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2691 = v2690 == 0u;
+    const unsigned int v2694 = v19 << 1u;
+    const bool v2695 = v2694 <= 64u;
+    const bool v2696 = v2691 && v2695;
+    const unsigned int v2697 = v2696 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2701 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2702 = v2701 == 0u;
+    const unsigned int v2705 = v19 << 2u;
+    const bool v2706 = v2705 <= 64u;
+    const bool v2707 = v2702 && v2706;
+    const unsigned int v2708 = v2707 ? 4u : v2697;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2712 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2713 = v2712 == 0u;
+    const unsigned int v2716 = v19 << 3u;
+    const bool v2717 = v2716 <= 64u;
+    const bool v2718 = v2713 && v2717;
+    const unsigned int v2719 = v2718 ? 8u : v2708;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2721 = 128u / v2719;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2722 = v13 / v2719;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2723 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2726 = v2685 + 127u;
+    const unsigned int v2727 = v2726 >> 7u;
+    const unsigned int v2728 = blockIdx.z;
+    const unsigned int v2729 = v2728 * v2727;
+    const unsigned int v2730 = v2729 + v2723;
+    const unsigned int v2731 = v2730 % v2722;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2732 = v2730 / v2722;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2733 = v2731 * v2719;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2735 = v2685 + v2721;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2736 = v2735 - 1u;
+    const unsigned int v2737 = v2736 / v2721;
+    const bool v2738 = v2732 < v2737;
+    if (v2738) {
+      const unsigned int v2740 = v2719 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2741 = v2740 >> 2u;
+      const bool v2745 = v2741 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2746 = v2745 ? 8u : 16u;
+      const bool v2749 = v2741 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2750 = v2749 ? 4u : v2746;
+      const bool v2753 = v2741 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2754 = v2753 ? 2u : v2750;
+      const bool v2757 = v2741 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2758 = v2757 ? 1u : v2754;
+      const unsigned int v2760 = v2653 % v2758;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2761 = v2760 < v2741;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2763 = v2760 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2764 = v2763 / v19;
+      const unsigned int v2765 = v2764 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2768 = v2763 - v2765;
+      const unsigned int v2771 = v2733 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2772 = v2771 + v2763;
+      const unsigned int v2774 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2775 = v2774 << 5u;
+      const unsigned int v2776 = v2775 / v2721;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2778 = v2775 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2779 = v2778 / v2721;
+      iron_frag<float, 2, 16, 16> v2781;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2781, 0.0f);
+      iron_frag<float, 2, 16, 16> v2783;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2783, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2785;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2785, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2787;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2787, iron_f32_to_bf16(0.0f));
+      const unsigned int v2790 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2893 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2914 = v2775 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2918 = v2776 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2924 = v2778 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2928 = v2779 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2742 = 0u; v2742 < v5; v2742 += v2740) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2743 = v2742 + v2740;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2744 = min(v2743, v5);
-        const unsigned int v2745 = v2744 - v2742;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2746 = v2745 * v6;
-        const unsigned int v2747 = v2746 * v19;
-        const unsigned int v2751 = v2747 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2752 = v2751 >> 4u;
-        const unsigned int v2753 = v2752 << 4u;
-        const bool v2754 = v2605 < v2753;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2754) {
-          const unsigned int v2756 = v2669 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2759 = v2603 >> 4u;
-          const bool v2765 = v2605 < v2747;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2767 = v2742 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2768 = v2767 * v19;
+      for (unsigned int v2792 = 0u; v2792 < v5; v2792 += v2790) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2793 = v2792 + v2790;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2794 = min(v2793, v5);
+        const unsigned int v2795 = v2794 - v2792;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2796 = v2795 * v6;
+        const unsigned int v2797 = v2796 * v19;
+        const unsigned int v2801 = v2797 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2802 = v2801 >> 4u;
+        const unsigned int v2803 = v2802 << 4u;
+        const bool v2804 = v2655 < v2803;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2804) {
+          const unsigned int v2806 = v2719 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2809 = v2653 >> 4u;
+          const bool v2815 = v2655 < v2797;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2817 = v2792 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2818 = v2817 * v19;
 
-          for (unsigned int v2761 = v2759; v2761 < v2756; v2761 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2763 = v2761 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2764 = v2763 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2766 = v2764 && v2765;
-            const unsigned int v2770 = v2761 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2771 = v2683 + v2770;
-            const unsigned int v2772 = v2771 * v15;
-            const unsigned int v2773 = v2772 + v2763;
-            const unsigned int v2774 = v2773 * v2609;
-            const unsigned int v2775 = v2774 + v2768;
-            const unsigned int v2776 = v2775 + v2605;
-            const unsigned int v2778 = v2766 ? v2776 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2780 = v2761 * 56u;
-            const unsigned int v2781 = v2780 + v2605;
-            iron_copy_async<8>(shm5 + v2781, weight + v2778, v2766);
+          for (unsigned int v2811 = v2809; v2811 < v2806; v2811 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2813 = v2811 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2814 = v2813 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2816 = v2814 && v2815;
+            const unsigned int v2820 = v2811 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2821 = v2733 + v2820;
+            const unsigned int v2822 = v2821 * v15;
+            const unsigned int v2823 = v2822 + v2813;
+            const unsigned int v2824 = v2823 * v2659;
+            const unsigned int v2825 = v2824 + v2818;
+            const unsigned int v2826 = v2825 + v2655;
+            const unsigned int v2828 = v2816 ? v2826 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2830 = v2811 * 56u;
+            const unsigned int v2831 = v2830 + v2655;
+            iron_copy_async<8>(shm5 + v2831, weight + v2828, v2816);
           }
         }
-        if (v2711) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2783 = 128u / v2708;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2785 = v2603 / v2708;
-          const unsigned int v2787 = v2682 * v2671;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2799 = v2714 * v2671;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2809 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2826 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2761) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2833 = 128u / v2758;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2835 = v2653 / v2758;
+          const unsigned int v2837 = v2732 * v2721;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2849 = v2764 * v2721;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2859 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2876 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2786 = v2785; v2786 < v2671; v2786 += v2783) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2788 = v2787 + v2786;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2789 = v2788 / v2634;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2790 = v2789 * v2634;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2791 = v2788 - v2790;
-            const unsigned int v2792 = v2791 / v2621;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2793 = v2792 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2794 = v2792 * v2621;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2795 = v2791 - v2794;
-            const unsigned int v2796 = v2795 * v8;
-            const bool v2797 = v2788 < v2635;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2800 = v2799 + v2786;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2801 = v2800 * 56u;
-            const unsigned int v2802 = v2801 + v2718;
-            const unsigned int v2813 = v2789 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2836 = v2835; v2836 < v2721; v2836 += v2833) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2838 = v2837 + v2836;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2839 = v2838 / v2684;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2840 = v2839 * v2684;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2841 = v2838 - v2840;
+            const unsigned int v2842 = v2841 / v2671;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2843 = v2842 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2844 = v2842 * v2671;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2845 = v2841 - v2844;
+            const unsigned int v2846 = v2845 * v8;
+            const bool v2847 = v2838 < v2685;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2850 = v2849 + v2836;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2851 = v2850 * 56u;
+            const unsigned int v2852 = v2851 + v2768;
+            const unsigned int v2863 = v2839 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2804 = v2742; v2804 < v2744; v2804 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2805 = v2804 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2806 = v2793 + v2805;
-              const bool v2807 = v2806 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2808 = v2797 && v2807;
-              const bool v2810 = v2806 < v2809;
-              const bool v2811 = v2808 && v2810;
-              const unsigned int v2812 = max(v2806, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2814 = v2813 + v2812;
-              const unsigned int v2815 = v2814 - v9;
-              const unsigned int v2816 = v2804 - v2742;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2817 = v2816 * v6;
-              const unsigned int v2818 = v2817 * v19;
-              const unsigned int v2830 = v2815 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2838 = v2802 + v2818;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2854 = v2792; v2854 < v2794; v2854 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2855 = v2854 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2856 = v2843 + v2855;
+              const bool v2857 = v2856 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2858 = v2847 && v2857;
+              const bool v2860 = v2856 < v2859;
+              const bool v2861 = v2858 && v2860;
+              const unsigned int v2862 = max(v2856, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2864 = v2863 + v2862;
+              const unsigned int v2865 = v2864 - v9;
+              const unsigned int v2866 = v2854 - v2792;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2867 = v2866 * v6;
+              const unsigned int v2868 = v2867 * v19;
+              const unsigned int v2880 = v2865 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2888 = v2852 + v2868;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2821 = 0u; v2821 < v6; v2821 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2822 = v2821 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2823 = v2796 + v2822;
-                const bool v2824 = v2823 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2825 = v2811 && v2824;
-                const bool v2827 = v2823 < v2826;
-                const bool v2828 = v2825 && v2827;
-                const unsigned int v2829 = max(v2823, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2831 = v2830 + v2829;
-                const unsigned int v2832 = v2831 - v10;
-                const unsigned int v2833 = v2832 * v3;
-                const unsigned int v2834 = v2833 + v2722;
-                const unsigned int v2836 = v2828 ? v2834 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2837 = v2821 * v19;
-                const unsigned int v2839 = v2838 + v2837;
-                iron_copy_async<8>(shm4 + v2839, x + v2836, v2828);
+              for (unsigned int v2871 = 0u; v2871 < v6; v2871 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2872 = v2871 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2873 = v2846 + v2872;
+                const bool v2874 = v2873 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2875 = v2861 && v2874;
+                const bool v2877 = v2873 < v2876;
+                const bool v2878 = v2875 && v2877;
+                const unsigned int v2879 = max(v2873, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2881 = v2880 + v2879;
+                const unsigned int v2882 = v2881 - v10;
+                const unsigned int v2883 = v2882 * v3;
+                const unsigned int v2884 = v2883 + v2772;
+                const unsigned int v2886 = v2878 ? v2884 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2887 = v2871 * v19;
+                const unsigned int v2889 = v2888 + v2887;
+                iron_copy_async<8>(shm4 + v2889, x + v2886, v2878);
               }
             }
           }
         }
-        const unsigned int v2841 = v2753 - v2747;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2842 = v2841 >> 2u;
-        const unsigned int v2845 = v2842 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2891 = v2803 - v2797;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2892 = v2891 >> 2u;
+        const unsigned int v2895 = v2892 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2847 = v2603; v2847 < v2845; v2847 += v2843) {
-          const unsigned int v2848 = v2847 / v2842;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2852 = v2848 * v2842;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2853 = v2847 - v2852;
-          const unsigned int v2854 = v2853 << 2u;
-          const unsigned int v2856 = v2848 * 56u;
-          const unsigned int v2857 = v2856 + v2747;
-          const unsigned int v2858 = v2857 + v2854;
-          iron_copy_async<8>(shm4 + v2858, x + 0u, false);
+        for (unsigned int v2897 = v2653; v2897 < v2895; v2897 += v2893) {
+          const unsigned int v2898 = v2897 / v2892;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2902 = v2898 * v2892;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2903 = v2897 - v2902;
+          const unsigned int v2904 = v2903 << 2u;
+          const unsigned int v2906 = v2898 * 56u;
+          const unsigned int v2907 = v2906 + v2797;
+          const unsigned int v2908 = v2907 + v2904;
+          iron_copy_async<8>(shm4 + v2908, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2861 = 0u; v2861 < v2753; v2861 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2865 = v2864 + v2861;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2735, shm4, v2865, 56u);
-          const unsigned int v2869 = v2868 + v2861;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2737, shm5, v2869, 56u);
-          iron_frag_mma_sync(v2731, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2875 = v2874 + v2861;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2735, shm4, v2875, 56u);
-          const unsigned int v2879 = v2878 + v2861;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2737, shm5, v2879, 56u);
-          iron_frag_mma_sync(v2733, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2911 = 0u; v2911 < v2803; v2911 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2915 = v2914 + v2911;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2785, shm4, v2915, 56u);
+          const unsigned int v2919 = v2918 + v2911;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2787, shm5, v2919, 56u);
+          iron_frag_mma_sync(v2781, v2785, v2787);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2925 = v2924 + v2911;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2785, shm4, v2925, 56u);
+          const unsigned int v2929 = v2928 + v2911;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2787, shm5, v2929, 56u);
+          iron_frag_mma_sync(v2783, v2785, v2787);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2880 = v2726 * v2671;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2881 = v2682 * v2671;
-      const unsigned int v2882 = v2881 + v2725;
-      const unsigned int v2883 = v2882 - v2880;
-      const unsigned int v2884 = v2683 + v2726;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2885 = v2884 * v15;
-      const unsigned int v2886 = static_cast<unsigned int>(v2731.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2887 = v2883 + v2886;
-      const unsigned int v2888 = static_cast<unsigned int>(v2731.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2889 = v2887 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2890 = v2888 < v15;
-      const bool v2891 = v2889 && v2890;
-      if (v2891) {
-        const float v2892 = v2731.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2893 = v2885 + v2888;
-        const iron_bf16 v2894 = bias[v2893];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2895 = iron_to_f32(v2894);
-        const float v2896 = v2892 + v2895;
-        const float v2898 = v2896 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2899 = iron_exp2_approx(v2898);
-        const float v2901 = 1.0f + v2899;
-        const float v2902 = iron_recip_approx(v2901);
-        const float v2903 = v2896 * v2902;
-        const iron_bf16 v2904 = iron_f32_to_bf16(v2903);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2905 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2906 = v2905 + v2885;
-        const unsigned int v2907 = v2906 + v2888;
-        out[v2907] = v2904;
+      const unsigned int v2930 = v2776 * v2721;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2931 = v2732 * v2721;
+      const unsigned int v2932 = v2931 + v2775;
+      const unsigned int v2933 = v2932 - v2930;
+      const unsigned int v2934 = v2733 + v2776;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2935 = v2934 * v15;
+      const unsigned int v2936 = static_cast<unsigned int>(v2781.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2937 = v2933 + v2936;
+      const unsigned int v2938 = static_cast<unsigned int>(v2781.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2939 = v2937 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2940 = v2938 < v15;
+      const bool v2941 = v2939 && v2940;
+      if (v2941) {
+        const float v2942 = v2781.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2943 = v2935 + v2938;
+        const iron_bf16 v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2945 = iron_to_f32(v2944);
+        const float v2946 = v2942 + v2945;
+        const float v2948 = v2946 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2949 = iron_exp2_approx(v2948);
+        const float v2951 = 1.0f + v2949;
+        const float v2952 = iron_recip_approx(v2951);
+        const float v2953 = v2946 * v2952;
+        const iron_bf16 v2954 = iron_f32_to_bf16(v2953);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2955 = v2937 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2956 = v2955 + v2935;
+        const unsigned int v2957 = v2956 + v2938;
+        out[v2957] = v2954;
       }
-      const unsigned int v2908 = static_cast<unsigned int>(v2731.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2909 = v2883 + v2908;
-      const unsigned int v2910 = static_cast<unsigned int>(v2731.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2911 = v2909 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2912 = v2910 < v15;
-      const bool v2913 = v2911 && v2912;
-      if (v2913) {
-        const float v2914 = v2731.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2915 = v2885 + v2910;
-        const iron_bf16 v2916 = bias[v2915];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2917 = iron_to_f32(v2916);
-        const float v2918 = v2914 + v2917;
-        const float v2920 = v2918 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2921 = iron_exp2_approx(v2920);
-        const float v2923 = 1.0f + v2921;
-        const float v2924 = iron_recip_approx(v2923);
-        const float v2925 = v2918 * v2924;
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2927 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2928 = v2927 + v2885;
-        const unsigned int v2929 = v2928 + v2910;
-        out[v2929] = v2926;
+      const unsigned int v2958 = static_cast<unsigned int>(v2781.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2959 = v2933 + v2958;
+      const unsigned int v2960 = static_cast<unsigned int>(v2781.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2961 = v2959 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2962 = v2960 < v15;
+      const bool v2963 = v2961 && v2962;
+      if (v2963) {
+        const float v2964 = v2781.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2965 = v2935 + v2960;
+        const iron_bf16 v2966 = bias[v2965];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2967 = iron_to_f32(v2966);
+        const float v2968 = v2964 + v2967;
+        const float v2970 = v2968 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2971 = iron_exp2_approx(v2970);
+        const float v2973 = 1.0f + v2971;
+        const float v2974 = iron_recip_approx(v2973);
+        const float v2975 = v2968 * v2974;
+        const iron_bf16 v2976 = iron_f32_to_bf16(v2975);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2977 = v2959 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2978 = v2977 + v2935;
+        const unsigned int v2979 = v2978 + v2960;
+        out[v2979] = v2976;
       }
-      const unsigned int v2930 = static_cast<unsigned int>(v2731.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2931 = v2883 + v2930;
-      const unsigned int v2932 = static_cast<unsigned int>(v2731.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2933 = v2931 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2934 = v2932 < v15;
-      const bool v2935 = v2933 && v2934;
-      if (v2935) {
-        const float v2936 = v2731.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2937 = v2885 + v2932;
-        const iron_bf16 v2938 = bias[v2937];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2939 = iron_to_f32(v2938);
-        const float v2940 = v2936 + v2939;
-        const float v2942 = v2940 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2943 = iron_exp2_approx(v2942);
-        const float v2945 = 1.0f + v2943;
-        const float v2946 = iron_recip_approx(v2945);
-        const float v2947 = v2940 * v2946;
-        const iron_bf16 v2948 = iron_f32_to_bf16(v2947);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2949 = v2931 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2950 = v2949 + v2885;
-        const unsigned int v2951 = v2950 + v2932;
-        out[v2951] = v2948;
+      const unsigned int v2980 = static_cast<unsigned int>(v2781.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2981 = v2933 + v2980;
+      const unsigned int v2982 = static_cast<unsigned int>(v2781.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2983 = v2981 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2984 = v2982 < v15;
+      const bool v2985 = v2983 && v2984;
+      if (v2985) {
+        const float v2986 = v2781.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2987 = v2935 + v2982;
+        const iron_bf16 v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2989 = iron_to_f32(v2988);
+        const float v2990 = v2986 + v2989;
+        const float v2992 = v2990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2993 = iron_exp2_approx(v2992);
+        const float v2995 = 1.0f + v2993;
+        const float v2996 = iron_recip_approx(v2995);
+        const float v2997 = v2990 * v2996;
+        const iron_bf16 v2998 = iron_f32_to_bf16(v2997);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2999 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3000 = v2999 + v2935;
+        const unsigned int v3001 = v3000 + v2982;
+        out[v3001] = v2998;
       }
-      const unsigned int v2952 = static_cast<unsigned int>(v2731.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2953 = v2883 + v2952;
-      const unsigned int v2954 = static_cast<unsigned int>(v2731.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2955 = v2953 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2956 = v2954 < v15;
-      const bool v2957 = v2955 && v2956;
-      if (v2957) {
-        const float v2958 = v2731.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2959 = v2885 + v2954;
-        const iron_bf16 v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2961 = iron_to_f32(v2960);
-        const float v2962 = v2958 + v2961;
-        const float v2964 = v2962 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2965 = iron_exp2_approx(v2964);
-        const float v2967 = 1.0f + v2965;
-        const float v2968 = iron_recip_approx(v2967);
-        const float v2969 = v2962 * v2968;
-        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2971 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2972 = v2971 + v2885;
-        const unsigned int v2973 = v2972 + v2954;
-        out[v2973] = v2970;
+      const unsigned int v3002 = static_cast<unsigned int>(v2781.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3003 = v2933 + v3002;
+      const unsigned int v3004 = static_cast<unsigned int>(v2781.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3005 = v3003 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3006 = v3004 < v15;
+      const bool v3007 = v3005 && v3006;
+      if (v3007) {
+        const float v3008 = v2781.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3009 = v2935 + v3004;
+        const iron_bf16 v3010 = bias[v3009];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3011 = iron_to_f32(v3010);
+        const float v3012 = v3008 + v3011;
+        const float v3014 = v3012 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3015 = iron_exp2_approx(v3014);
+        const float v3017 = 1.0f + v3015;
+        const float v3018 = iron_recip_approx(v3017);
+        const float v3019 = v3012 * v3018;
+        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3021 = v3003 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3022 = v3021 + v2935;
+        const unsigned int v3023 = v3022 + v3004;
+        out[v3023] = v3020;
       }
-      const unsigned int v2974 = static_cast<unsigned int>(v2731.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2975 = v2883 + v2974;
-      const unsigned int v2976 = static_cast<unsigned int>(v2731.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2977 = v2975 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2978 = v2976 < v15;
-      const bool v2979 = v2977 && v2978;
-      if (v2979) {
-        const float v2980 = v2731.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2981 = v2885 + v2976;
-        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2983 = iron_to_f32(v2982);
-        const float v2984 = v2980 + v2983;
-        const float v2986 = v2984 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2987 = iron_exp2_approx(v2986);
-        const float v2989 = 1.0f + v2987;
-        const float v2990 = iron_recip_approx(v2989);
-        const float v2991 = v2984 * v2990;
-        const iron_bf16 v2992 = iron_f32_to_bf16(v2991);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2993 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2994 = v2993 + v2885;
-        const unsigned int v2995 = v2994 + v2976;
-        out[v2995] = v2992;
+      const unsigned int v3024 = static_cast<unsigned int>(v2781.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3025 = v2933 + v3024;
+      const unsigned int v3026 = static_cast<unsigned int>(v2781.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3027 = v3025 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3028 = v3026 < v15;
+      const bool v3029 = v3027 && v3028;
+      if (v3029) {
+        const float v3030 = v2781.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3031 = v2935 + v3026;
+        const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3033 = iron_to_f32(v3032);
+        const float v3034 = v3030 + v3033;
+        const float v3036 = v3034 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3037 = iron_exp2_approx(v3036);
+        const float v3039 = 1.0f + v3037;
+        const float v3040 = iron_recip_approx(v3039);
+        const float v3041 = v3034 * v3040;
+        const iron_bf16 v3042 = iron_f32_to_bf16(v3041);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3043 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3044 = v3043 + v2935;
+        const unsigned int v3045 = v3044 + v3026;
+        out[v3045] = v3042;
       }
-      const unsigned int v2996 = static_cast<unsigned int>(v2731.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2997 = v2883 + v2996;
-      const unsigned int v2998 = static_cast<unsigned int>(v2731.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2999 = v2997 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3000 = v2998 < v15;
-      const bool v3001 = v2999 && v3000;
-      if (v3001) {
-        const float v3002 = v2731.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3003 = v2885 + v2998;
-        const iron_bf16 v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3005 = iron_to_f32(v3004);
-        const float v3006 = v3002 + v3005;
-        const float v3008 = v3006 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3009 = iron_exp2_approx(v3008);
-        const float v3011 = 1.0f + v3009;
-        const float v3012 = iron_recip_approx(v3011);
-        const float v3013 = v3006 * v3012;
-        const iron_bf16 v3014 = iron_f32_to_bf16(v3013);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3015 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3016 = v3015 + v2885;
-        const unsigned int v3017 = v3016 + v2998;
-        out[v3017] = v3014;
+      const unsigned int v3046 = static_cast<unsigned int>(v2781.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3047 = v2933 + v3046;
+      const unsigned int v3048 = static_cast<unsigned int>(v2781.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3049 = v3047 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3050 = v3048 < v15;
+      const bool v3051 = v3049 && v3050;
+      if (v3051) {
+        const float v3052 = v2781.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3053 = v2935 + v3048;
+        const iron_bf16 v3054 = bias[v3053];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3055 = iron_to_f32(v3054);
+        const float v3056 = v3052 + v3055;
+        const float v3058 = v3056 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3059 = iron_exp2_approx(v3058);
+        const float v3061 = 1.0f + v3059;
+        const float v3062 = iron_recip_approx(v3061);
+        const float v3063 = v3056 * v3062;
+        const iron_bf16 v3064 = iron_f32_to_bf16(v3063);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3065 = v3047 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3066 = v3065 + v2935;
+        const unsigned int v3067 = v3066 + v3048;
+        out[v3067] = v3064;
       }
-      const unsigned int v3018 = static_cast<unsigned int>(v2731.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3019 = v2883 + v3018;
-      const unsigned int v3020 = static_cast<unsigned int>(v2731.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3021 = v3019 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3022 = v3020 < v15;
-      const bool v3023 = v3021 && v3022;
-      if (v3023) {
-        const float v3024 = v2731.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3025 = v2885 + v3020;
-        const iron_bf16 v3026 = bias[v3025];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3027 = iron_to_f32(v3026);
-        const float v3028 = v3024 + v3027;
-        const float v3030 = v3028 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3031 = iron_exp2_approx(v3030);
-        const float v3033 = 1.0f + v3031;
-        const float v3034 = iron_recip_approx(v3033);
-        const float v3035 = v3028 * v3034;
-        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3037 = v3019 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3038 = v3037 + v2885;
-        const unsigned int v3039 = v3038 + v3020;
-        out[v3039] = v3036;
+      const unsigned int v3068 = static_cast<unsigned int>(v2781.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3069 = v2933 + v3068;
+      const unsigned int v3070 = static_cast<unsigned int>(v2781.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3071 = v3069 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3072 = v3070 < v15;
+      const bool v3073 = v3071 && v3072;
+      if (v3073) {
+        const float v3074 = v2781.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3075 = v2935 + v3070;
+        const iron_bf16 v3076 = bias[v3075];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3077 = iron_to_f32(v3076);
+        const float v3078 = v3074 + v3077;
+        const float v3080 = v3078 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3081 = iron_exp2_approx(v3080);
+        const float v3083 = 1.0f + v3081;
+        const float v3084 = iron_recip_approx(v3083);
+        const float v3085 = v3078 * v3084;
+        const iron_bf16 v3086 = iron_f32_to_bf16(v3085);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3087 = v3069 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3088 = v3087 + v2935;
+        const unsigned int v3089 = v3088 + v3070;
+        out[v3089] = v3086;
       }
-      const unsigned int v3040 = static_cast<unsigned int>(v2731.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3041 = v2883 + v3040;
-      const unsigned int v3042 = static_cast<unsigned int>(v2731.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3043 = v3041 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3044 = v3042 < v15;
-      const bool v3045 = v3043 && v3044;
-      if (v3045) {
-        const float v3046 = v2731.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3047 = v2885 + v3042;
-        const iron_bf16 v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3049 = iron_to_f32(v3048);
-        const float v3050 = v3046 + v3049;
-        const float v3052 = v3050 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3053 = iron_exp2_approx(v3052);
-        const float v3055 = 1.0f + v3053;
-        const float v3056 = iron_recip_approx(v3055);
-        const float v3057 = v3050 * v3056;
-        const iron_bf16 v3058 = iron_f32_to_bf16(v3057);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3059 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3060 = v3059 + v2885;
-        const unsigned int v3061 = v3060 + v3042;
-        out[v3061] = v3058;
+      const unsigned int v3090 = static_cast<unsigned int>(v2781.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3091 = v2933 + v3090;
+      const unsigned int v3092 = static_cast<unsigned int>(v2781.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3093 = v3091 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3094 = v3092 < v15;
+      const bool v3095 = v3093 && v3094;
+      if (v3095) {
+        const float v3096 = v2781.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3097 = v2935 + v3092;
+        const iron_bf16 v3098 = bias[v3097];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3099 = iron_to_f32(v3098);
+        const float v3100 = v3096 + v3099;
+        const float v3102 = v3100 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3103 = iron_exp2_approx(v3102);
+        const float v3105 = 1.0f + v3103;
+        const float v3106 = iron_recip_approx(v3105);
+        const float v3107 = v3100 * v3106;
+        const iron_bf16 v3108 = iron_f32_to_bf16(v3107);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3109 = v3091 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3110 = v3109 + v2935;
+        const unsigned int v3111 = v3110 + v3092;
+        out[v3111] = v3108;
       }
-      const unsigned int v3064 = v2729 * v2671;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3066 = v2881 + v2728;
-      const unsigned int v3067 = v3066 - v3064;
-      const unsigned int v3068 = v2683 + v2729;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3069 = v3068 * v15;
-      const unsigned int v3070 = static_cast<unsigned int>(v2733.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3071 = v3067 + v3070;
-      const unsigned int v3072 = static_cast<unsigned int>(v2733.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3073 = v3071 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3074 = v3072 < v15;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const float v3076 = v2733.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3077 = v3069 + v3072;
-        const iron_bf16 v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3079 = iron_to_f32(v3078);
-        const float v3080 = v3076 + v3079;
-        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3083 = iron_exp2_approx(v3082);
-        const float v3085 = 1.0f + v3083;
-        const float v3086 = iron_recip_approx(v3085);
-        const float v3087 = v3080 * v3086;
-        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3090 = v3089 + v3069;
-        const unsigned int v3091 = v3090 + v3072;
-        out[v3091] = v3088;
+      const unsigned int v3114 = v2779 * v2721;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3116 = v2931 + v2778;
+      const unsigned int v3117 = v3116 - v3114;
+      const unsigned int v3118 = v2733 + v2779;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v3119 = v3118 * v15;
+      const unsigned int v3120 = static_cast<unsigned int>(v2783.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3121 = v3117 + v3120;
+      const unsigned int v3122 = static_cast<unsigned int>(v2783.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3123 = v3121 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3124 = v3122 < v15;
+      const bool v3125 = v3123 && v3124;
+      if (v3125) {
+        const float v3126 = v2783.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3127 = v3119 + v3122;
+        const iron_bf16 v3128 = bias[v3127];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3129 = iron_to_f32(v3128);
+        const float v3130 = v3126 + v3129;
+        const float v3132 = v3130 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3133 = iron_exp2_approx(v3132);
+        const float v3135 = 1.0f + v3133;
+        const float v3136 = iron_recip_approx(v3135);
+        const float v3137 = v3130 * v3136;
+        const iron_bf16 v3138 = iron_f32_to_bf16(v3137);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3139 = v3121 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3140 = v3139 + v3119;
+        const unsigned int v3141 = v3140 + v3122;
+        out[v3141] = v3138;
       }
-      const unsigned int v3092 = static_cast<unsigned int>(v2733.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3093 = v3067 + v3092;
-      const unsigned int v3094 = static_cast<unsigned int>(v2733.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3095 = v3093 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3096 = v3094 < v15;
-      const bool v3097 = v3095 && v3096;
-      if (v3097) {
-        const float v3098 = v2733.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3099 = v3069 + v3094;
-        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3101 = iron_to_f32(v3100);
-        const float v3102 = v3098 + v3101;
-        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3105 = iron_exp2_approx(v3104);
-        const float v3107 = 1.0f + v3105;
-        const float v3108 = iron_recip_approx(v3107);
-        const float v3109 = v3102 * v3108;
-        const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3112 = v3111 + v3069;
-        const unsigned int v3113 = v3112 + v3094;
-        out[v3113] = v3110;
+      const unsigned int v3142 = static_cast<unsigned int>(v2783.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3143 = v3117 + v3142;
+      const unsigned int v3144 = static_cast<unsigned int>(v2783.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3145 = v3143 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3146 = v3144 < v15;
+      const bool v3147 = v3145 && v3146;
+      if (v3147) {
+        const float v3148 = v2783.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3149 = v3119 + v3144;
+        const iron_bf16 v3150 = bias[v3149];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3151 = iron_to_f32(v3150);
+        const float v3152 = v3148 + v3151;
+        const float v3154 = v3152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3155 = iron_exp2_approx(v3154);
+        const float v3157 = 1.0f + v3155;
+        const float v3158 = iron_recip_approx(v3157);
+        const float v3159 = v3152 * v3158;
+        const iron_bf16 v3160 = iron_f32_to_bf16(v3159);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3161 = v3143 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3162 = v3161 + v3119;
+        const unsigned int v3163 = v3162 + v3144;
+        out[v3163] = v3160;
       }
-      const unsigned int v3114 = static_cast<unsigned int>(v2733.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3115 = v3067 + v3114;
-      const unsigned int v3116 = static_cast<unsigned int>(v2733.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3117 = v3115 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3118 = v3116 < v15;
-      const bool v3119 = v3117 && v3118;
-      if (v3119) {
-        const float v3120 = v2733.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3121 = v3069 + v3116;
-        const iron_bf16 v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3123 = iron_to_f32(v3122);
-        const float v3124 = v3120 + v3123;
-        const float v3126 = v3124 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3127 = iron_exp2_approx(v3126);
-        const float v3129 = 1.0f + v3127;
-        const float v3130 = iron_recip_approx(v3129);
-        const float v3131 = v3124 * v3130;
-        const iron_bf16 v3132 = iron_f32_to_bf16(v3131);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3133 = v3115 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3134 = v3133 + v3069;
-        const unsigned int v3135 = v3134 + v3116;
-        out[v3135] = v3132;
+      const unsigned int v3164 = static_cast<unsigned int>(v2783.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3165 = v3117 + v3164;
+      const unsigned int v3166 = static_cast<unsigned int>(v2783.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3167 = v3165 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3168 = v3166 < v15;
+      const bool v3169 = v3167 && v3168;
+      if (v3169) {
+        const float v3170 = v2783.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3171 = v3119 + v3166;
+        const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3173 = iron_to_f32(v3172);
+        const float v3174 = v3170 + v3173;
+        const float v3176 = v3174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3177 = iron_exp2_approx(v3176);
+        const float v3179 = 1.0f + v3177;
+        const float v3180 = iron_recip_approx(v3179);
+        const float v3181 = v3174 * v3180;
+        const iron_bf16 v3182 = iron_f32_to_bf16(v3181);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3183 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3184 = v3183 + v3119;
+        const unsigned int v3185 = v3184 + v3166;
+        out[v3185] = v3182;
       }
-      const unsigned int v3136 = static_cast<unsigned int>(v2733.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3137 = v3067 + v3136;
-      const unsigned int v3138 = static_cast<unsigned int>(v2733.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3139 = v3137 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3140 = v3138 < v15;
-      const bool v3141 = v3139 && v3140;
-      if (v3141) {
-        const float v3142 = v2733.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3143 = v3069 + v3138;
-        const iron_bf16 v3144 = bias[v3143];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3145 = iron_to_f32(v3144);
-        const float v3146 = v3142 + v3145;
-        const float v3148 = v3146 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3149 = iron_exp2_approx(v3148);
-        const float v3151 = 1.0f + v3149;
-        const float v3152 = iron_recip_approx(v3151);
-        const float v3153 = v3146 * v3152;
-        const iron_bf16 v3154 = iron_f32_to_bf16(v3153);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3155 = v3137 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3156 = v3155 + v3069;
-        const unsigned int v3157 = v3156 + v3138;
-        out[v3157] = v3154;
+      const unsigned int v3186 = static_cast<unsigned int>(v2783.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3187 = v3117 + v3186;
+      const unsigned int v3188 = static_cast<unsigned int>(v2783.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3189 = v3187 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3190 = v3188 < v15;
+      const bool v3191 = v3189 && v3190;
+      if (v3191) {
+        const float v3192 = v2783.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3193 = v3119 + v3188;
+        const iron_bf16 v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3195 = iron_to_f32(v3194);
+        const float v3196 = v3192 + v3195;
+        const float v3198 = v3196 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3199 = iron_exp2_approx(v3198);
+        const float v3201 = 1.0f + v3199;
+        const float v3202 = iron_recip_approx(v3201);
+        const float v3203 = v3196 * v3202;
+        const iron_bf16 v3204 = iron_f32_to_bf16(v3203);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3205 = v3187 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3206 = v3205 + v3119;
+        const unsigned int v3207 = v3206 + v3188;
+        out[v3207] = v3204;
       }
-      const unsigned int v3158 = static_cast<unsigned int>(v2733.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3159 = v3067 + v3158;
-      const unsigned int v3160 = static_cast<unsigned int>(v2733.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3161 = v3159 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3162 = v3160 < v15;
-      const bool v3163 = v3161 && v3162;
-      if (v3163) {
-        const float v3164 = v2733.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3165 = v3069 + v3160;
-        const iron_bf16 v3166 = bias[v3165];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3167 = iron_to_f32(v3166);
-        const float v3168 = v3164 + v3167;
-        const float v3170 = v3168 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3171 = iron_exp2_approx(v3170);
-        const float v3173 = 1.0f + v3171;
-        const float v3174 = iron_recip_approx(v3173);
-        const float v3175 = v3168 * v3174;
-        const iron_bf16 v3176 = iron_f32_to_bf16(v3175);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3177 = v3159 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3178 = v3177 + v3069;
-        const unsigned int v3179 = v3178 + v3160;
-        out[v3179] = v3176;
+      const unsigned int v3208 = static_cast<unsigned int>(v2783.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3209 = v3117 + v3208;
+      const unsigned int v3210 = static_cast<unsigned int>(v2783.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3211 = v3209 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3212 = v3210 < v15;
+      const bool v3213 = v3211 && v3212;
+      if (v3213) {
+        const float v3214 = v2783.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3215 = v3119 + v3210;
+        const iron_bf16 v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3217 = iron_to_f32(v3216);
+        const float v3218 = v3214 + v3217;
+        const float v3220 = v3218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3221 = iron_exp2_approx(v3220);
+        const float v3223 = 1.0f + v3221;
+        const float v3224 = iron_recip_approx(v3223);
+        const float v3225 = v3218 * v3224;
+        const iron_bf16 v3226 = iron_f32_to_bf16(v3225);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3227 = v3209 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3228 = v3227 + v3119;
+        const unsigned int v3229 = v3228 + v3210;
+        out[v3229] = v3226;
       }
-      const unsigned int v3180 = static_cast<unsigned int>(v2733.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3181 = v3067 + v3180;
-      const unsigned int v3182 = static_cast<unsigned int>(v2733.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3183 = v3181 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3184 = v3182 < v15;
-      const bool v3185 = v3183 && v3184;
-      if (v3185) {
-        const float v3186 = v2733.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3187 = v3069 + v3182;
-        const iron_bf16 v3188 = bias[v3187];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3189 = iron_to_f32(v3188);
-        const float v3190 = v3186 + v3189;
-        const float v3192 = v3190 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3193 = iron_exp2_approx(v3192);
-        const float v3195 = 1.0f + v3193;
-        const float v3196 = iron_recip_approx(v3195);
-        const float v3197 = v3190 * v3196;
-        const iron_bf16 v3198 = iron_f32_to_bf16(v3197);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3199 = v3181 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3200 = v3199 + v3069;
-        const unsigned int v3201 = v3200 + v3182;
-        out[v3201] = v3198;
+      const unsigned int v3230 = static_cast<unsigned int>(v2783.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3231 = v3117 + v3230;
+      const unsigned int v3232 = static_cast<unsigned int>(v2783.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3233 = v3231 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3234 = v3232 < v15;
+      const bool v3235 = v3233 && v3234;
+      if (v3235) {
+        const float v3236 = v2783.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3237 = v3119 + v3232;
+        const iron_bf16 v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3239 = iron_to_f32(v3238);
+        const float v3240 = v3236 + v3239;
+        const float v3242 = v3240 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3243 = iron_exp2_approx(v3242);
+        const float v3245 = 1.0f + v3243;
+        const float v3246 = iron_recip_approx(v3245);
+        const float v3247 = v3240 * v3246;
+        const iron_bf16 v3248 = iron_f32_to_bf16(v3247);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3249 = v3231 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3250 = v3249 + v3119;
+        const unsigned int v3251 = v3250 + v3232;
+        out[v3251] = v3248;
       }
-      const unsigned int v3202 = static_cast<unsigned int>(v2733.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3203 = v3067 + v3202;
-      const unsigned int v3204 = static_cast<unsigned int>(v2733.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3205 = v3203 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3206 = v3204 < v15;
-      const bool v3207 = v3205 && v3206;
-      if (v3207) {
-        const float v3208 = v2733.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3209 = v3069 + v3204;
-        const iron_bf16 v3210 = bias[v3209];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3211 = iron_to_f32(v3210);
-        const float v3212 = v3208 + v3211;
-        const float v3214 = v3212 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3215 = iron_exp2_approx(v3214);
-        const float v3217 = 1.0f + v3215;
-        const float v3218 = iron_recip_approx(v3217);
-        const float v3219 = v3212 * v3218;
-        const iron_bf16 v3220 = iron_f32_to_bf16(v3219);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3221 = v3203 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3222 = v3221 + v3069;
-        const unsigned int v3223 = v3222 + v3204;
-        out[v3223] = v3220;
+      const unsigned int v3252 = static_cast<unsigned int>(v2783.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3253 = v3117 + v3252;
+      const unsigned int v3254 = static_cast<unsigned int>(v2783.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3255 = v3253 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3256 = v3254 < v15;
+      const bool v3257 = v3255 && v3256;
+      if (v3257) {
+        const float v3258 = v2783.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3259 = v3119 + v3254;
+        const iron_bf16 v3260 = bias[v3259];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3261 = iron_to_f32(v3260);
+        const float v3262 = v3258 + v3261;
+        const float v3264 = v3262 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3265 = iron_exp2_approx(v3264);
+        const float v3267 = 1.0f + v3265;
+        const float v3268 = iron_recip_approx(v3267);
+        const float v3269 = v3262 * v3268;
+        const iron_bf16 v3270 = iron_f32_to_bf16(v3269);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3271 = v3253 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3272 = v3271 + v3119;
+        const unsigned int v3273 = v3272 + v3254;
+        out[v3273] = v3270;
       }
-      const unsigned int v3224 = static_cast<unsigned int>(v2733.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3225 = v3067 + v3224;
-      const unsigned int v3226 = static_cast<unsigned int>(v2733.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3227 = v3225 < v2635;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3228 = v3226 < v15;
-      const bool v3229 = v3227 && v3228;
-      if (v3229) {
-        const float v3230 = v2733.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3231 = v3069 + v3226;
-        const iron_bf16 v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3233 = iron_to_f32(v3232);
-        const float v3234 = v3230 + v3233;
-        const float v3236 = v3234 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3237 = iron_exp2_approx(v3236);
-        const float v3239 = 1.0f + v3237;
-        const float v3240 = iron_recip_approx(v3239);
-        const float v3241 = v3234 * v3240;
-        const iron_bf16 v3242 = iron_f32_to_bf16(v3241);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3243 = v3225 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3244 = v3243 + v3069;
-        const unsigned int v3245 = v3244 + v3226;
-        out[v3245] = v3242;
+      const unsigned int v3274 = static_cast<unsigned int>(v2783.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3275 = v3117 + v3274;
+      const unsigned int v3276 = static_cast<unsigned int>(v2783.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3277 = v3275 < v2685;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3278 = v3276 < v15;
+      const bool v3279 = v3277 && v3278;
+      if (v3279) {
+        const float v3280 = v2783.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3281 = v3119 + v3276;
+        const iron_bf16 v3282 = bias[v3281];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3283 = iron_to_f32(v3282);
+        const float v3284 = v3280 + v3283;
+        const float v3286 = v3284 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3287 = iron_exp2_approx(v3286);
+        const float v3289 = 1.0f + v3287;
+        const float v3290 = iron_recip_approx(v3289);
+        const float v3291 = v3284 * v3290;
+        const iron_bf16 v3292 = iron_f32_to_bf16(v3291);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3293 = v3275 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3294 = v3293 + v3119;
+        const unsigned int v3295 = v3294 + v3276;
+        out[v3295] = v3292;
       }
     }
   }

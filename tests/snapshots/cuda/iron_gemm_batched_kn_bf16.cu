@@ -62,8 +62,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -296,557 +296,581 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const unsigned int v5 = stride_b;
   const float v6 = alpha;
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:117
-  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v10 = blockIdx.x;
   const unsigned int v11 = blockIdx.y;
   const unsigned int v12 = v11 * v8;
   const unsigned int v13 = v12 + v10;
-  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v18 = v17 << 3u;
-  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v21 = min(v20, 8u);
-  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v24 = v23 % v21;
   const unsigned int v25 = v18 + v24;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v30 = v29 << 7u;
   const unsigned int v31 = v7 * v5;  // kernels/gemm/gemm.cpp:121
   const unsigned int v32 = v7 * v4;  // kernels/gemm/gemm.cpp:120
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v4 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
   const bool v60 = v59 == 0u;
   const unsigned int v63 = v5 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:295
   if (v66) {
-    for (unsigned int v1910 = 0u; v1910 < 2u; v1910 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v1911 = v1910 << 6u;
-      const bool v1913 = v1911 < v3;
-      if (v1913) {
-        const unsigned int v1915 = v1910 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v1917 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v1918 = v1917 >> 3u;
-        const unsigned int v1922 = v1917 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1923 = v1922 << 3u;
-        const unsigned int v1924 = v26 + v1918;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1925 = v1911 + v1923;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v1926 = v1925 < v3;
-        const unsigned int v1927 = v1924 * v3;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v1928 = v32 + v1927;
-        const unsigned int v1929 = v1928 + v1911;
-        const unsigned int v1930 = v1929 + v1923;
-        const unsigned int v1932 = v1918 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1933 = v1915 + v1932;
-        const unsigned int v1934 = v1933 + v1923;
-        const bool v1937 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1938 = v1926 && v1937;
-        const unsigned int v1942 = v1938 ? v1930 : v32;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1942, v1938);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1946 = v1924 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1947 = v1946 < v1;
-        const bool v1948 = v1926 && v1947;
-        const unsigned int v1950 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1951 = v1930 + v1950;
-        const unsigned int v1952 = v1948 ? v1951 : v32;
-        const unsigned int v1954 = v1934 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1952, v1948);
-        const unsigned int v1956 = v1924 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1957 = v1956 < v1;
-        const bool v1958 = v1926 && v1957;
-        const unsigned int v1960 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1961 = v1930 + v1960;
-        const unsigned int v1962 = v1958 ? v1961 : v32;
-        const unsigned int v1964 = v1934 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1962, v1958);
-        const unsigned int v1966 = v1924 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1967 = v1966 < v1;
-        const bool v1968 = v1926 && v1967;
-        const unsigned int v1970 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1971 = v1930 + v1970;
-        const unsigned int v1972 = v1968 ? v1971 : v32;
-        const unsigned int v1974 = v1934 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1972, v1968);
-        const unsigned int v1976 = v1924 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1977 = v1976 < v1;
-        const bool v1978 = v1926 && v1977;
-        const unsigned int v1980 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1981 = v1930 + v1980;
-        const unsigned int v1982 = v1978 ? v1981 : v32;
-        const unsigned int v1984 = v1934 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
-        const unsigned int v1986 = v1924 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1987 = v1986 < v1;
-        const bool v1988 = v1926 && v1987;
-        const unsigned int v1990 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1991 = v1930 + v1990;
-        const unsigned int v1992 = v1988 ? v1991 : v32;
-        const unsigned int v1994 = v1934 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
-        const unsigned int v1996 = v1924 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v1960 = 0u; v1960 < 2u; v1960 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1961 = v1960 << 6u;
+      const bool v1963 = v1961 < v3;
+      if (v1963) {
+        const unsigned int v1965 = v1960 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1967 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1968 = v1967 >> 3u;
+        const unsigned int v1972 = v1967 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1973 = v1972 << 3u;
+        const unsigned int v1974 = v26 + v1968;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1975 = v1961 + v1973;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1976 = v1975 < v3;
+        const unsigned int v1977 = v1974 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1978 = v32 + v1977;
+        const unsigned int v1979 = v1978 + v1961;
+        const unsigned int v1980 = v1979 + v1973;
+        const unsigned int v1982 = v1968 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1983 = v1965 + v1982;
+        const unsigned int v1984 = v1983 + v1973;
+        const bool v1987 = v1974 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1988 = v1976 && v1987;
+        const unsigned int v1992 = v1988 ? v1980 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1992, v1988);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1996 = v1974 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v1997 = v1996 < v1;
-        const bool v1998 = v1926 && v1997;
-        const unsigned int v2000 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2001 = v1930 + v2000;
+        const bool v1998 = v1976 && v1997;
+        const unsigned int v2000 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2001 = v1980 + v2000;
         const unsigned int v2002 = v1998 ? v2001 : v32;
-        const unsigned int v2004 = v1934 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2004 = v1984 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
-        const unsigned int v2006 = v1924 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2006 = v1974 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2007 = v2006 < v1;
-        const bool v2008 = v1926 && v2007;
-        const unsigned int v2010 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2011 = v1930 + v2010;
+        const bool v2008 = v1976 && v2007;
+        const unsigned int v2010 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2011 = v1980 + v2010;
         const unsigned int v2012 = v2008 ? v2011 : v32;
-        const unsigned int v2014 = v1934 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2014 = v1984 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
-        const unsigned int v2019 = v1917 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2023 = v1917 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2024 = v2023 << 3u;
-        const unsigned int v2025 = v1911 + v2019;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2026 = v30 + v2024;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2027 = v2026 < v2;
-        const unsigned int v2028 = v2025 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2029 = v31 + v2028;
-        const unsigned int v2030 = v2029 + v30;
-        const unsigned int v2031 = v2030 + v2024;
-        const unsigned int v2033 = v2019 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2034 = v1915 + v2033;
-        const unsigned int v2035 = v2034 + v2024;
-        const bool v2038 = v2025 < v3;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2039 = v2027 && v2038;
-        const unsigned int v2043 = v2039 ? v2031 : v31;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2035 ^ (((v2035 >> 7u) & 7u) << 3u)), b + v2043, v2039);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2047 = v2025 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2048 = v2047 < v3;
-        const bool v2049 = v2027 && v2048;
-        const unsigned int v2051 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2052 = v2031 + v2051;
-        const unsigned int v2053 = v2049 ? v2052 : v31;
-        const unsigned int v2055 = v2035 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2055 ^ (((v2055 >> 7u) & 7u) << 3u)), b + v2053, v2049);
-        const unsigned int v2057 = v2025 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2058 = v2057 < v3;
-        const bool v2059 = v2027 && v2058;
-        const unsigned int v2061 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2062 = v2031 + v2061;
-        const unsigned int v2063 = v2059 ? v2062 : v31;
-        const unsigned int v2065 = v2035 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2065 ^ (((v2065 >> 7u) & 7u) << 3u)), b + v2063, v2059);
-        const unsigned int v2067 = v2025 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2068 = v2067 < v3;
-        const bool v2069 = v2027 && v2068;
-        const unsigned int v2071 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2072 = v2031 + v2071;
-        const unsigned int v2073 = v2069 ? v2072 : v31;
-        const unsigned int v2075 = v2035 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2075 ^ (((v2075 >> 7u) & 7u) << 3u)), b + v2073, v2069);
-        const unsigned int v2077 = v2025 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2078 = v2077 < v3;
-        const bool v2079 = v2027 && v2078;
-        const unsigned int v2081 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2082 = v2031 + v2081;
-        const unsigned int v2083 = v2079 ? v2082 : v31;
-        const unsigned int v2085 = v2035 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2083, v2079);
-        const unsigned int v2087 = v2025 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2088 = v2087 < v3;
-        const bool v2089 = v2027 && v2088;
-        const unsigned int v2091 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2092 = v2031 + v2091;
-        const unsigned int v2093 = v2089 ? v2092 : v31;
-        const unsigned int v2095 = v2035 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2095 ^ (((v2095 >> 7u) & 7u) << 3u)), b + v2093, v2089);
-        const unsigned int v2097 = v2025 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2016 = v1974 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2017 = v2016 < v1;
+        const bool v2018 = v1976 && v2017;
+        const unsigned int v2020 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2021 = v1980 + v2020;
+        const unsigned int v2022 = v2018 ? v2021 : v32;
+        const unsigned int v2024 = v1984 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
+        const unsigned int v2026 = v1974 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2027 = v2026 < v1;
+        const bool v2028 = v1976 && v2027;
+        const unsigned int v2030 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2031 = v1980 + v2030;
+        const unsigned int v2032 = v2028 ? v2031 : v32;
+        const unsigned int v2034 = v1984 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
+        const unsigned int v2036 = v1974 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2037 = v2036 < v1;
+        const bool v2038 = v1976 && v2037;
+        const unsigned int v2040 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2041 = v1980 + v2040;
+        const unsigned int v2042 = v2038 ? v2041 : v32;
+        const unsigned int v2044 = v1984 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
+        const unsigned int v2046 = v1974 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2047 = v2046 < v1;
+        const bool v2048 = v1976 && v2047;
+        const unsigned int v2050 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2051 = v1980 + v2050;
+        const unsigned int v2052 = v2048 ? v2051 : v32;
+        const unsigned int v2054 = v1984 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2054 ^ (((v2054 >> 6u) & 7u) << 3u)), a + v2052, v2048);
+        const unsigned int v2056 = v1974 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2057 = v2056 < v1;
+        const bool v2058 = v1976 && v2057;
+        const unsigned int v2060 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2061 = v1980 + v2060;
+        const unsigned int v2062 = v2058 ? v2061 : v32;
+        const unsigned int v2064 = v1984 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2064 ^ (((v2064 >> 6u) & 7u) << 3u)), a + v2062, v2058);
+        const unsigned int v2069 = v1967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2073 = v1967 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2074 = v2073 << 3u;
+        const unsigned int v2075 = v1961 + v2069;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2076 = v30 + v2074;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2077 = v2076 < v2;
+        const unsigned int v2078 = v2075 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2079 = v31 + v2078;
+        const unsigned int v2080 = v2079 + v30;
+        const unsigned int v2081 = v2080 + v2074;
+        const unsigned int v2083 = v2069 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2084 = v1965 + v2083;
+        const unsigned int v2085 = v2084 + v2074;
+        const bool v2088 = v2075 < v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2089 = v2077 && v2088;
+        const unsigned int v2093 = v2089 ? v2081 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2097 = v2075 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2098 = v2097 < v3;
-        const bool v2099 = v2027 && v2098;
-        const unsigned int v2101 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2102 = v2031 + v2101;
+        const bool v2099 = v2077 && v2098;
+        const unsigned int v2101 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2102 = v2081 + v2101;
         const unsigned int v2103 = v2099 ? v2102 : v31;
-        const unsigned int v2105 = v2035 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2105 = v2085 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2105 ^ (((v2105 >> 7u) & 7u) << 3u)), b + v2103, v2099);
-        const unsigned int v2107 = v2025 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2107 = v2075 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2108 = v2107 < v3;
-        const bool v2109 = v2027 && v2108;
-        const unsigned int v2111 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2112 = v2031 + v2111;
+        const bool v2109 = v2077 && v2108;
+        const unsigned int v2111 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2112 = v2081 + v2111;
         const unsigned int v2113 = v2109 ? v2112 : v31;
-        const unsigned int v2115 = v2035 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2115 = v2085 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2115 ^ (((v2115 >> 7u) & 7u) << 3u)), b + v2113, v2109);
+        const unsigned int v2117 = v2075 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2118 = v2117 < v3;
+        const bool v2119 = v2077 && v2118;
+        const unsigned int v2121 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2122 = v2081 + v2121;
+        const unsigned int v2123 = v2119 ? v2122 : v31;
+        const unsigned int v2125 = v2085 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2125 ^ (((v2125 >> 7u) & 7u) << 3u)), b + v2123, v2119);
+        const unsigned int v2127 = v2075 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2128 = v2127 < v3;
+        const bool v2129 = v2077 && v2128;
+        const unsigned int v2131 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2132 = v2081 + v2131;
+        const unsigned int v2133 = v2129 ? v2132 : v31;
+        const unsigned int v2135 = v2085 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2135 ^ (((v2135 >> 7u) & 7u) << 3u)), b + v2133, v2129);
+        const unsigned int v2137 = v2075 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2138 = v2137 < v3;
+        const bool v2139 = v2077 && v2138;
+        const unsigned int v2141 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2142 = v2081 + v2141;
+        const unsigned int v2143 = v2139 ? v2142 : v31;
+        const unsigned int v2145 = v2085 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2145 ^ (((v2145 >> 7u) & 7u) << 3u)), b + v2143, v2139);
+        const unsigned int v2147 = v2075 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2148 = v2147 < v3;
+        const bool v2149 = v2077 && v2148;
+        const unsigned int v2151 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2152 = v2081 + v2151;
+        const unsigned int v2153 = v2149 ? v2152 : v31;
+        const unsigned int v2155 = v2085 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2155 ^ (((v2155 >> 7u) & 7u) << 3u)), b + v2153, v2149);
+        const unsigned int v2157 = v2075 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2158 = v2157 < v3;
+        const bool v2159 = v2077 && v2158;
+        const unsigned int v2161 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2162 = v2081 + v2161;
+        const unsigned int v2163 = v2159 ? v2162 : v31;
+        const unsigned int v2165 = v2085 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2165 ^ (((v2165 >> 7u) & 7u) << 3u)), b + v2163, v2159);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2128 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2178 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2116 = 0u; v2116 < v3; v2116 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2118 = v2116 >> 6u;
-      const unsigned int v2120 = v2118 % 3u;
+    for (unsigned int v2166 = 0u; v2166 < v3; v2166 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2168 = v2166 >> 6u;
+      const unsigned int v2170 = v2168 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2122 = v2120 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2129 = v2122 + v2128;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2129, 64u);
-      const unsigned int v2135 = v2122 + v41;  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2135, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2141 = v2129 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2141, 64u);
-      const unsigned int v2145 = v2122 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2146 = v2145 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2146, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2152 = v2129 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2152, 64u);
-      const unsigned int v2156 = v2122 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2157 = v2156 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2157, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2163 = v2129 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2163, 64u);
-      const unsigned int v2167 = v2122 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2168 = v2167 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2168, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2171 = v2116 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2173 = v2118 + 2u;
-      const unsigned int v2174 = v2173 % 3u;
-      const bool v2175 = v2171 < v3;
-      if (v2175) {
-        const unsigned int v2177 = v2174 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2179 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2180 = v2179 >> 3u;
-        const unsigned int v2184 = v2179 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2185 = v2184 << 3u;
-        const unsigned int v2186 = v26 + v2180;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2187 = v2171 + v2185;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2188 = v2187 < v3;
-        const unsigned int v2189 = v2186 * v3;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2190 = v32 + v2189;
-        const unsigned int v2191 = v2190 + v2171;
-        const unsigned int v2192 = v2191 + v2185;
-        const unsigned int v2194 = v2180 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2195 = v2177 + v2194;
-        const unsigned int v2196 = v2195 + v2185;
-        const bool v2199 = v2186 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2200 = v2188 && v2199;
-        const unsigned int v2204 = v2200 ? v2192 : v32;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), a + v2204, v2200);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2208 = v2186 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2209 = v2208 < v1;
-        const bool v2210 = v2188 && v2209;
-        const unsigned int v2212 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2213 = v2192 + v2212;
-        const unsigned int v2214 = v2210 ? v2213 : v32;
-        const unsigned int v2216 = v2196 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2214, v2210);
-        const unsigned int v2218 = v2186 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2219 = v2218 < v1;
-        const bool v2220 = v2188 && v2219;
-        const unsigned int v2222 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2223 = v2192 + v2222;
-        const unsigned int v2224 = v2220 ? v2223 : v32;
-        const unsigned int v2226 = v2196 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2224, v2220);
-        const unsigned int v2228 = v2186 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2229 = v2228 < v1;
-        const bool v2230 = v2188 && v2229;
-        const unsigned int v2232 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2233 = v2192 + v2232;
-        const unsigned int v2234 = v2230 ? v2233 : v32;
-        const unsigned int v2236 = v2196 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2234, v2230);
-        const unsigned int v2238 = v2186 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2239 = v2238 < v1;
-        const bool v2240 = v2188 && v2239;
-        const unsigned int v2242 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2243 = v2192 + v2242;
-        const unsigned int v2244 = v2240 ? v2243 : v32;
-        const unsigned int v2246 = v2196 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
-        const unsigned int v2248 = v2186 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2249 = v2248 < v1;
-        const bool v2250 = v2188 && v2249;
-        const unsigned int v2252 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2253 = v2192 + v2252;
-        const unsigned int v2254 = v2250 ? v2253 : v32;
-        const unsigned int v2256 = v2196 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
-        const unsigned int v2258 = v2186 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2172 = v2170 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2179 = v2172 + v2178;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2179, 64u);
+      const unsigned int v2185 = v2172 + v41;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2185, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2191 = v2179 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2191, 64u);
+      const unsigned int v2195 = v2172 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2196 = v2195 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2196, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2202 = v2179 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2202, 64u);
+      const unsigned int v2206 = v2172 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2207 = v2206 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2207, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2213 = v2179 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2213, 64u);
+      const unsigned int v2217 = v2172 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2218 = v2217 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2218, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2221 = v2166 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2223 = v2168 + 2u;
+      const unsigned int v2224 = v2223 % 3u;
+      const bool v2225 = v2221 < v3;
+      if (v2225) {
+        const unsigned int v2227 = v2224 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2229 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2230 = v2229 >> 3u;
+        const unsigned int v2234 = v2229 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2235 = v2234 << 3u;
+        const unsigned int v2236 = v26 + v2230;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2237 = v2221 + v2235;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2238 = v2237 < v3;
+        const unsigned int v2239 = v2236 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2240 = v32 + v2239;
+        const unsigned int v2241 = v2240 + v2221;
+        const unsigned int v2242 = v2241 + v2235;
+        const unsigned int v2244 = v2230 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2245 = v2227 + v2244;
+        const unsigned int v2246 = v2245 + v2235;
+        const bool v2249 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2250 = v2238 && v2249;
+        const unsigned int v2254 = v2250 ? v2242 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2254, v2250);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2258 = v2236 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2259 = v2258 < v1;
-        const bool v2260 = v2188 && v2259;
-        const unsigned int v2262 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2263 = v2192 + v2262;
+        const bool v2260 = v2238 && v2259;
+        const unsigned int v2262 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2263 = v2242 + v2262;
         const unsigned int v2264 = v2260 ? v2263 : v32;
-        const unsigned int v2266 = v2196 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2266 = v2246 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
-        const unsigned int v2268 = v2186 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2268 = v2236 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2269 = v2268 < v1;
-        const bool v2270 = v2188 && v2269;
-        const unsigned int v2272 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2273 = v2192 + v2272;
+        const bool v2270 = v2238 && v2269;
+        const unsigned int v2272 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2273 = v2242 + v2272;
         const unsigned int v2274 = v2270 ? v2273 : v32;
-        const unsigned int v2276 = v2196 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2276 = v2246 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
-        const unsigned int v2281 = v2179 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2285 = v2179 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2286 = v2285 << 3u;
-        const unsigned int v2287 = v2171 + v2281;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2288 = v30 + v2286;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2289 = v2288 < v2;
-        const unsigned int v2290 = v2287 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2291 = v31 + v2290;
-        const unsigned int v2292 = v2291 + v30;
-        const unsigned int v2293 = v2292 + v2286;
-        const unsigned int v2295 = v2281 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2296 = v2177 + v2295;
-        const unsigned int v2297 = v2296 + v2286;
-        const bool v2300 = v2287 < v3;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2301 = v2289 && v2300;
-        const unsigned int v2305 = v2301 ? v2293 : v31;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2297 ^ (((v2297 >> 7u) & 7u) << 3u)), b + v2305, v2301);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2309 = v2287 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2310 = v2309 < v3;
-        const bool v2311 = v2289 && v2310;
-        const unsigned int v2313 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2314 = v2293 + v2313;
-        const unsigned int v2315 = v2311 ? v2314 : v31;
-        const unsigned int v2317 = v2297 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2317 ^ (((v2317 >> 7u) & 7u) << 3u)), b + v2315, v2311);
-        const unsigned int v2319 = v2287 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2320 = v2319 < v3;
-        const bool v2321 = v2289 && v2320;
-        const unsigned int v2323 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2324 = v2293 + v2323;
-        const unsigned int v2325 = v2321 ? v2324 : v31;
-        const unsigned int v2327 = v2297 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2325, v2321);
-        const unsigned int v2329 = v2287 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2330 = v2329 < v3;
-        const bool v2331 = v2289 && v2330;
-        const unsigned int v2333 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2334 = v2293 + v2333;
-        const unsigned int v2335 = v2331 ? v2334 : v31;
-        const unsigned int v2337 = v2297 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2337 ^ (((v2337 >> 7u) & 7u) << 3u)), b + v2335, v2331);
-        const unsigned int v2339 = v2287 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2340 = v2339 < v3;
-        const bool v2341 = v2289 && v2340;
-        const unsigned int v2343 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2344 = v2293 + v2343;
-        const unsigned int v2345 = v2341 ? v2344 : v31;
-        const unsigned int v2347 = v2297 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2345, v2341);
-        const unsigned int v2349 = v2287 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2350 = v2349 < v3;
-        const bool v2351 = v2289 && v2350;
-        const unsigned int v2353 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2354 = v2293 + v2353;
-        const unsigned int v2355 = v2351 ? v2354 : v31;
-        const unsigned int v2357 = v2297 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2357 ^ (((v2357 >> 7u) & 7u) << 3u)), b + v2355, v2351);
-        const unsigned int v2359 = v2287 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2278 = v2236 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2279 = v2278 < v1;
+        const bool v2280 = v2238 && v2279;
+        const unsigned int v2282 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2283 = v2242 + v2282;
+        const unsigned int v2284 = v2280 ? v2283 : v32;
+        const unsigned int v2286 = v2246 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
+        const unsigned int v2288 = v2236 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2289 = v2288 < v1;
+        const bool v2290 = v2238 && v2289;
+        const unsigned int v2292 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2293 = v2242 + v2292;
+        const unsigned int v2294 = v2290 ? v2293 : v32;
+        const unsigned int v2296 = v2246 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
+        const unsigned int v2298 = v2236 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2299 = v2298 < v1;
+        const bool v2300 = v2238 && v2299;
+        const unsigned int v2302 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2303 = v2242 + v2302;
+        const unsigned int v2304 = v2300 ? v2303 : v32;
+        const unsigned int v2306 = v2246 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
+        const unsigned int v2308 = v2236 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2309 = v2308 < v1;
+        const bool v2310 = v2238 && v2309;
+        const unsigned int v2312 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2313 = v2242 + v2312;
+        const unsigned int v2314 = v2310 ? v2313 : v32;
+        const unsigned int v2316 = v2246 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2316 ^ (((v2316 >> 6u) & 7u) << 3u)), a + v2314, v2310);
+        const unsigned int v2318 = v2236 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2319 = v2318 < v1;
+        const bool v2320 = v2238 && v2319;
+        const unsigned int v2322 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2323 = v2242 + v2322;
+        const unsigned int v2324 = v2320 ? v2323 : v32;
+        const unsigned int v2326 = v2246 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2326 ^ (((v2326 >> 6u) & 7u) << 3u)), a + v2324, v2320);
+        const unsigned int v2331 = v2229 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2335 = v2229 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2336 = v2335 << 3u;
+        const unsigned int v2337 = v2221 + v2331;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2338 = v30 + v2336;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2339 = v2338 < v2;
+        const unsigned int v2340 = v2337 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2341 = v31 + v2340;
+        const unsigned int v2342 = v2341 + v30;
+        const unsigned int v2343 = v2342 + v2336;
+        const unsigned int v2345 = v2331 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2346 = v2227 + v2345;
+        const unsigned int v2347 = v2346 + v2336;
+        const bool v2350 = v2337 < v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2351 = v2339 && v2350;
+        const unsigned int v2355 = v2351 ? v2343 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2359 = v2337 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2360 = v2359 < v3;
-        const bool v2361 = v2289 && v2360;
-        const unsigned int v2363 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2364 = v2293 + v2363;
+        const bool v2361 = v2339 && v2360;
+        const unsigned int v2363 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2364 = v2343 + v2363;
         const unsigned int v2365 = v2361 ? v2364 : v31;
-        const unsigned int v2367 = v2297 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2367 = v2347 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2365, v2361);
-        const unsigned int v2369 = v2287 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2369 = v2337 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2370 = v2369 < v3;
-        const bool v2371 = v2289 && v2370;
-        const unsigned int v2373 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2374 = v2293 + v2373;
+        const bool v2371 = v2339 && v2370;
+        const unsigned int v2373 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2374 = v2343 + v2373;
         const unsigned int v2375 = v2371 ? v2374 : v31;
-        const unsigned int v2377 = v2297 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2377 = v2347 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2377 ^ (((v2377 >> 7u) & 7u) << 3u)), b + v2375, v2371);
+        const unsigned int v2379 = v2337 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2380 = v2379 < v3;
+        const bool v2381 = v2339 && v2380;
+        const unsigned int v2383 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2384 = v2343 + v2383;
+        const unsigned int v2385 = v2381 ? v2384 : v31;
+        const unsigned int v2387 = v2347 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2387 ^ (((v2387 >> 7u) & 7u) << 3u)), b + v2385, v2381);
+        const unsigned int v2389 = v2337 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2390 = v2389 < v3;
+        const bool v2391 = v2339 && v2390;
+        const unsigned int v2393 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2394 = v2343 + v2393;
+        const unsigned int v2395 = v2391 ? v2394 : v31;
+        const unsigned int v2397 = v2347 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2397 ^ (((v2397 >> 7u) & 7u) << 3u)), b + v2395, v2391);
+        const unsigned int v2399 = v2337 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2400 = v2399 < v3;
+        const bool v2401 = v2339 && v2400;
+        const unsigned int v2403 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2404 = v2343 + v2403;
+        const unsigned int v2405 = v2401 ? v2404 : v31;
+        const unsigned int v2407 = v2347 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2407 ^ (((v2407 >> 7u) & 7u) << 3u)), b + v2405, v2401);
+        const unsigned int v2409 = v2337 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2410 = v2409 < v3;
+        const bool v2411 = v2339 && v2410;
+        const unsigned int v2413 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2414 = v2343 + v2413;
+        const unsigned int v2415 = v2411 ? v2414 : v31;
+        const unsigned int v2417 = v2347 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2417 ^ (((v2417 >> 7u) & 7u) << 3u)), b + v2415, v2411);
+        const unsigned int v2419 = v2337 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2420 = v2419 < v3;
+        const bool v2421 = v2339 && v2420;
+        const unsigned int v2423 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2424 = v2343 + v2423;
+        const unsigned int v2425 = v2421 ? v2424 : v31;
+        const unsigned int v2427 = v2347 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2427 ^ (((v2427 >> 7u) & 7u) << 3u)), b + v2425, v2421);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v327 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v327 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v328 = threadIdx.x;
-    const unsigned int v384 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v384 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v397 = v384 + 16u;
-    const unsigned int v402 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v408 = v384 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v413 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v419 = v384 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v424 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v402 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v408 = v384 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v413 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v419 = v384 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v424 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:282
 
-    for (unsigned int v326 = 0u; v326 < v3; v326 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v330 = v328; v330 < 8192u; v330 += v327) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v332 = v330 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v334 = v330 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v335 = v26 + v332;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v326 = 0u; v326 < v3; v326 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v330 = v328; v330 < 8192u; v330 += v327) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v332 = v330 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v334 = v330 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v335 = v26 + v332;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v336 = v335 < v1;
         const unsigned int v337 = v326 + v334;
         const bool v338 = v337 < v3;
         const bool v339 = v336 && v338;
         if (v339) {
-          const unsigned int v341 = v335 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v341 = v335 * v3;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v342 = v32 + v341;
           const unsigned int v343 = v342 + v326;
           const unsigned int v344 = v343 + v334;
           const iron_bf16 v345 = a[v344];
-          const unsigned int v347 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v347 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v348 = v347 + v334;
           shm0[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = v345;
         } else {
-          const unsigned int v350 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v350 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v351 = v350 + v334;
           shm0[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v356 = v328; v356 < 8192u; v356 += v327) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v358 = v356 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v360 = v356 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v361 = v326 + v358;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v356 = v328; v356 < 8192u; v356 += v327) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v358 = v356 >> 7u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v360 = v356 & 127u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v361 = v326 + v358;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v362 = v361 < v3;
         const unsigned int v363 = v30 + v360;
         const bool v364 = v363 < v2;
         const bool v365 = v362 && v364;
         if (v365) {
-          const unsigned int v367 = v361 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v367 = v361 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v368 = v31 + v367;
           const unsigned int v369 = v368 + v30;
           const unsigned int v370 = v369 + v360;
           const iron_bf16 v371 = b[v370];
-          const unsigned int v373 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v373 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v374 = v373 + v360;
           shm1[(v374 ^ (((v374 >> 7u) & 7u) << 3u))] = v371;
         } else {
-          const unsigned int v376 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v376 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v377 = v376 + v360;
           shm1[(v377 ^ (((v377 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v384, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v397, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v402, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v408, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v413, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v419, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v424, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v384, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v397, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v402, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v408, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v413, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v419, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v424, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v429 = v428 <= v1;
   const unsigned int v431 = v30 + 128u;
   const bool v432 = v431 <= v2;
   const bool v433 = v429 && v432;
   const bool v438 = v433 && v60;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:436
     if (v445) {
       iron_frag_store<false>(v43, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v451 = v450 << 6u;
     const unsigned int v452 = v30 + v451;
-    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v456 = v455 << 6u;
     const unsigned int v457 = v26 + v456;
-    if (v438) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v458 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
-      const unsigned int v484 = v7 * v1;  // kernels/gemm/gemm.cpp:123
+    if (v438) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v459 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v460 = v459 & 4u;
+      const bool v462 = v460 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v484 = v460 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      const unsigned int v515 = v7 * v1;  // kernels/gemm/gemm.cpp:123
 
       #pragma unroll 1
-      for (unsigned int v461 = v458; v461 < 512u; v461 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v463 = v461 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v466 = v457 + v465;
-        const unsigned int v468 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v469 = v452 + v468;
-        const unsigned int v475 = v465 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v476 = v475 + v468;
-        const iron_f32x4 v2456 = *reinterpret_cast<const iron_f32x4*>(shm2 + v476);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v479 = v2456.v[0];
-        const float v490 = v2456.v[1];
-        const float v501 = v2456.v[2];
-        const float v512 = v2456.v[3];
-        const float v482 = v479 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v483 = iron_f32_to_bf16(v482);
-        const unsigned int v485 = v484 + v466;
-        const unsigned int v486 = v485 * v2;
-        const float v493 = v490 * v6;
-        const iron_bf16 v494 = iron_f32_to_bf16(v493);
-        const float v504 = v501 * v6;
-        const iron_bf16 v505 = iron_f32_to_bf16(v504);
-        const float v515 = v512 * v6;
-        const iron_bf16 v516 = iron_f32_to_bf16(v515);
-        const unsigned int v522 = v476 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2459 = *reinterpret_cast<const iron_f32x4*>(shm2 + v522);
-        const float v523 = v2459.v[0];
-        const float v534 = v2459.v[1];
-        const float v545 = v2459.v[2];
-        const float v556 = v2459.v[3];
-        const float v526 = v523 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v527 = iron_f32_to_bf16(v526);
-        const float v537 = v534 * v6;
-        const iron_bf16 v538 = iron_f32_to_bf16(v537);
-        const float v548 = v545 * v6;
-        const iron_bf16 v549 = iron_f32_to_bf16(v548);
-        const float v559 = v556 * v6;
-        const iron_bf16 v560 = iron_f32_to_bf16(v559);
-        const unsigned int v2460 = v469 + v486;
-        *reinterpret_cast<iron_bf16x8*>(out + v2460) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};
+      for (unsigned int v466 = v459; v466 < 512u; v466 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v468 = v466 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v470 = v468 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v471 = v457 + v470;
+        const unsigned int v473 = v468 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v474 = v452 + v473;
+        const unsigned int v480 = v470 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v481 = v480 + v473;
+        const unsigned int v482 = v481 + v460;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v485 = v481 + v484;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2506 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v488 = v2506.v[0];
+        const float v491 = v2506.v[1];
+        const float v494 = v2506.v[2];
+        const float v497 = v2506.v[3];
+        const iron_f32x4 v2507 = *reinterpret_cast<const iron_f32x4*>(shm2 + v485);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v500 = v2507.v[0];
+        const float v503 = v2507.v[1];
+        const float v506 = v2507.v[2];
+        const float v509 = v2507.v[3];
+        const float v510 = v462 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v513 = v510 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v514 = iron_f32_to_bf16(v513);
+        const unsigned int v516 = v515 + v471;
+        const unsigned int v517 = v516 * v2;
+        const float v519 = v462 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v522 = v519 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v523 = iron_f32_to_bf16(v522);
+        const float v528 = v462 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v531 = v528 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v532 = iron_f32_to_bf16(v531);
+        const float v537 = v462 ? v509 : v497;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v540 = v537 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v541 = iron_f32_to_bf16(v540);
+        const unsigned int v2508 = v474 + v517;
+        *reinterpret_cast<iron_bf16x4*>(out + v2508) = iron_bf16x4{{v514, v523, v532, v541}};
+        const float v546 = v462 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v549 = v474 + 4u;
+        const float v551 = v546 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v552 = iron_f32_to_bf16(v551);
+        const unsigned int v556 = v517 + v549;
+        out[v556] = v552;
+        const float v557 = v462 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v561 = v549 + 1u;
+        const float v562 = v557 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v563 = iron_f32_to_bf16(v562);
+        const unsigned int v567 = v517 + v561;
+        out[v567] = v563;
+        const float v568 = v462 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v572 = v549 + 2u;
+        const float v573 = v568 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v574 = iron_f32_to_bf16(v573);
+        const unsigned int v578 = v517 + v572;
+        out[v578] = v574;
+        const float v579 = v462 ? v497 : v509;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v583 = v549 + 3u;
+        const float v584 = v579 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v585 = iron_f32_to_bf16(v584);
+        const unsigned int v589 = v517 + v583;
+        out[v589] = v585;
       }
     } else {
-      const unsigned int v565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v590 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v568 = v565; v568 < 4096u; v568 += 128u) {
-        const unsigned int v570 = v568 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v571 = v457 + v570;
-        const unsigned int v573 = v568 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v574 = v452 + v573;
-        const bool v575 = v571 < v1;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v576 = v574 < v2;
-        const bool v577 = v575 && v576;
-        if (v577) {
-          const unsigned int v583 = v570 * 72u;
-          const unsigned int v584 = v583 + v573;
-          const float v585 = shm2[v584];
-          const float v586 = v585 * v6;  // kernels/gemm/gemm.cpp:123
-          const iron_bf16 v587 = iron_f32_to_bf16(v586);
-          const unsigned int v588 = v7 * v1;
-          const unsigned int v589 = v588 + v571;
-          const unsigned int v590 = v589 * v2;
-          const unsigned int v591 = v590 + v574;
-          out[v591] = v587;
+      for (unsigned int v593 = v590; v593 < 4096u; v593 += 128u) {
+        const unsigned int v595 = v593 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v596 = v457 + v595;
+        const unsigned int v598 = v593 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v599 = v452 + v598;
+        const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v601 = v599 < v2;
+        const bool v602 = v600 && v601;
+        if (v602) {
+          const unsigned int v608 = v595 * 72u;
+          const unsigned int v609 = v608 + v598;
+          const float v610 = shm2[v609];
+          const float v611 = v610 * v6;  // kernels/gemm/gemm.cpp:123
+          const iron_bf16 v612 = iron_f32_to_bf16(v611);
+          const unsigned int v613 = v7 * v1;
+          const unsigned int v614 = v613 + v596;
+          const unsigned int v615 = v614 * v2;
+          const unsigned int v616 = v615 + v599;
+          out[v616] = v612;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

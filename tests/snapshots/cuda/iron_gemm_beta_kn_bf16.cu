@@ -287,587 +287,599 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v9 = blockIdx.x;
   const unsigned int v10 = blockIdx.y;
   const unsigned int v11 = v10 * v7;
   const unsigned int v12 = v11 + v9;
-  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v17 = v16 << 3u;
-  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v17 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v48 = v47 == 0u;
-  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:295
   if (v63) {
-    for (unsigned int v1925 = 0u; v1925 < 2u; v1925 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v1926 = v1925 << 6u;
-      const bool v1928 = v1926 < v2;
-      if (v1928) {
-        const unsigned int v1930 = v1925 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v1932 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v1933 = v1932 >> 3u;
-        const unsigned int v1937 = v1932 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1938 = v1937 << 3u;
-        const unsigned int v1939 = v25 + v1933;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1940 = v1926 + v1938;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v1941 = v1940 < v2;
-        const unsigned int v1942 = v1939 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v1944 = v1942 + v1926;
-        const unsigned int v1945 = v1944 + v1938;
-        const unsigned int v1947 = v1933 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1948 = v1930 + v1947;
-        const unsigned int v1949 = v1948 + v1938;
-        const bool v1952 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1953 = v1941 && v1952;
-        const unsigned int v1957 = v1953 ? v1945 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v1949 ^ (((v1949 >> 6u) & 7u) << 3u)), a + v1957, v1953);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1961 = v1939 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1962 = v1961 < v0;
-        const bool v1963 = v1941 && v1962;
-        const unsigned int v1965 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1966 = v1945 + v1965;
-        const unsigned int v1967 = v1963 ? v1966 : 0u;
-        const unsigned int v1969 = v1949 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1969 ^ (((v1969 >> 6u) & 7u) << 3u)), a + v1967, v1963);
-        const unsigned int v1971 = v1939 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1972 = v1971 < v0;
-        const bool v1973 = v1941 && v1972;
-        const unsigned int v1975 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1976 = v1945 + v1975;
-        const unsigned int v1977 = v1973 ? v1976 : 0u;
-        const unsigned int v1979 = v1949 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1979 ^ (((v1979 >> 6u) & 7u) << 3u)), a + v1977, v1973);
-        const unsigned int v1981 = v1939 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1982 = v1981 < v0;
-        const bool v1983 = v1941 && v1982;
-        const unsigned int v1985 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1986 = v1945 + v1985;
-        const unsigned int v1987 = v1983 ? v1986 : 0u;
-        const unsigned int v1989 = v1949 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1989 ^ (((v1989 >> 6u) & 7u) << 3u)), a + v1987, v1983);
-        const unsigned int v1991 = v1939 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1992 = v1991 < v0;
-        const bool v1993 = v1941 && v1992;
-        const unsigned int v1995 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1996 = v1945 + v1995;
-        const unsigned int v1997 = v1993 ? v1996 : 0u;
-        const unsigned int v1999 = v1949 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), a + v1997, v1993);
-        const unsigned int v2001 = v1939 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2002 = v2001 < v0;
-        const bool v2003 = v1941 && v2002;
-        const unsigned int v2005 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2006 = v1945 + v2005;
-        const unsigned int v2007 = v2003 ? v2006 : 0u;
-        const unsigned int v2009 = v1949 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2009 ^ (((v2009 >> 6u) & 7u) << 3u)), a + v2007, v2003);
-        const unsigned int v2011 = v1939 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v1975 = 0u; v1975 < 2u; v1975 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1976 = v1975 << 6u;
+      const bool v1978 = v1976 < v2;
+      if (v1978) {
+        const unsigned int v1980 = v1975 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1982 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1983 = v1982 >> 3u;
+        const unsigned int v1987 = v1982 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1988 = v1987 << 3u;
+        const unsigned int v1989 = v25 + v1983;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1990 = v1976 + v1988;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1991 = v1990 < v2;
+        const unsigned int v1992 = v1989 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1994 = v1992 + v1976;
+        const unsigned int v1995 = v1994 + v1988;
+        const unsigned int v1997 = v1983 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1998 = v1980 + v1997;
+        const unsigned int v1999 = v1998 + v1988;
+        const bool v2002 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2003 = v1991 && v2002;
+        const unsigned int v2007 = v2003 ? v1995 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), a + v2007, v2003);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2011 = v1989 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2012 = v2011 < v0;
-        const bool v2013 = v1941 && v2012;
-        const unsigned int v2015 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2016 = v1945 + v2015;
+        const bool v2013 = v1991 && v2012;
+        const unsigned int v2015 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2016 = v1995 + v2015;
         const unsigned int v2017 = v2013 ? v2016 : 0u;
-        const unsigned int v2019 = v1949 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2019 = v1999 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), a + v2017, v2013);
-        const unsigned int v2021 = v1939 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2021 = v1989 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2022 = v2021 < v0;
-        const bool v2023 = v1941 && v2022;
-        const unsigned int v2025 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2026 = v1945 + v2025;
+        const bool v2023 = v1991 && v2022;
+        const unsigned int v2025 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2026 = v1995 + v2025;
         const unsigned int v2027 = v2023 ? v2026 : 0u;
-        const unsigned int v2029 = v1949 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2029 = v1999 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), a + v2027, v2023);
-        const unsigned int v2034 = v1932 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2038 = v1932 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2039 = v2038 << 3u;
-        const unsigned int v2040 = v1926 + v2034;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2041 = v29 + v2039;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2042 = v2041 < v1;
-        const unsigned int v2043 = v2040 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2045 = v2043 + v29;
-        const unsigned int v2046 = v2045 + v2039;
-        const unsigned int v2048 = v2034 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2049 = v1930 + v2048;
-        const unsigned int v2050 = v2049 + v2039;
-        const bool v2053 = v2040 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2054 = v2042 && v2053;
-        const unsigned int v2058 = v2054 ? v2046 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2050 ^ (((v2050 >> 7u) & 7u) << 3u)), b + v2058, v2054);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2062 = v2040 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2063 = v2062 < v2;
-        const bool v2064 = v2042 && v2063;
-        const unsigned int v2066 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2067 = v2046 + v2066;
-        const unsigned int v2068 = v2064 ? v2067 : 0u;
-        const unsigned int v2070 = v2050 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2070 ^ (((v2070 >> 7u) & 7u) << 3u)), b + v2068, v2064);
-        const unsigned int v2072 = v2040 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2073 = v2072 < v2;
-        const bool v2074 = v2042 && v2073;
-        const unsigned int v2076 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2077 = v2046 + v2076;
-        const unsigned int v2078 = v2074 ? v2077 : 0u;
-        const unsigned int v2080 = v2050 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2080 ^ (((v2080 >> 7u) & 7u) << 3u)), b + v2078, v2074);
-        const unsigned int v2082 = v2040 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2083 = v2082 < v2;
-        const bool v2084 = v2042 && v2083;
-        const unsigned int v2086 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2087 = v2046 + v2086;
-        const unsigned int v2088 = v2084 ? v2087 : 0u;
-        const unsigned int v2090 = v2050 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2090 ^ (((v2090 >> 7u) & 7u) << 3u)), b + v2088, v2084);
-        const unsigned int v2092 = v2040 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2093 = v2092 < v2;
-        const bool v2094 = v2042 && v2093;
-        const unsigned int v2096 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2097 = v2046 + v2096;
-        const unsigned int v2098 = v2094 ? v2097 : 0u;
-        const unsigned int v2100 = v2050 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2100 ^ (((v2100 >> 7u) & 7u) << 3u)), b + v2098, v2094);
-        const unsigned int v2102 = v2040 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2103 = v2102 < v2;
-        const bool v2104 = v2042 && v2103;
-        const unsigned int v2106 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2107 = v2046 + v2106;
-        const unsigned int v2108 = v2104 ? v2107 : 0u;
-        const unsigned int v2110 = v2050 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2110 ^ (((v2110 >> 7u) & 7u) << 3u)), b + v2108, v2104);
-        const unsigned int v2112 = v2040 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2031 = v1989 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2032 = v2031 < v0;
+        const bool v2033 = v1991 && v2032;
+        const unsigned int v2035 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2036 = v1995 + v2035;
+        const unsigned int v2037 = v2033 ? v2036 : 0u;
+        const unsigned int v2039 = v1999 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), a + v2037, v2033);
+        const unsigned int v2041 = v1989 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2042 = v2041 < v0;
+        const bool v2043 = v1991 && v2042;
+        const unsigned int v2045 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2046 = v1995 + v2045;
+        const unsigned int v2047 = v2043 ? v2046 : 0u;
+        const unsigned int v2049 = v1999 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), a + v2047, v2043);
+        const unsigned int v2051 = v1989 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2052 = v2051 < v0;
+        const bool v2053 = v1991 && v2052;
+        const unsigned int v2055 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2056 = v1995 + v2055;
+        const unsigned int v2057 = v2053 ? v2056 : 0u;
+        const unsigned int v2059 = v1999 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), a + v2057, v2053);
+        const unsigned int v2061 = v1989 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2062 = v2061 < v0;
+        const bool v2063 = v1991 && v2062;
+        const unsigned int v2065 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2066 = v1995 + v2065;
+        const unsigned int v2067 = v2063 ? v2066 : 0u;
+        const unsigned int v2069 = v1999 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), a + v2067, v2063);
+        const unsigned int v2071 = v1989 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2072 = v2071 < v0;
+        const bool v2073 = v1991 && v2072;
+        const unsigned int v2075 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2076 = v1995 + v2075;
+        const unsigned int v2077 = v2073 ? v2076 : 0u;
+        const unsigned int v2079 = v1999 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2079 ^ (((v2079 >> 6u) & 7u) << 3u)), a + v2077, v2073);
+        const unsigned int v2084 = v1982 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2088 = v1982 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2089 = v2088 << 3u;
+        const unsigned int v2090 = v1976 + v2084;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2091 = v29 + v2089;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2092 = v2091 < v1;
+        const unsigned int v2093 = v2090 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2095 = v2093 + v29;
+        const unsigned int v2096 = v2095 + v2089;
+        const unsigned int v2098 = v2084 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2099 = v1980 + v2098;
+        const unsigned int v2100 = v2099 + v2089;
+        const bool v2103 = v2090 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2104 = v2092 && v2103;
+        const unsigned int v2108 = v2104 ? v2096 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2100 ^ (((v2100 >> 7u) & 7u) << 3u)), b + v2108, v2104);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2112 = v2090 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2113 = v2112 < v2;
-        const bool v2114 = v2042 && v2113;
-        const unsigned int v2116 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2117 = v2046 + v2116;
+        const bool v2114 = v2092 && v2113;
+        const unsigned int v2116 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2117 = v2096 + v2116;
         const unsigned int v2118 = v2114 ? v2117 : 0u;
-        const unsigned int v2120 = v2050 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2120 = v2100 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2120 ^ (((v2120 >> 7u) & 7u) << 3u)), b + v2118, v2114);
-        const unsigned int v2122 = v2040 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2122 = v2090 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2123 = v2122 < v2;
-        const bool v2124 = v2042 && v2123;
-        const unsigned int v2126 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2127 = v2046 + v2126;
+        const bool v2124 = v2092 && v2123;
+        const unsigned int v2126 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2127 = v2096 + v2126;
         const unsigned int v2128 = v2124 ? v2127 : 0u;
-        const unsigned int v2130 = v2050 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2130 = v2100 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2130 ^ (((v2130 >> 7u) & 7u) << 3u)), b + v2128, v2124);
+        const unsigned int v2132 = v2090 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2133 = v2132 < v2;
+        const bool v2134 = v2092 && v2133;
+        const unsigned int v2136 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2137 = v2096 + v2136;
+        const unsigned int v2138 = v2134 ? v2137 : 0u;
+        const unsigned int v2140 = v2100 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2140 ^ (((v2140 >> 7u) & 7u) << 3u)), b + v2138, v2134);
+        const unsigned int v2142 = v2090 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2143 = v2142 < v2;
+        const bool v2144 = v2092 && v2143;
+        const unsigned int v2146 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2147 = v2096 + v2146;
+        const unsigned int v2148 = v2144 ? v2147 : 0u;
+        const unsigned int v2150 = v2100 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2150 ^ (((v2150 >> 7u) & 7u) << 3u)), b + v2148, v2144);
+        const unsigned int v2152 = v2090 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2153 = v2152 < v2;
+        const bool v2154 = v2092 && v2153;
+        const unsigned int v2156 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2157 = v2096 + v2156;
+        const unsigned int v2158 = v2154 ? v2157 : 0u;
+        const unsigned int v2160 = v2100 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2160 ^ (((v2160 >> 7u) & 7u) << 3u)), b + v2158, v2154);
+        const unsigned int v2162 = v2090 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2163 = v2162 < v2;
+        const bool v2164 = v2092 && v2163;
+        const unsigned int v2166 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2167 = v2096 + v2166;
+        const unsigned int v2168 = v2164 ? v2167 : 0u;
+        const unsigned int v2170 = v2100 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2170 ^ (((v2170 >> 7u) & 7u) << 3u)), b + v2168, v2164);
+        const unsigned int v2172 = v2090 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2173 = v2172 < v2;
+        const bool v2174 = v2092 && v2173;
+        const unsigned int v2176 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2177 = v2096 + v2176;
+        const unsigned int v2178 = v2174 ? v2177 : 0u;
+        const unsigned int v2180 = v2100 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2180 ^ (((v2180 >> 7u) & 7u) << 3u)), b + v2178, v2174);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2143 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2193 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2131 = 0u; v2131 < v2; v2131 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2133 = v2131 >> 6u;
-      const unsigned int v2135 = v2133 % 3u;
+    for (unsigned int v2181 = 0u; v2181 < v2; v2181 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2183 = v2181 >> 6u;
+      const unsigned int v2185 = v2183 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2137 = v2135 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2144 = v2137 + v2143;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2144, 64u);
-      const unsigned int v2150 = v2137 + v38;  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2150, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2156 = v2144 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2156, 64u);
-      const unsigned int v2160 = v2137 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2161 = v2160 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2161, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2167 = v2144 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2167, 64u);
-      const unsigned int v2171 = v2137 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2172 = v2171 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2172, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2178 = v2144 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2178, 64u);
-      const unsigned int v2182 = v2137 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2183 = v2182 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2183, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2186 = v2131 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2188 = v2133 + 2u;
-      const unsigned int v2189 = v2188 % 3u;
-      const bool v2190 = v2186 < v2;
-      if (v2190) {
-        const unsigned int v2192 = v2189 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2194 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2195 = v2194 >> 3u;
-        const unsigned int v2199 = v2194 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2200 = v2199 << 3u;
-        const unsigned int v2201 = v25 + v2195;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2202 = v2186 + v2200;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2203 = v2202 < v2;
-        const unsigned int v2204 = v2201 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2206 = v2204 + v2186;
-        const unsigned int v2207 = v2206 + v2200;
-        const unsigned int v2209 = v2195 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2210 = v2192 + v2209;
-        const unsigned int v2211 = v2210 + v2200;
-        const bool v2214 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2215 = v2203 && v2214;
-        const unsigned int v2219 = v2215 ? v2207 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2211 ^ (((v2211 >> 6u) & 7u) << 3u)), a + v2219, v2215);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2223 = v2201 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2224 = v2223 < v0;
-        const bool v2225 = v2203 && v2224;
-        const unsigned int v2227 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2228 = v2207 + v2227;
-        const unsigned int v2229 = v2225 ? v2228 : 0u;
-        const unsigned int v2231 = v2211 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2231 ^ (((v2231 >> 6u) & 7u) << 3u)), a + v2229, v2225);
-        const unsigned int v2233 = v2201 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2234 = v2233 < v0;
-        const bool v2235 = v2203 && v2234;
-        const unsigned int v2237 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2238 = v2207 + v2237;
-        const unsigned int v2239 = v2235 ? v2238 : 0u;
-        const unsigned int v2241 = v2211 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), a + v2239, v2235);
-        const unsigned int v2243 = v2201 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2244 = v2243 < v0;
-        const bool v2245 = v2203 && v2244;
-        const unsigned int v2247 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2248 = v2207 + v2247;
-        const unsigned int v2249 = v2245 ? v2248 : 0u;
-        const unsigned int v2251 = v2211 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2251 ^ (((v2251 >> 6u) & 7u) << 3u)), a + v2249, v2245);
-        const unsigned int v2253 = v2201 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2254 = v2253 < v0;
-        const bool v2255 = v2203 && v2254;
-        const unsigned int v2257 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2258 = v2207 + v2257;
-        const unsigned int v2259 = v2255 ? v2258 : 0u;
-        const unsigned int v2261 = v2211 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), a + v2259, v2255);
-        const unsigned int v2263 = v2201 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2264 = v2263 < v0;
-        const bool v2265 = v2203 && v2264;
-        const unsigned int v2267 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2268 = v2207 + v2267;
-        const unsigned int v2269 = v2265 ? v2268 : 0u;
-        const unsigned int v2271 = v2211 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), a + v2269, v2265);
-        const unsigned int v2273 = v2201 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2187 = v2185 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2194 = v2187 + v2193;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2194, 64u);
+      const unsigned int v2200 = v2187 + v38;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2200, 128u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2206 = v2194 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2206, 64u);
+      const unsigned int v2210 = v2187 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2211 = v2210 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2211, 128u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2217 = v2194 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2217, 64u);
+      const unsigned int v2221 = v2187 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2222 = v2221 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2222, 128u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2228 = v2194 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2228, 64u);
+      const unsigned int v2232 = v2187 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2233 = v2232 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2233, 128u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2236 = v2181 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2238 = v2183 + 2u;
+      const unsigned int v2239 = v2238 % 3u;
+      const bool v2240 = v2236 < v2;
+      if (v2240) {
+        const unsigned int v2242 = v2239 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2244 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2245 = v2244 >> 3u;
+        const unsigned int v2249 = v2244 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2250 = v2249 << 3u;
+        const unsigned int v2251 = v25 + v2245;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2252 = v2236 + v2250;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2253 = v2252 < v2;
+        const unsigned int v2254 = v2251 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2256 = v2254 + v2236;
+        const unsigned int v2257 = v2256 + v2250;
+        const unsigned int v2259 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2260 = v2242 + v2259;
+        const unsigned int v2261 = v2260 + v2250;
+        const bool v2264 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2265 = v2253 && v2264;
+        const unsigned int v2269 = v2265 ? v2257 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), a + v2269, v2265);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2273 = v2251 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2274 = v2273 < v0;
-        const bool v2275 = v2203 && v2274;
-        const unsigned int v2277 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2278 = v2207 + v2277;
+        const bool v2275 = v2253 && v2274;
+        const unsigned int v2277 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2278 = v2257 + v2277;
         const unsigned int v2279 = v2275 ? v2278 : 0u;
-        const unsigned int v2281 = v2211 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2281 = v2261 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2279, v2275);
-        const unsigned int v2283 = v2201 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2283 = v2251 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2284 = v2283 < v0;
-        const bool v2285 = v2203 && v2284;
-        const unsigned int v2287 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2288 = v2207 + v2287;
+        const bool v2285 = v2253 && v2284;
+        const unsigned int v2287 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2288 = v2257 + v2287;
         const unsigned int v2289 = v2285 ? v2288 : 0u;
-        const unsigned int v2291 = v2211 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2291 = v2261 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), a + v2289, v2285);
-        const unsigned int v2296 = v2194 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2300 = v2194 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2301 = v2300 << 3u;
-        const unsigned int v2302 = v2186 + v2296;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2303 = v29 + v2301;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2304 = v2303 < v1;
-        const unsigned int v2305 = v2302 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2307 = v2305 + v29;
-        const unsigned int v2308 = v2307 + v2301;
-        const unsigned int v2310 = v2296 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2311 = v2192 + v2310;
-        const unsigned int v2312 = v2311 + v2301;
-        const bool v2315 = v2302 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2316 = v2304 && v2315;
-        const unsigned int v2320 = v2316 ? v2308 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2312 ^ (((v2312 >> 7u) & 7u) << 3u)), b + v2320, v2316);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2324 = v2302 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2325 = v2324 < v2;
-        const bool v2326 = v2304 && v2325;
-        const unsigned int v2328 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2329 = v2308 + v2328;
-        const unsigned int v2330 = v2326 ? v2329 : 0u;
-        const unsigned int v2332 = v2312 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2332 ^ (((v2332 >> 7u) & 7u) << 3u)), b + v2330, v2326);
-        const unsigned int v2334 = v2302 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2335 = v2334 < v2;
-        const bool v2336 = v2304 && v2335;
-        const unsigned int v2338 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2339 = v2308 + v2338;
-        const unsigned int v2340 = v2336 ? v2339 : 0u;
-        const unsigned int v2342 = v2312 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2342 ^ (((v2342 >> 7u) & 7u) << 3u)), b + v2340, v2336);
-        const unsigned int v2344 = v2302 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2345 = v2344 < v2;
-        const bool v2346 = v2304 && v2345;
-        const unsigned int v2348 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2349 = v2308 + v2348;
-        const unsigned int v2350 = v2346 ? v2349 : 0u;
-        const unsigned int v2352 = v2312 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 7u) & 7u) << 3u)), b + v2350, v2346);
-        const unsigned int v2354 = v2302 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2355 = v2354 < v2;
-        const bool v2356 = v2304 && v2355;
-        const unsigned int v2358 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2359 = v2308 + v2358;
-        const unsigned int v2360 = v2356 ? v2359 : 0u;
-        const unsigned int v2362 = v2312 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 7u) & 7u) << 3u)), b + v2360, v2356);
-        const unsigned int v2364 = v2302 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2365 = v2364 < v2;
-        const bool v2366 = v2304 && v2365;
-        const unsigned int v2368 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2369 = v2308 + v2368;
-        const unsigned int v2370 = v2366 ? v2369 : 0u;
-        const unsigned int v2372 = v2312 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2372 ^ (((v2372 >> 7u) & 7u) << 3u)), b + v2370, v2366);
-        const unsigned int v2374 = v2302 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2293 = v2251 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2294 = v2293 < v0;
+        const bool v2295 = v2253 && v2294;
+        const unsigned int v2297 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2298 = v2257 + v2297;
+        const unsigned int v2299 = v2295 ? v2298 : 0u;
+        const unsigned int v2301 = v2261 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), a + v2299, v2295);
+        const unsigned int v2303 = v2251 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2304 = v2303 < v0;
+        const bool v2305 = v2253 && v2304;
+        const unsigned int v2307 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2308 = v2257 + v2307;
+        const unsigned int v2309 = v2305 ? v2308 : 0u;
+        const unsigned int v2311 = v2261 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), a + v2309, v2305);
+        const unsigned int v2313 = v2251 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2314 = v2313 < v0;
+        const bool v2315 = v2253 && v2314;
+        const unsigned int v2317 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2318 = v2257 + v2317;
+        const unsigned int v2319 = v2315 ? v2318 : 0u;
+        const unsigned int v2321 = v2261 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), a + v2319, v2315);
+        const unsigned int v2323 = v2251 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2324 = v2323 < v0;
+        const bool v2325 = v2253 && v2324;
+        const unsigned int v2327 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2328 = v2257 + v2327;
+        const unsigned int v2329 = v2325 ? v2328 : 0u;
+        const unsigned int v2331 = v2261 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), a + v2329, v2325);
+        const unsigned int v2333 = v2251 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2334 = v2333 < v0;
+        const bool v2335 = v2253 && v2334;
+        const unsigned int v2337 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2338 = v2257 + v2337;
+        const unsigned int v2339 = v2335 ? v2338 : 0u;
+        const unsigned int v2341 = v2261 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2341 ^ (((v2341 >> 6u) & 7u) << 3u)), a + v2339, v2335);
+        const unsigned int v2346 = v2244 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2350 = v2244 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2351 = v2350 << 3u;
+        const unsigned int v2352 = v2236 + v2346;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2353 = v29 + v2351;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2354 = v2353 < v1;
+        const unsigned int v2355 = v2352 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2357 = v2355 + v29;
+        const unsigned int v2358 = v2357 + v2351;
+        const unsigned int v2360 = v2346 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2361 = v2242 + v2360;
+        const unsigned int v2362 = v2361 + v2351;
+        const bool v2365 = v2352 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2366 = v2354 && v2365;
+        const unsigned int v2370 = v2366 ? v2358 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 7u) & 7u) << 3u)), b + v2370, v2366);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2374 = v2352 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2375 = v2374 < v2;
-        const bool v2376 = v2304 && v2375;
-        const unsigned int v2378 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2379 = v2308 + v2378;
+        const bool v2376 = v2354 && v2375;
+        const unsigned int v2378 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2379 = v2358 + v2378;
         const unsigned int v2380 = v2376 ? v2379 : 0u;
-        const unsigned int v2382 = v2312 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2382 = v2362 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2382 ^ (((v2382 >> 7u) & 7u) << 3u)), b + v2380, v2376);
-        const unsigned int v2384 = v2302 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2384 = v2352 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2385 = v2384 < v2;
-        const bool v2386 = v2304 && v2385;
-        const unsigned int v2388 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2389 = v2308 + v2388;
+        const bool v2386 = v2354 && v2385;
+        const unsigned int v2388 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2389 = v2358 + v2388;
         const unsigned int v2390 = v2386 ? v2389 : 0u;
-        const unsigned int v2392 = v2312 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2392 = v2362 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2392 ^ (((v2392 >> 7u) & 7u) << 3u)), b + v2390, v2386);
+        const unsigned int v2394 = v2352 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2395 = v2394 < v2;
+        const bool v2396 = v2354 && v2395;
+        const unsigned int v2398 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2399 = v2358 + v2398;
+        const unsigned int v2400 = v2396 ? v2399 : 0u;
+        const unsigned int v2402 = v2362 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2402 ^ (((v2402 >> 7u) & 7u) << 3u)), b + v2400, v2396);
+        const unsigned int v2404 = v2352 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2405 = v2404 < v2;
+        const bool v2406 = v2354 && v2405;
+        const unsigned int v2408 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2409 = v2358 + v2408;
+        const unsigned int v2410 = v2406 ? v2409 : 0u;
+        const unsigned int v2412 = v2362 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2412 ^ (((v2412 >> 7u) & 7u) << 3u)), b + v2410, v2406);
+        const unsigned int v2414 = v2352 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2415 = v2414 < v2;
+        const bool v2416 = v2354 && v2415;
+        const unsigned int v2418 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2419 = v2358 + v2418;
+        const unsigned int v2420 = v2416 ? v2419 : 0u;
+        const unsigned int v2422 = v2362 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2422 ^ (((v2422 >> 7u) & 7u) << 3u)), b + v2420, v2416);
+        const unsigned int v2424 = v2352 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2425 = v2424 < v2;
+        const bool v2426 = v2354 && v2425;
+        const unsigned int v2428 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2429 = v2358 + v2428;
+        const unsigned int v2430 = v2426 ? v2429 : 0u;
+        const unsigned int v2432 = v2362 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2432 ^ (((v2432 >> 7u) & 7u) << 3u)), b + v2430, v2426);
+        const unsigned int v2434 = v2352 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2435 = v2434 < v2;
+        const bool v2436 = v2354 && v2435;
+        const unsigned int v2438 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2439 = v2358 + v2438;
+        const unsigned int v2440 = v2436 ? v2439 : 0u;
+        const unsigned int v2442 = v2362 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2442 ^ (((v2442 >> 7u) & 7u) << 3u)), b + v2440, v2436);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v325 = threadIdx.x;
-    const unsigned int v381 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v381 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v394 = v381 + 16u;
-    const unsigned int v399 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v405 = v381 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v410 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v416 = v381 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v421 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v399 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v405 = v381 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v410 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v416 = v381 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v421 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:282
 
-    for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v332 = v25 + v329;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v332 = v25 + v329;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v333 = v332 < v0;
         const unsigned int v334 = v323 + v331;
         const bool v335 = v334 < v2;
         const bool v336 = v333 && v335;
         if (v336) {
-          const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v340 = v338 + v323;
           const unsigned int v341 = v340 + v331;
           const iron_bf16 v342 = a[v341];
-          const unsigned int v344 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v344 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v345 = v344 + v331;
           shm0[(v345 ^ (((v345 >> 6u) & 7u) << 3u))] = v342;
         } else {
-          const unsigned int v347 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v347 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v348 = v347 + v331;
           shm0[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v353 = v325; v353 < 8192u; v353 += v324) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v355 = v353 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v357 = v353 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v358 = v323 + v355;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v353 = v325; v353 < 8192u; v353 += v324) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v355 = v353 >> 7u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v353 & 127u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v358 = v323 + v355;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v359 = v358 < v2;
         const unsigned int v360 = v29 + v357;
         const bool v361 = v360 < v1;
         const bool v362 = v359 && v361;
         if (v362) {
-          const unsigned int v364 = v358 * v1;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v364 = v358 * v1;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v366 = v364 + v29;
           const unsigned int v367 = v366 + v357;
           const iron_bf16 v368 = b[v367];
-          const unsigned int v370 = v355 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v370 = v355 << 7u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v371 = v370 + v357;
           shm1[(v371 ^ (((v371 >> 7u) & 7u) << 3u))] = v368;
         } else {
-          const unsigned int v373 = v355 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v373 = v355 << 7u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v374 = v373 + v357;
           shm1[(v374 ^ (((v374 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v381, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v394, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v399, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v405, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v410, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v416, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v421, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v381, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v394, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v399, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v405, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v410, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v416, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v421, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v426 = v425 <= v0;
   const unsigned int v428 = v29 + 128u;
   const bool v429 = v428 <= v1;
   const bool v430 = v426 && v429;
   const bool v435 = v430 && v57;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:436
     if (v442) {
       iron_frag_store<false>(v40, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v448 = v447 << 6u;
     const unsigned int v449 = v29 + v448;
-    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v453 = v452 << 6u;
     const unsigned int v454 = v25 + v453;
-    if (v435) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
+    if (v435) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v456 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v457 = v456 & 4u;
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
 
       #pragma unroll 1
-      for (unsigned int v458 = v455; v458 < 512u; v458 += 128u) {
-        const unsigned int v460 = v458 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v462 = v460 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v463 = v454 + v462;
-        const unsigned int v465 = v460 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v466 = v449 + v465;
-        const unsigned int v472 = v462 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v473 = v472 + v465;
-        const iron_f32x4 v2469 = *reinterpret_cast<const iron_f32x4*>(shm2 + v473);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v476 = v2469.v[0];
-        const float v488 = v2469.v[1];
-        const float v500 = v2469.v[2];
-        const float v512 = v2469.v[3];
-        const unsigned int v479 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-        const unsigned int v480 = v479 + v466;
-        const iron_bf16 v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v482 = iron_to_f32(v481);
-        const float v483 = v482 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v484 = fmaf(v476, v3, v483);
-        const iron_bf16 v485 = iron_f32_to_bf16(v484);
-        c[v480] = v485;
-        const unsigned int v490 = v466 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v492 = v479 + v490;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v493 = c[v492];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v494 = iron_to_f32(v493);
-        const float v495 = v494 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v496 = fmaf(v488, v3, v495);
-        const iron_bf16 v497 = iron_f32_to_bf16(v496);
-        c[v492] = v497;
-        const unsigned int v502 = v466 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v504 = v479 + v502;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v505 = c[v504];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v506 = iron_to_f32(v505);
-        const float v507 = v506 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v508 = fmaf(v500, v3, v507);
-        const iron_bf16 v509 = iron_f32_to_bf16(v508);
-        c[v504] = v509;
-        const unsigned int v514 = v466 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v516 = v479 + v514;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v517 = c[v516];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v518 = iron_to_f32(v517);
-        const float v519 = v518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v520 = fmaf(v512, v3, v519);
-        const iron_bf16 v521 = iron_f32_to_bf16(v520);
-        c[v516] = v521;
-        const unsigned int v523 = v473 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2472 = *reinterpret_cast<const iron_f32x4*>(shm2 + v523);
-        const float v524 = v2472.v[0];
-        const float v536 = v2472.v[1];
-        const float v548 = v2472.v[2];
-        const float v560 = v2472.v[3];
-        const unsigned int v526 = v466 + 4u;
-        const unsigned int v528 = v479 + v526;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v530 = iron_to_f32(v529);
-        const float v531 = v530 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v532 = fmaf(v524, v3, v531);
-        const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        c[v528] = v533;
-        const unsigned int v538 = v466 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v540 = v479 + v538;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v541 = c[v540];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v542 = iron_to_f32(v541);
-        const float v543 = v542 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v544 = fmaf(v536, v3, v543);
-        const iron_bf16 v545 = iron_f32_to_bf16(v544);
-        c[v540] = v545;
-        const unsigned int v550 = v466 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v552 = v479 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v553 = c[v552];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v554 = iron_to_f32(v553);
-        const float v555 = v554 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v556 = fmaf(v548, v3, v555);
-        const iron_bf16 v557 = iron_f32_to_bf16(v556);
-        c[v552] = v557;
-        const unsigned int v562 = v466 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
-        const unsigned int v564 = v479 + v562;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v565 = c[v564];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v566 = iron_to_f32(v565);
-        const float v567 = v566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v568 = fmaf(v560, v3, v567);
-        const iron_bf16 v569 = iron_f32_to_bf16(v568);
-        c[v564] = v569;
+      for (unsigned int v463 = v456; v463 < 512u; v463 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v465 = v463 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v467 = v465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v468 = v454 + v467;
+        const unsigned int v470 = v465 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v471 = v449 + v470;
+        const unsigned int v477 = v467 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v478 = v477 + v470;
+        const unsigned int v479 = v478 + v457;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v482 = v478 + v481;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2519 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v485 = v2519.v[0];
+        const float v488 = v2519.v[1];
+        const float v491 = v2519.v[2];
+        const float v494 = v2519.v[3];
+        const iron_f32x4 v2520 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v497 = v2520.v[0];
+        const float v500 = v2520.v[1];
+        const float v503 = v2520.v[2];
+        const float v506 = v2520.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:363
+        const unsigned int v510 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+        const unsigned int v511 = v510 + v471;
+        const iron_bf16 v512 = c[v511];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v513 = iron_to_f32(v512);
+        const float v514 = v513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v515 = fmaf(v507, v3, v514);
+        const iron_bf16 v516 = iron_f32_to_bf16(v515);
+        c[v511] = v516;
+        const float v517 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:363
+        const unsigned int v519 = v471 + 1u;
+        const unsigned int v521 = v510 + v519;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v522 = c[v521];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v523 = iron_to_f32(v522);
+        const float v524 = v523 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v525 = fmaf(v517, v3, v524);
+        const iron_bf16 v526 = iron_f32_to_bf16(v525);
+        c[v521] = v526;
+        const float v527 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:363
+        const unsigned int v529 = v471 + 2u;
+        const unsigned int v531 = v510 + v529;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v532 = c[v531];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v533 = iron_to_f32(v532);
+        const float v534 = v533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v535 = fmaf(v527, v3, v534);
+        const iron_bf16 v536 = iron_f32_to_bf16(v535);
+        c[v531] = v536;
+        const float v537 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:363
+        const unsigned int v539 = v471 + 3u;
+        const unsigned int v541 = v510 + v539;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v542 = c[v541];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v543 = iron_to_f32(v542);
+        const float v544 = v543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v545 = fmaf(v537, v3, v544);
+        const iron_bf16 v546 = iron_f32_to_bf16(v545);
+        c[v541] = v546;
+        const float v547 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v550 = v471 + 4u;
+        const unsigned int v553 = v510 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v554 = c[v553];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v555 = iron_to_f32(v554);
+        const float v556 = v555 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v557 = fmaf(v547, v3, v556);
+        const iron_bf16 v558 = iron_f32_to_bf16(v557);
+        c[v553] = v558;
+        const float v559 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v563 = v550 + 1u;
+        const unsigned int v565 = v510 + v563;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v566 = c[v565];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v567 = iron_to_f32(v566);
+        const float v568 = v567 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v569 = fmaf(v559, v3, v568);
+        const iron_bf16 v570 = iron_f32_to_bf16(v569);
+        c[v565] = v570;
+        const float v571 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v575 = v550 + 2u;
+        const unsigned int v577 = v510 + v575;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v578 = c[v577];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v579 = iron_to_f32(v578);
+        const float v580 = v579 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v581 = fmaf(v571, v3, v580);
+        const iron_bf16 v582 = iron_f32_to_bf16(v581);
+        c[v577] = v582;
+        const float v583 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v587 = v550 + 3u;
+        const unsigned int v589 = v510 + v587;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v590 = c[v589];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v591 = iron_to_f32(v590);
+        const float v592 = v591 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v593 = fmaf(v583, v3, v592);
+        const iron_bf16 v594 = iron_f32_to_bf16(v593);
+        c[v589] = v594;
       }
     } else {
-      const unsigned int v570 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v595 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v573 = v570; v573 < 4096u; v573 += 128u) {
-        const unsigned int v575 = v573 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v576 = v454 + v575;
-        const unsigned int v578 = v573 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v579 = v449 + v578;
-        const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v581 = v579 < v1;
-        const bool v582 = v580 && v581;
-        if (v582) {
-          const unsigned int v588 = v575 * 72u;
-          const unsigned int v589 = v588 + v578;
-          const float v590 = shm2[v589];
-          const unsigned int v591 = v576 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-          const unsigned int v592 = v591 + v579;
-          const iron_bf16 v593 = c[v592];  // kernels/gemm/gemm_epilogue.cpp:101
-          const float v594 = iron_to_f32(v593);
-          const float v595 = v594 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-          const float v596 = fmaf(v590, v3, v595);
-          const iron_bf16 v597 = iron_f32_to_bf16(v596);
-          c[v592] = v597;
+      for (unsigned int v598 = v595; v598 < 4096u; v598 += 128u) {
+        const unsigned int v600 = v598 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v601 = v454 + v600;
+        const unsigned int v603 = v598 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v604 = v449 + v603;
+        const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v606 = v604 < v1;
+        const bool v607 = v605 && v606;
+        if (v607) {
+          const unsigned int v613 = v600 * 72u;
+          const unsigned int v614 = v613 + v603;
+          const float v615 = shm2[v614];
+          const unsigned int v616 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+          const unsigned int v617 = v616 + v604;
+          const iron_bf16 v618 = c[v617];  // kernels/gemm/gemm_epilogue.cpp:101
+          const float v619 = iron_to_f32(v618);
+          const float v620 = v619 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+          const float v621 = fmaf(v615, v3, v620);
+          const iron_bf16 v622 = iron_f32_to_bf16(v621);
+          c[v617] = v622;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

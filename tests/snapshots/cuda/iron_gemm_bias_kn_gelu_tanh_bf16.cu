@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -305,630 +305,654 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2104 = 0u; v2104 < 2u; v2104 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2105 = v2104 << 6u;
-      const bool v2107 = v2105 < v2;
-      if (v2107) {
-        const unsigned int v2109 = v2104 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2111 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2112 = v2111 >> 3u;
-        const unsigned int v2116 = v2111 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2117 = v2116 << 3u;
-        const unsigned int v2118 = v24 + v2112;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2119 = v2105 + v2117;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2120 = v2119 < v2;
-        const unsigned int v2121 = v2118 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2123 = v2121 + v2105;
-        const unsigned int v2124 = v2123 + v2117;
-        const unsigned int v2126 = v2112 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2127 = v2109 + v2126;
-        const unsigned int v2128 = v2127 + v2117;
-        const bool v2131 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2132 = v2120 && v2131;
-        const unsigned int v2136 = v2132 ? v2124 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2128 ^ (((v2128 >> 6u) & 7u) << 3u)), a + v2136, v2132);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2140 = v2118 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2141 = v2140 < v0;
-        const bool v2142 = v2120 && v2141;
-        const unsigned int v2144 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2145 = v2124 + v2144;
-        const unsigned int v2146 = v2142 ? v2145 : 0u;
-        const unsigned int v2148 = v2128 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2148 ^ (((v2148 >> 6u) & 7u) << 3u)), a + v2146, v2142);
-        const unsigned int v2150 = v2118 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2151 = v2150 < v0;
-        const bool v2152 = v2120 && v2151;
-        const unsigned int v2154 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2155 = v2124 + v2154;
-        const unsigned int v2156 = v2152 ? v2155 : 0u;
-        const unsigned int v2158 = v2128 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2158 ^ (((v2158 >> 6u) & 7u) << 3u)), a + v2156, v2152);
-        const unsigned int v2160 = v2118 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2161 = v2160 < v0;
-        const bool v2162 = v2120 && v2161;
-        const unsigned int v2164 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2165 = v2124 + v2164;
-        const unsigned int v2166 = v2162 ? v2165 : 0u;
-        const unsigned int v2168 = v2128 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), a + v2166, v2162);
-        const unsigned int v2170 = v2118 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2171 = v2170 < v0;
-        const bool v2172 = v2120 && v2171;
-        const unsigned int v2174 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2175 = v2124 + v2174;
-        const unsigned int v2176 = v2172 ? v2175 : 0u;
-        const unsigned int v2178 = v2128 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), a + v2176, v2172);
-        const unsigned int v2180 = v2118 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2181 = v2180 < v0;
-        const bool v2182 = v2120 && v2181;
-        const unsigned int v2184 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2185 = v2124 + v2184;
-        const unsigned int v2186 = v2182 ? v2185 : 0u;
-        const unsigned int v2188 = v2128 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), a + v2186, v2182);
-        const unsigned int v2190 = v2118 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v2154 = 0u; v2154 < 2u; v2154 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2155 = v2154 << 6u;
+      const bool v2157 = v2155 < v2;
+      if (v2157) {
+        const unsigned int v2159 = v2154 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2161 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2162 = v2161 >> 3u;
+        const unsigned int v2166 = v2161 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2167 = v2166 << 3u;
+        const unsigned int v2168 = v24 + v2162;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2169 = v2155 + v2167;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2170 = v2169 < v2;
+        const unsigned int v2171 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2173 = v2171 + v2155;
+        const unsigned int v2174 = v2173 + v2167;
+        const unsigned int v2176 = v2162 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2177 = v2159 + v2176;
+        const unsigned int v2178 = v2177 + v2167;
+        const bool v2181 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2182 = v2170 && v2181;
+        const unsigned int v2186 = v2182 ? v2174 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), a + v2186, v2182);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2190 = v2168 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2191 = v2190 < v0;
-        const bool v2192 = v2120 && v2191;
-        const unsigned int v2194 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2195 = v2124 + v2194;
+        const bool v2192 = v2170 && v2191;
+        const unsigned int v2194 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2195 = v2174 + v2194;
         const unsigned int v2196 = v2192 ? v2195 : 0u;
-        const unsigned int v2198 = v2128 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2198 = v2178 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), a + v2196, v2192);
-        const unsigned int v2200 = v2118 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2200 = v2168 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2201 = v2200 < v0;
-        const bool v2202 = v2120 && v2201;
-        const unsigned int v2204 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2205 = v2124 + v2204;
+        const bool v2202 = v2170 && v2201;
+        const unsigned int v2204 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2205 = v2174 + v2204;
         const unsigned int v2206 = v2202 ? v2205 : 0u;
-        const unsigned int v2208 = v2128 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2208 = v2178 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2206, v2202);
-        const unsigned int v2213 = v2111 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2217 = v2111 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2218 = v2217 << 3u;
-        const unsigned int v2219 = v2105 + v2213;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2220 = v28 + v2218;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2221 = v2220 < v1;
-        const unsigned int v2222 = v2219 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2224 = v2222 + v28;
-        const unsigned int v2225 = v2224 + v2218;
-        const unsigned int v2227 = v2213 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2228 = v2109 + v2227;
-        const unsigned int v2229 = v2228 + v2218;
-        const bool v2232 = v2219 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2233 = v2221 && v2232;
-        const unsigned int v2237 = v2233 ? v2225 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2229 ^ (((v2229 >> 7u) & 7u) << 3u)), b + v2237, v2233);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2241 = v2219 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2242 = v2241 < v2;
-        const bool v2243 = v2221 && v2242;
-        const unsigned int v2245 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2246 = v2225 + v2245;
-        const unsigned int v2247 = v2243 ? v2246 : 0u;
-        const unsigned int v2249 = v2229 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2249 ^ (((v2249 >> 7u) & 7u) << 3u)), b + v2247, v2243);
-        const unsigned int v2251 = v2219 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2252 = v2251 < v2;
-        const bool v2253 = v2221 && v2252;
-        const unsigned int v2255 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2256 = v2225 + v2255;
-        const unsigned int v2257 = v2253 ? v2256 : 0u;
-        const unsigned int v2259 = v2229 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2259 ^ (((v2259 >> 7u) & 7u) << 3u)), b + v2257, v2253);
-        const unsigned int v2261 = v2219 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2262 = v2261 < v2;
-        const bool v2263 = v2221 && v2262;
-        const unsigned int v2265 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2266 = v2225 + v2265;
-        const unsigned int v2267 = v2263 ? v2266 : 0u;
-        const unsigned int v2269 = v2229 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2269 ^ (((v2269 >> 7u) & 7u) << 3u)), b + v2267, v2263);
-        const unsigned int v2271 = v2219 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2272 = v2271 < v2;
-        const bool v2273 = v2221 && v2272;
-        const unsigned int v2275 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2276 = v2225 + v2275;
-        const unsigned int v2277 = v2273 ? v2276 : 0u;
-        const unsigned int v2279 = v2229 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2279 ^ (((v2279 >> 7u) & 7u) << 3u)), b + v2277, v2273);
-        const unsigned int v2281 = v2219 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2282 = v2281 < v2;
-        const bool v2283 = v2221 && v2282;
-        const unsigned int v2285 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2286 = v2225 + v2285;
-        const unsigned int v2287 = v2283 ? v2286 : 0u;
-        const unsigned int v2289 = v2229 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2289 ^ (((v2289 >> 7u) & 7u) << 3u)), b + v2287, v2283);
-        const unsigned int v2291 = v2219 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2210 = v2168 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2211 = v2210 < v0;
+        const bool v2212 = v2170 && v2211;
+        const unsigned int v2214 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2215 = v2174 + v2214;
+        const unsigned int v2216 = v2212 ? v2215 : 0u;
+        const unsigned int v2218 = v2178 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2218 ^ (((v2218 >> 6u) & 7u) << 3u)), a + v2216, v2212);
+        const unsigned int v2220 = v2168 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2221 = v2220 < v0;
+        const bool v2222 = v2170 && v2221;
+        const unsigned int v2224 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2225 = v2174 + v2224;
+        const unsigned int v2226 = v2222 ? v2225 : 0u;
+        const unsigned int v2228 = v2178 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2228 ^ (((v2228 >> 6u) & 7u) << 3u)), a + v2226, v2222);
+        const unsigned int v2230 = v2168 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2231 = v2230 < v0;
+        const bool v2232 = v2170 && v2231;
+        const unsigned int v2234 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2235 = v2174 + v2234;
+        const unsigned int v2236 = v2232 ? v2235 : 0u;
+        const unsigned int v2238 = v2178 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2238 ^ (((v2238 >> 6u) & 7u) << 3u)), a + v2236, v2232);
+        const unsigned int v2240 = v2168 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2241 = v2240 < v0;
+        const bool v2242 = v2170 && v2241;
+        const unsigned int v2244 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2245 = v2174 + v2244;
+        const unsigned int v2246 = v2242 ? v2245 : 0u;
+        const unsigned int v2248 = v2178 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2248 ^ (((v2248 >> 6u) & 7u) << 3u)), a + v2246, v2242);
+        const unsigned int v2250 = v2168 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2251 = v2250 < v0;
+        const bool v2252 = v2170 && v2251;
+        const unsigned int v2254 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2255 = v2174 + v2254;
+        const unsigned int v2256 = v2252 ? v2255 : 0u;
+        const unsigned int v2258 = v2178 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2258 ^ (((v2258 >> 6u) & 7u) << 3u)), a + v2256, v2252);
+        const unsigned int v2263 = v2161 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2267 = v2161 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2268 = v2267 << 3u;
+        const unsigned int v2269 = v2155 + v2263;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2270 = v28 + v2268;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2271 = v2270 < v1;
+        const unsigned int v2272 = v2269 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2274 = v2272 + v28;
+        const unsigned int v2275 = v2274 + v2268;
+        const unsigned int v2277 = v2263 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2278 = v2159 + v2277;
+        const unsigned int v2279 = v2278 + v2268;
+        const bool v2282 = v2269 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2283 = v2271 && v2282;
+        const unsigned int v2287 = v2283 ? v2275 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2279 ^ (((v2279 >> 7u) & 7u) << 3u)), b + v2287, v2283);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2291 = v2269 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2292 = v2291 < v2;
-        const bool v2293 = v2221 && v2292;
-        const unsigned int v2295 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2296 = v2225 + v2295;
+        const bool v2293 = v2271 && v2292;
+        const unsigned int v2295 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2296 = v2275 + v2295;
         const unsigned int v2297 = v2293 ? v2296 : 0u;
-        const unsigned int v2299 = v2229 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2299 = v2279 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2299 ^ (((v2299 >> 7u) & 7u) << 3u)), b + v2297, v2293);
-        const unsigned int v2301 = v2219 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2301 = v2269 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2302 = v2301 < v2;
-        const bool v2303 = v2221 && v2302;
-        const unsigned int v2305 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2306 = v2225 + v2305;
+        const bool v2303 = v2271 && v2302;
+        const unsigned int v2305 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2306 = v2275 + v2305;
         const unsigned int v2307 = v2303 ? v2306 : 0u;
-        const unsigned int v2309 = v2229 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2309 = v2279 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2309 ^ (((v2309 >> 7u) & 7u) << 3u)), b + v2307, v2303);
+        const unsigned int v2311 = v2269 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2312 = v2311 < v2;
+        const bool v2313 = v2271 && v2312;
+        const unsigned int v2315 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2316 = v2275 + v2315;
+        const unsigned int v2317 = v2313 ? v2316 : 0u;
+        const unsigned int v2319 = v2279 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2319 ^ (((v2319 >> 7u) & 7u) << 3u)), b + v2317, v2313);
+        const unsigned int v2321 = v2269 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2322 = v2321 < v2;
+        const bool v2323 = v2271 && v2322;
+        const unsigned int v2325 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2326 = v2275 + v2325;
+        const unsigned int v2327 = v2323 ? v2326 : 0u;
+        const unsigned int v2329 = v2279 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2329 ^ (((v2329 >> 7u) & 7u) << 3u)), b + v2327, v2323);
+        const unsigned int v2331 = v2269 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2332 = v2331 < v2;
+        const bool v2333 = v2271 && v2332;
+        const unsigned int v2335 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2336 = v2275 + v2335;
+        const unsigned int v2337 = v2333 ? v2336 : 0u;
+        const unsigned int v2339 = v2279 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2339 ^ (((v2339 >> 7u) & 7u) << 3u)), b + v2337, v2333);
+        const unsigned int v2341 = v2269 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2342 = v2341 < v2;
+        const bool v2343 = v2271 && v2342;
+        const unsigned int v2345 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2346 = v2275 + v2345;
+        const unsigned int v2347 = v2343 ? v2346 : 0u;
+        const unsigned int v2349 = v2279 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2349 ^ (((v2349 >> 7u) & 7u) << 3u)), b + v2347, v2343);
+        const unsigned int v2351 = v2269 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2352 = v2351 < v2;
+        const bool v2353 = v2271 && v2352;
+        const unsigned int v2355 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2356 = v2275 + v2355;
+        const unsigned int v2357 = v2353 ? v2356 : 0u;
+        const unsigned int v2359 = v2279 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2359 ^ (((v2359 >> 7u) & 7u) << 3u)), b + v2357, v2353);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2322 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2372 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2310 = 0u; v2310 < v2; v2310 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2312 = v2310 >> 6u;
-      const unsigned int v2314 = v2312 % 3u;
+    for (unsigned int v2360 = 0u; v2360 < v2; v2360 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2362 = v2360 >> 6u;
+      const unsigned int v2364 = v2362 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2316 = v2314 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2323 = v2316 + v2322;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2323, 64u);
-      const unsigned int v2329 = v2316 + v37;  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2329, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2335 = v2323 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2335, 64u);
-      const unsigned int v2339 = v2316 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2340 = v2339 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2340, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2346 = v2323 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2346, 64u);
-      const unsigned int v2350 = v2316 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2351 = v2350 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2351, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2357 = v2323 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2357, 64u);
-      const unsigned int v2361 = v2316 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2362 = v2361 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2362, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2365 = v2310 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2367 = v2312 + 2u;
-      const unsigned int v2368 = v2367 % 3u;
-      const bool v2369 = v2365 < v2;
-      if (v2369) {
-        const unsigned int v2371 = v2368 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2373 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2374 = v2373 >> 3u;
-        const unsigned int v2378 = v2373 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2379 = v2378 << 3u;
-        const unsigned int v2380 = v24 + v2374;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2381 = v2365 + v2379;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2382 = v2381 < v2;
-        const unsigned int v2383 = v2380 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2385 = v2383 + v2365;
-        const unsigned int v2386 = v2385 + v2379;
-        const unsigned int v2388 = v2374 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2389 = v2371 + v2388;
-        const unsigned int v2390 = v2389 + v2379;
-        const bool v2393 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2394 = v2382 && v2393;
-        const unsigned int v2398 = v2394 ? v2386 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2390 ^ (((v2390 >> 6u) & 7u) << 3u)), a + v2398, v2394);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2402 = v2380 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2403 = v2402 < v0;
-        const bool v2404 = v2382 && v2403;
-        const unsigned int v2406 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2407 = v2386 + v2406;
-        const unsigned int v2408 = v2404 ? v2407 : 0u;
-        const unsigned int v2410 = v2390 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2410 ^ (((v2410 >> 6u) & 7u) << 3u)), a + v2408, v2404);
-        const unsigned int v2412 = v2380 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2413 = v2412 < v0;
-        const bool v2414 = v2382 && v2413;
-        const unsigned int v2416 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2417 = v2386 + v2416;
-        const unsigned int v2418 = v2414 ? v2417 : 0u;
-        const unsigned int v2420 = v2390 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2420 ^ (((v2420 >> 6u) & 7u) << 3u)), a + v2418, v2414);
-        const unsigned int v2422 = v2380 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2423 = v2422 < v0;
-        const bool v2424 = v2382 && v2423;
-        const unsigned int v2426 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2427 = v2386 + v2426;
-        const unsigned int v2428 = v2424 ? v2427 : 0u;
-        const unsigned int v2430 = v2390 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), a + v2428, v2424);
-        const unsigned int v2432 = v2380 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2433 = v2432 < v0;
-        const bool v2434 = v2382 && v2433;
-        const unsigned int v2436 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2437 = v2386 + v2436;
-        const unsigned int v2438 = v2434 ? v2437 : 0u;
-        const unsigned int v2440 = v2390 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2438, v2434);
-        const unsigned int v2442 = v2380 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2443 = v2442 < v0;
-        const bool v2444 = v2382 && v2443;
-        const unsigned int v2446 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2447 = v2386 + v2446;
-        const unsigned int v2448 = v2444 ? v2447 : 0u;
-        const unsigned int v2450 = v2390 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2450 ^ (((v2450 >> 6u) & 7u) << 3u)), a + v2448, v2444);
-        const unsigned int v2452 = v2380 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2366 = v2364 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2373 = v2366 + v2372;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2373, 64u);
+      const unsigned int v2379 = v2366 + v37;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2379, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2385 = v2373 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2385, 64u);
+      const unsigned int v2389 = v2366 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2390 = v2389 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2390, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2396 = v2373 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2396, 64u);
+      const unsigned int v2400 = v2366 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2401 = v2400 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2401, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2407 = v2373 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2407, 64u);
+      const unsigned int v2411 = v2366 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2412 = v2411 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2412, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2415 = v2360 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2417 = v2362 + 2u;
+      const unsigned int v2418 = v2417 % 3u;
+      const bool v2419 = v2415 < v2;
+      if (v2419) {
+        const unsigned int v2421 = v2418 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2424 = v2423 >> 3u;
+        const unsigned int v2428 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2429 = v2428 << 3u;
+        const unsigned int v2430 = v24 + v2424;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2431 = v2415 + v2429;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2432 = v2431 < v2;
+        const unsigned int v2433 = v2430 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2435 = v2433 + v2415;
+        const unsigned int v2436 = v2435 + v2429;
+        const unsigned int v2438 = v2424 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2439 = v2421 + v2438;
+        const unsigned int v2440 = v2439 + v2429;
+        const bool v2443 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2444 = v2432 && v2443;
+        const unsigned int v2448 = v2444 ? v2436 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2448, v2444);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2452 = v2430 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2453 = v2452 < v0;
-        const bool v2454 = v2382 && v2453;
-        const unsigned int v2456 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2457 = v2386 + v2456;
+        const bool v2454 = v2432 && v2453;
+        const unsigned int v2456 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2457 = v2436 + v2456;
         const unsigned int v2458 = v2454 ? v2457 : 0u;
-        const unsigned int v2460 = v2390 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2460 = v2440 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), a + v2458, v2454);
-        const unsigned int v2462 = v2380 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2462 = v2430 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2463 = v2462 < v0;
-        const bool v2464 = v2382 && v2463;
-        const unsigned int v2466 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2467 = v2386 + v2466;
+        const bool v2464 = v2432 && v2463;
+        const unsigned int v2466 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2467 = v2436 + v2466;
         const unsigned int v2468 = v2464 ? v2467 : 0u;
-        const unsigned int v2470 = v2390 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2470 = v2440 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2468, v2464);
-        const unsigned int v2475 = v2373 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2479 = v2373 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2480 = v2479 << 3u;
-        const unsigned int v2481 = v2365 + v2475;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2482 = v28 + v2480;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2483 = v2482 < v1;
-        const unsigned int v2484 = v2481 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2486 = v2484 + v28;
-        const unsigned int v2487 = v2486 + v2480;
-        const unsigned int v2489 = v2475 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2490 = v2371 + v2489;
-        const unsigned int v2491 = v2490 + v2480;
-        const bool v2494 = v2481 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2495 = v2483 && v2494;
-        const unsigned int v2499 = v2495 ? v2487 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2491 ^ (((v2491 >> 7u) & 7u) << 3u)), b + v2499, v2495);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2503 = v2481 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2504 = v2503 < v2;
-        const bool v2505 = v2483 && v2504;
-        const unsigned int v2507 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2508 = v2487 + v2507;
-        const unsigned int v2509 = v2505 ? v2508 : 0u;
-        const unsigned int v2511 = v2491 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2511 ^ (((v2511 >> 7u) & 7u) << 3u)), b + v2509, v2505);
-        const unsigned int v2513 = v2481 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2514 = v2513 < v2;
-        const bool v2515 = v2483 && v2514;
-        const unsigned int v2517 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2518 = v2487 + v2517;
-        const unsigned int v2519 = v2515 ? v2518 : 0u;
-        const unsigned int v2521 = v2491 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2521 ^ (((v2521 >> 7u) & 7u) << 3u)), b + v2519, v2515);
-        const unsigned int v2523 = v2481 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2524 = v2523 < v2;
-        const bool v2525 = v2483 && v2524;
-        const unsigned int v2527 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2528 = v2487 + v2527;
-        const unsigned int v2529 = v2525 ? v2528 : 0u;
-        const unsigned int v2531 = v2491 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2531 ^ (((v2531 >> 7u) & 7u) << 3u)), b + v2529, v2525);
-        const unsigned int v2533 = v2481 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2534 = v2533 < v2;
-        const bool v2535 = v2483 && v2534;
-        const unsigned int v2537 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2538 = v2487 + v2537;
-        const unsigned int v2539 = v2535 ? v2538 : 0u;
-        const unsigned int v2541 = v2491 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2541 ^ (((v2541 >> 7u) & 7u) << 3u)), b + v2539, v2535);
-        const unsigned int v2543 = v2481 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2544 = v2543 < v2;
-        const bool v2545 = v2483 && v2544;
-        const unsigned int v2547 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2548 = v2487 + v2547;
-        const unsigned int v2549 = v2545 ? v2548 : 0u;
-        const unsigned int v2551 = v2491 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2551 ^ (((v2551 >> 7u) & 7u) << 3u)), b + v2549, v2545);
-        const unsigned int v2553 = v2481 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2472 = v2430 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2473 = v2472 < v0;
+        const bool v2474 = v2432 && v2473;
+        const unsigned int v2476 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2477 = v2436 + v2476;
+        const unsigned int v2478 = v2474 ? v2477 : 0u;
+        const unsigned int v2480 = v2440 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), a + v2478, v2474);
+        const unsigned int v2482 = v2430 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2483 = v2482 < v0;
+        const bool v2484 = v2432 && v2483;
+        const unsigned int v2486 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2487 = v2436 + v2486;
+        const unsigned int v2488 = v2484 ? v2487 : 0u;
+        const unsigned int v2490 = v2440 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2490 ^ (((v2490 >> 6u) & 7u) << 3u)), a + v2488, v2484);
+        const unsigned int v2492 = v2430 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2493 = v2492 < v0;
+        const bool v2494 = v2432 && v2493;
+        const unsigned int v2496 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2497 = v2436 + v2496;
+        const unsigned int v2498 = v2494 ? v2497 : 0u;
+        const unsigned int v2500 = v2440 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), a + v2498, v2494);
+        const unsigned int v2502 = v2430 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2503 = v2502 < v0;
+        const bool v2504 = v2432 && v2503;
+        const unsigned int v2506 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2507 = v2436 + v2506;
+        const unsigned int v2508 = v2504 ? v2507 : 0u;
+        const unsigned int v2510 = v2440 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2508, v2504);
+        const unsigned int v2512 = v2430 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2513 = v2512 < v0;
+        const bool v2514 = v2432 && v2513;
+        const unsigned int v2516 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2517 = v2436 + v2516;
+        const unsigned int v2518 = v2514 ? v2517 : 0u;
+        const unsigned int v2520 = v2440 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), a + v2518, v2514);
+        const unsigned int v2525 = v2423 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2529 = v2423 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2530 = v2529 << 3u;
+        const unsigned int v2531 = v2415 + v2525;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2532 = v28 + v2530;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2533 = v2532 < v1;
+        const unsigned int v2534 = v2531 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2536 = v2534 + v28;
+        const unsigned int v2537 = v2536 + v2530;
+        const unsigned int v2539 = v2525 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2540 = v2421 + v2539;
+        const unsigned int v2541 = v2540 + v2530;
+        const bool v2544 = v2531 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2545 = v2533 && v2544;
+        const unsigned int v2549 = v2545 ? v2537 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2541 ^ (((v2541 >> 7u) & 7u) << 3u)), b + v2549, v2545);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2553 = v2531 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2554 = v2553 < v2;
-        const bool v2555 = v2483 && v2554;
-        const unsigned int v2557 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2558 = v2487 + v2557;
+        const bool v2555 = v2533 && v2554;
+        const unsigned int v2557 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2558 = v2537 + v2557;
         const unsigned int v2559 = v2555 ? v2558 : 0u;
-        const unsigned int v2561 = v2491 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2561 = v2541 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2561 ^ (((v2561 >> 7u) & 7u) << 3u)), b + v2559, v2555);
-        const unsigned int v2563 = v2481 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2563 = v2531 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2564 = v2563 < v2;
-        const bool v2565 = v2483 && v2564;
-        const unsigned int v2567 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2568 = v2487 + v2567;
+        const bool v2565 = v2533 && v2564;
+        const unsigned int v2567 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2568 = v2537 + v2567;
         const unsigned int v2569 = v2565 ? v2568 : 0u;
-        const unsigned int v2571 = v2491 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2571 = v2541 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2571 ^ (((v2571 >> 7u) & 7u) << 3u)), b + v2569, v2565);
+        const unsigned int v2573 = v2531 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2574 = v2573 < v2;
+        const bool v2575 = v2533 && v2574;
+        const unsigned int v2577 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2578 = v2537 + v2577;
+        const unsigned int v2579 = v2575 ? v2578 : 0u;
+        const unsigned int v2581 = v2541 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2581 ^ (((v2581 >> 7u) & 7u) << 3u)), b + v2579, v2575);
+        const unsigned int v2583 = v2531 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2584 = v2583 < v2;
+        const bool v2585 = v2533 && v2584;
+        const unsigned int v2587 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2588 = v2537 + v2587;
+        const unsigned int v2589 = v2585 ? v2588 : 0u;
+        const unsigned int v2591 = v2541 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2591 ^ (((v2591 >> 7u) & 7u) << 3u)), b + v2589, v2585);
+        const unsigned int v2593 = v2531 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2594 = v2593 < v2;
+        const bool v2595 = v2533 && v2594;
+        const unsigned int v2597 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2598 = v2537 + v2597;
+        const unsigned int v2599 = v2595 ? v2598 : 0u;
+        const unsigned int v2601 = v2541 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2601 ^ (((v2601 >> 7u) & 7u) << 3u)), b + v2599, v2595);
+        const unsigned int v2603 = v2531 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2604 = v2603 < v2;
+        const bool v2605 = v2533 && v2604;
+        const unsigned int v2607 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2608 = v2537 + v2607;
+        const unsigned int v2609 = v2605 ? v2608 : 0u;
+        const unsigned int v2611 = v2541 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2611 ^ (((v2611 >> 7u) & 7u) << 3u)), b + v2609, v2605);
+        const unsigned int v2613 = v2531 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2614 = v2613 < v2;
+        const bool v2615 = v2533 && v2614;
+        const unsigned int v2617 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2618 = v2537 + v2617;
+        const unsigned int v2619 = v2615 ? v2618 : 0u;
+        const unsigned int v2621 = v2541 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2621 ^ (((v2621 >> 7u) & 7u) << 3u)), b + v2619, v2615);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v324 = threadIdx.x;
-    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v393 = v380 + 16u;
-    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:282
 
-    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v332 = v331 < v0;
         const unsigned int v333 = v322 + v330;
         const bool v334 = v333 < v2;
         const bool v335 = v332 && v334;
         if (v335) {
-          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v339 = v337 + v322;
           const unsigned int v340 = v339 + v330;
           const iron_bf16 v341 = a[v340];
-          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v344 = v343 + v330;
           shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v347 = v346 + v330;
           shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v358 = v357 < v2;
         const unsigned int v359 = v28 + v356;
         const bool v360 = v359 < v1;
         const bool v361 = v358 && v360;
         if (v361) {
-          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v365 = v363 + v28;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v370 = v369 + v356;
           shm1[(v370 ^ (((v370 >> 7u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v373 = v372 + v356;
           shm1[(v373 ^ (((v373 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v456 = v455 & 4u;
+      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
 
       #pragma unroll 1
-      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v472 = v471 + v464;
-        const iron_f32x4 v2648 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v475 = v2648.v[0];
-        const float v497 = v2648.v[1];
-        const float v519 = v2648.v[2];
-        const float v541 = v2648.v[3];
-        const iron_bf16x8 v2649 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2649.v[0];
-        const iron_bf16 v500 = v2649.v[1];
-        const iron_bf16 v522 = v2649.v[2];
-        const iron_bf16 v544 = v2649.v[3];
-        const iron_bf16 v566 = v2649.v[4];
-        const iron_bf16 v588 = v2649.v[5];
-        const iron_bf16 v610 = v2649.v[6];
-        const iron_bf16 v632 = v2649.v[7];
-        const float v479 = iron_to_f32(v478);
-        const float v480 = fmaf(v475, v3, v479);
-        const float v481 = v480 * v480;  // kernels/primitives/activation.hpp:38
-        const float v483 = 0.044715f * v480;
-        const float v484 = fmaf(v483, v481, v480);
-        const float v486 = (-2.3022082f) * v484;  // kernels/primitives/activation.hpp:41
-        const float v487 = iron_exp2_approx(v486);
-        const float v489 = 1.0f + v487;
-        const float v490 = iron_recip_approx(v489);
-        const float v491 = v480 * v490;
-        const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v493 = v462 * v1;
-        const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v502 = fmaf(v497, v3, v501);
-        const float v503 = v502 * v502;  // kernels/primitives/activation.hpp:38
-        const float v505 = 0.044715f * v502;
-        const float v506 = fmaf(v505, v503, v502);
-        const float v508 = (-2.3022082f) * v506;  // kernels/primitives/activation.hpp:41
-        const float v509 = iron_exp2_approx(v508);
-        const float v511 = 1.0f + v509;
-        const float v512 = iron_recip_approx(v511);
-        const float v513 = v502 * v512;
-        const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v524 = fmaf(v519, v3, v523);
-        const float v525 = v524 * v524;  // kernels/primitives/activation.hpp:38
-        const float v527 = 0.044715f * v524;
-        const float v528 = fmaf(v527, v525, v524);
-        const float v530 = (-2.3022082f) * v528;  // kernels/primitives/activation.hpp:41
-        const float v531 = iron_exp2_approx(v530);
-        const float v533 = 1.0f + v531;
-        const float v534 = iron_recip_approx(v533);
-        const float v535 = v524 * v534;
-        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v546 = fmaf(v541, v3, v545);
-        const float v547 = v546 * v546;  // kernels/primitives/activation.hpp:38
-        const float v549 = 0.044715f * v546;
-        const float v550 = fmaf(v549, v547, v546);
-        const float v552 = (-2.3022082f) * v550;  // kernels/primitives/activation.hpp:41
-        const float v553 = iron_exp2_approx(v552);
-        const float v555 = 1.0f + v553;
-        const float v556 = iron_recip_approx(v555);
-        const float v557 = v546 * v556;
-        const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v562 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2652 = *reinterpret_cast<const iron_f32x4*>(shm2 + v562);
-        const float v563 = v2652.v[0];
-        const float v585 = v2652.v[1];
-        const float v607 = v2652.v[2];
-        const float v629 = v2652.v[3];
-        const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v568 = fmaf(v563, v3, v567);
-        const float v569 = v568 * v568;  // kernels/primitives/activation.hpp:38
-        const float v571 = 0.044715f * v568;
-        const float v572 = fmaf(v571, v569, v568);
-        const float v574 = (-2.3022082f) * v572;  // kernels/primitives/activation.hpp:41
-        const float v575 = iron_exp2_approx(v574);
-        const float v577 = 1.0f + v575;
-        const float v578 = iron_recip_approx(v577);
-        const float v579 = v568 * v578;
-        const iron_bf16 v580 = iron_f32_to_bf16(v579);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v589 = iron_to_f32(v588);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v590 = fmaf(v585, v3, v589);
-        const float v591 = v590 * v590;  // kernels/primitives/activation.hpp:38
-        const float v593 = 0.044715f * v590;
-        const float v594 = fmaf(v593, v591, v590);
-        const float v596 = (-2.3022082f) * v594;  // kernels/primitives/activation.hpp:41
-        const float v597 = iron_exp2_approx(v596);
-        const float v599 = 1.0f + v597;
-        const float v600 = iron_recip_approx(v599);
-        const float v601 = v590 * v600;
-        const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v612 = fmaf(v607, v3, v611);
-        const float v613 = v612 * v612;  // kernels/primitives/activation.hpp:38
-        const float v615 = 0.044715f * v612;
-        const float v616 = fmaf(v615, v613, v612);
-        const float v618 = (-2.3022082f) * v616;  // kernels/primitives/activation.hpp:41
-        const float v619 = iron_exp2_approx(v618);
-        const float v621 = 1.0f + v619;
-        const float v622 = iron_recip_approx(v621);
-        const float v623 = v612 * v622;
-        const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v633 = iron_to_f32(v632);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v634 = fmaf(v629, v3, v633);
-        const float v635 = v634 * v634;  // kernels/primitives/activation.hpp:38
-        const float v637 = 0.044715f * v634;
-        const float v638 = fmaf(v637, v635, v634);
-        const float v640 = (-2.3022082f) * v638;  // kernels/primitives/activation.hpp:41
-        const float v641 = iron_exp2_approx(v640);
-        const float v643 = 1.0f + v641;
-        const float v644 = iron_recip_approx(v643);
-        const float v645 = v634 * v644;
-        const iron_bf16 v646 = iron_f32_to_bf16(v645);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2653 = v465 + v493;
-        *reinterpret_cast<iron_bf16x8*>(out + v2653) = iron_bf16x8{{v492, v514, v536, v558, v580, v602, v624, v646}};
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v467 = v453 + v466;
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v470 = v448 + v469;
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v477 = v476 + v469;
+        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2698 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2698.v[0];
+        const float v487 = v2698.v[1];
+        const float v490 = v2698.v[2];
+        const float v493 = v2698.v[3];
+        const iron_f32x4 v2699 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2699.v[0];
+        const float v499 = v2699.v[1];
+        const float v502 = v2699.v[2];
+        const float v505 = v2699.v[3];
+        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
+        const iron_bf16x4 v2700 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2700.v[0];
+        const iron_bf16 v529 = v2700.v[1];
+        const iron_bf16 v549 = v2700.v[2];
+        const iron_bf16 v569 = v2700.v[3];
+        const float v510 = iron_to_f32(v509);
+        const float v511 = fmaf(v506, v3, v510);
+        const float v512 = v511 * v511;  // kernels/primitives/activation.hpp:38
+        const float v514 = 0.044715f * v511;
+        const float v515 = fmaf(v514, v512, v511);
+        const float v517 = (-2.3022082f) * v515;  // kernels/primitives/activation.hpp:41
+        const float v518 = iron_exp2_approx(v517);
+        const float v520 = 1.0f + v518;
+        const float v521 = iron_recip_approx(v520);
+        const float v522 = v511 * v521;
+        const iron_bf16 v523 = iron_f32_to_bf16(v522);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v524 = v467 * v1;
+        const float v526 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v530 = iron_to_f32(v529);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v531 = fmaf(v526, v3, v530);
+        const float v532 = v531 * v531;  // kernels/primitives/activation.hpp:38
+        const float v534 = 0.044715f * v531;
+        const float v535 = fmaf(v534, v532, v531);
+        const float v537 = (-2.3022082f) * v535;  // kernels/primitives/activation.hpp:41
+        const float v538 = iron_exp2_approx(v537);
+        const float v540 = 1.0f + v538;
+        const float v541 = iron_recip_approx(v540);
+        const float v542 = v531 * v541;
+        const iron_bf16 v543 = iron_f32_to_bf16(v542);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v546 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v550 = iron_to_f32(v549);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v551 = fmaf(v546, v3, v550);
+        const float v552 = v551 * v551;  // kernels/primitives/activation.hpp:38
+        const float v554 = 0.044715f * v551;
+        const float v555 = fmaf(v554, v552, v551);
+        const float v557 = (-2.3022082f) * v555;  // kernels/primitives/activation.hpp:41
+        const float v558 = iron_exp2_approx(v557);
+        const float v560 = 1.0f + v558;
+        const float v561 = iron_recip_approx(v560);
+        const float v562 = v551 * v561;
+        const iron_bf16 v563 = iron_f32_to_bf16(v562);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v566 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v570 = iron_to_f32(v569);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v571 = fmaf(v566, v3, v570);
+        const float v572 = v571 * v571;  // kernels/primitives/activation.hpp:38
+        const float v574 = 0.044715f * v571;
+        const float v575 = fmaf(v574, v572, v571);
+        const float v577 = (-2.3022082f) * v575;  // kernels/primitives/activation.hpp:41
+        const float v578 = iron_exp2_approx(v577);
+        const float v580 = 1.0f + v578;
+        const float v581 = iron_recip_approx(v580);
+        const float v582 = v571 * v581;
+        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2701 = v470 + v524;
+        *reinterpret_cast<iron_bf16x4*>(out + v2701) = iron_bf16x4{{v523, v543, v563, v583}};
+        const float v586 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v589 = v470 + 4u;
+        const iron_bf16 v591 = bias[v589];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v592 = iron_to_f32(v591);
+        const float v593 = fmaf(v586, v3, v592);
+        const float v594 = v593 * v593;  // kernels/primitives/activation.hpp:38
+        const float v596 = 0.044715f * v593;
+        const float v597 = fmaf(v596, v594, v593);
+        const float v599 = (-2.3022082f) * v597;  // kernels/primitives/activation.hpp:41
+        const float v600 = iron_exp2_approx(v599);
+        const float v602 = 1.0f + v600;
+        const float v603 = iron_recip_approx(v602);
+        const float v604 = v593 * v603;
+        const iron_bf16 v605 = iron_f32_to_bf16(v604);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v607 = v524 + v589;
+        out[v607] = v605;
+        const float v608 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v612 = v589 + 1u;
+        const iron_bf16 v613 = bias[v612];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v614 = iron_to_f32(v613);
+        const float v615 = fmaf(v608, v3, v614);
+        const float v616 = v615 * v615;  // kernels/primitives/activation.hpp:38
+        const float v618 = 0.044715f * v615;
+        const float v619 = fmaf(v618, v616, v615);
+        const float v621 = (-2.3022082f) * v619;  // kernels/primitives/activation.hpp:41
+        const float v622 = iron_exp2_approx(v621);
+        const float v624 = 1.0f + v622;
+        const float v625 = iron_recip_approx(v624);
+        const float v626 = v615 * v625;
+        const iron_bf16 v627 = iron_f32_to_bf16(v626);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v629 = v524 + v612;
+        out[v629] = v627;
+        const float v630 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v634 = v589 + 2u;
+        const iron_bf16 v635 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v636 = iron_to_f32(v635);
+        const float v637 = fmaf(v630, v3, v636);
+        const float v638 = v637 * v637;  // kernels/primitives/activation.hpp:38
+        const float v640 = 0.044715f * v637;
+        const float v641 = fmaf(v640, v638, v637);
+        const float v643 = (-2.3022082f) * v641;  // kernels/primitives/activation.hpp:41
+        const float v644 = iron_exp2_approx(v643);
+        const float v646 = 1.0f + v644;
+        const float v647 = iron_recip_approx(v646);
+        const float v648 = v637 * v647;
+        const iron_bf16 v649 = iron_f32_to_bf16(v648);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v651 = v524 + v634;
+        out[v651] = v649;
+        const float v652 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v656 = v589 + 3u;
+        const iron_bf16 v657 = bias[v656];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v658 = iron_to_f32(v657);
+        const float v659 = fmaf(v652, v3, v658);
+        const float v660 = v659 * v659;  // kernels/primitives/activation.hpp:38
+        const float v662 = 0.044715f * v659;
+        const float v663 = fmaf(v662, v660, v659);
+        const float v665 = (-2.3022082f) * v663;  // kernels/primitives/activation.hpp:41
+        const float v666 = iron_exp2_approx(v665);
+        const float v668 = 1.0f + v666;
+        const float v669 = iron_recip_approx(v668);
+        const float v670 = v659 * v669;
+        const iron_bf16 v671 = iron_f32_to_bf16(v670);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v673 = v524 + v656;
+        out[v673] = v671;
       }
     } else {
-      const unsigned int v649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v674 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v652 = v649; v652 < 4096u; v652 += 128u) {
-        const unsigned int v654 = v652 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v655 = v453 + v654;
-        const unsigned int v657 = v652 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v658 = v448 + v657;
-        const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v660 = v658 < v1;
-        const bool v661 = v659 && v660;
-        if (v661) {
-          const unsigned int v667 = v654 * 72u;
-          const unsigned int v668 = v667 + v657;
-          const float v669 = shm2[v668];
-          const iron_bf16 v670 = bias[v658];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v671 = iron_to_f32(v670);
-          const float v672 = fmaf(v669, v3, v671);
-          const float v673 = v672 * v672;  // kernels/primitives/activation.hpp:38
-          const float v675 = 0.044715f * v672;
-          const float v676 = fmaf(v675, v673, v672);
-          const float v678 = (-2.3022082f) * v676;  // kernels/primitives/activation.hpp:41
-          const float v679 = iron_exp2_approx(v678);
-          const float v681 = 1.0f + v679;
-          const float v682 = iron_recip_approx(v681);
-          const float v683 = v672 * v682;
-          const iron_bf16 v684 = iron_f32_to_bf16(v683);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v685 = v655 * v1;
-          const unsigned int v686 = v685 + v658;
-          out[v686] = v684;
+      for (unsigned int v677 = v674; v677 < 4096u; v677 += 128u) {
+        const unsigned int v679 = v677 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v680 = v453 + v679;
+        const unsigned int v682 = v677 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v683 = v448 + v682;
+        const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v685 = v683 < v1;
+        const bool v686 = v684 && v685;
+        if (v686) {
+          const unsigned int v692 = v679 * 72u;
+          const unsigned int v693 = v692 + v682;
+          const float v694 = shm2[v693];
+          const iron_bf16 v695 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v696 = iron_to_f32(v695);
+          const float v697 = fmaf(v694, v3, v696);
+          const float v698 = v697 * v697;  // kernels/primitives/activation.hpp:38
+          const float v700 = 0.044715f * v697;
+          const float v701 = fmaf(v700, v698, v697);
+          const float v703 = (-2.3022082f) * v701;  // kernels/primitives/activation.hpp:41
+          const float v704 = iron_exp2_approx(v703);
+          const float v706 = 1.0f + v704;
+          const float v707 = iron_recip_approx(v706);
+          const float v708 = v697 * v707;
+          const iron_bf16 v709 = iron_f32_to_bf16(v708);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v710 = v680 * v1;
+          const unsigned int v711 = v710 + v683;
+          out[v711] = v709;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

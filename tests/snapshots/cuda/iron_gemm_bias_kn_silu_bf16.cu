@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -305,603 +305,627 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:180
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2032 = 0u; v2032 < 2u; v2032 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2033 = v2032 << 6u;
-      const bool v2035 = v2033 < v2;
-      if (v2035) {
-        const unsigned int v2037 = v2032 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2039 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2040 = v2039 >> 3u;
-        const unsigned int v2044 = v2039 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2045 = v2044 << 3u;
-        const unsigned int v2046 = v24 + v2040;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2047 = v2033 + v2045;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2048 = v2047 < v2;
-        const unsigned int v2049 = v2046 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2051 = v2049 + v2033;
-        const unsigned int v2052 = v2051 + v2045;
-        const unsigned int v2054 = v2040 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2055 = v2037 + v2054;
-        const unsigned int v2056 = v2055 + v2045;
-        const bool v2059 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2060 = v2048 && v2059;
-        const unsigned int v2064 = v2060 ? v2052 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2056 ^ (((v2056 >> 6u) & 7u) << 3u)), a + v2064, v2060);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2068 = v2046 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2069 = v2068 < v0;
-        const bool v2070 = v2048 && v2069;
-        const unsigned int v2072 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2073 = v2052 + v2072;
-        const unsigned int v2074 = v2070 ? v2073 : 0u;
-        const unsigned int v2076 = v2056 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2076 ^ (((v2076 >> 6u) & 7u) << 3u)), a + v2074, v2070);
-        const unsigned int v2078 = v2046 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2079 = v2078 < v0;
-        const bool v2080 = v2048 && v2079;
-        const unsigned int v2082 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2083 = v2052 + v2082;
-        const unsigned int v2084 = v2080 ? v2083 : 0u;
-        const unsigned int v2086 = v2056 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2086 ^ (((v2086 >> 6u) & 7u) << 3u)), a + v2084, v2080);
-        const unsigned int v2088 = v2046 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2089 = v2088 < v0;
-        const bool v2090 = v2048 && v2089;
-        const unsigned int v2092 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2093 = v2052 + v2092;
-        const unsigned int v2094 = v2090 ? v2093 : 0u;
-        const unsigned int v2096 = v2056 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2096 ^ (((v2096 >> 6u) & 7u) << 3u)), a + v2094, v2090);
-        const unsigned int v2098 = v2046 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2099 = v2098 < v0;
-        const bool v2100 = v2048 && v2099;
-        const unsigned int v2102 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2103 = v2052 + v2102;
-        const unsigned int v2104 = v2100 ? v2103 : 0u;
-        const unsigned int v2106 = v2056 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2106 ^ (((v2106 >> 6u) & 7u) << 3u)), a + v2104, v2100);
-        const unsigned int v2108 = v2046 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2109 = v2108 < v0;
-        const bool v2110 = v2048 && v2109;
-        const unsigned int v2112 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2113 = v2052 + v2112;
-        const unsigned int v2114 = v2110 ? v2113 : 0u;
-        const unsigned int v2116 = v2056 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2116 ^ (((v2116 >> 6u) & 7u) << 3u)), a + v2114, v2110);
-        const unsigned int v2118 = v2046 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v2082 = 0u; v2082 < 2u; v2082 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2083 = v2082 << 6u;
+      const bool v2085 = v2083 < v2;
+      if (v2085) {
+        const unsigned int v2087 = v2082 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2089 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2090 = v2089 >> 3u;
+        const unsigned int v2094 = v2089 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2095 = v2094 << 3u;
+        const unsigned int v2096 = v24 + v2090;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2097 = v2083 + v2095;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2098 = v2097 < v2;
+        const unsigned int v2099 = v2096 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2101 = v2099 + v2083;
+        const unsigned int v2102 = v2101 + v2095;
+        const unsigned int v2104 = v2090 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2105 = v2087 + v2104;
+        const unsigned int v2106 = v2105 + v2095;
+        const bool v2109 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2110 = v2098 && v2109;
+        const unsigned int v2114 = v2110 ? v2102 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2106 ^ (((v2106 >> 6u) & 7u) << 3u)), a + v2114, v2110);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2118 = v2096 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2119 = v2118 < v0;
-        const bool v2120 = v2048 && v2119;
-        const unsigned int v2122 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2123 = v2052 + v2122;
+        const bool v2120 = v2098 && v2119;
+        const unsigned int v2122 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2123 = v2102 + v2122;
         const unsigned int v2124 = v2120 ? v2123 : 0u;
-        const unsigned int v2126 = v2056 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2126 = v2106 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), a + v2124, v2120);
-        const unsigned int v2128 = v2046 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2128 = v2096 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2129 = v2128 < v0;
-        const bool v2130 = v2048 && v2129;
-        const unsigned int v2132 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2133 = v2052 + v2132;
+        const bool v2130 = v2098 && v2129;
+        const unsigned int v2132 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2133 = v2102 + v2132;
         const unsigned int v2134 = v2130 ? v2133 : 0u;
-        const unsigned int v2136 = v2056 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2136 = v2106 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), a + v2134, v2130);
-        const unsigned int v2141 = v2039 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2145 = v2039 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2146 = v2145 << 3u;
-        const unsigned int v2147 = v2033 + v2141;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2148 = v28 + v2146;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2149 = v2148 < v1;
-        const unsigned int v2150 = v2147 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2152 = v2150 + v28;
-        const unsigned int v2153 = v2152 + v2146;
-        const unsigned int v2155 = v2141 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2156 = v2037 + v2155;
-        const unsigned int v2157 = v2156 + v2146;
-        const bool v2160 = v2147 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2161 = v2149 && v2160;
-        const unsigned int v2165 = v2161 ? v2153 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2157 ^ (((v2157 >> 7u) & 7u) << 3u)), b + v2165, v2161);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2169 = v2147 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2170 = v2169 < v2;
-        const bool v2171 = v2149 && v2170;
-        const unsigned int v2173 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2174 = v2153 + v2173;
-        const unsigned int v2175 = v2171 ? v2174 : 0u;
-        const unsigned int v2177 = v2157 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2177 ^ (((v2177 >> 7u) & 7u) << 3u)), b + v2175, v2171);
-        const unsigned int v2179 = v2147 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2180 = v2179 < v2;
-        const bool v2181 = v2149 && v2180;
-        const unsigned int v2183 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2184 = v2153 + v2183;
-        const unsigned int v2185 = v2181 ? v2184 : 0u;
-        const unsigned int v2187 = v2157 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2187 ^ (((v2187 >> 7u) & 7u) << 3u)), b + v2185, v2181);
-        const unsigned int v2189 = v2147 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2190 = v2189 < v2;
-        const bool v2191 = v2149 && v2190;
-        const unsigned int v2193 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2194 = v2153 + v2193;
-        const unsigned int v2195 = v2191 ? v2194 : 0u;
-        const unsigned int v2197 = v2157 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2197 ^ (((v2197 >> 7u) & 7u) << 3u)), b + v2195, v2191);
-        const unsigned int v2199 = v2147 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2200 = v2199 < v2;
-        const bool v2201 = v2149 && v2200;
-        const unsigned int v2203 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2204 = v2153 + v2203;
-        const unsigned int v2205 = v2201 ? v2204 : 0u;
-        const unsigned int v2207 = v2157 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2207 ^ (((v2207 >> 7u) & 7u) << 3u)), b + v2205, v2201);
-        const unsigned int v2209 = v2147 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2210 = v2209 < v2;
-        const bool v2211 = v2149 && v2210;
-        const unsigned int v2213 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2214 = v2153 + v2213;
-        const unsigned int v2215 = v2211 ? v2214 : 0u;
-        const unsigned int v2217 = v2157 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2217 ^ (((v2217 >> 7u) & 7u) << 3u)), b + v2215, v2211);
-        const unsigned int v2219 = v2147 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2138 = v2096 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2139 = v2138 < v0;
+        const bool v2140 = v2098 && v2139;
+        const unsigned int v2142 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2143 = v2102 + v2142;
+        const unsigned int v2144 = v2140 ? v2143 : 0u;
+        const unsigned int v2146 = v2106 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2146 ^ (((v2146 >> 6u) & 7u) << 3u)), a + v2144, v2140);
+        const unsigned int v2148 = v2096 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2149 = v2148 < v0;
+        const bool v2150 = v2098 && v2149;
+        const unsigned int v2152 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2153 = v2102 + v2152;
+        const unsigned int v2154 = v2150 ? v2153 : 0u;
+        const unsigned int v2156 = v2106 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), a + v2154, v2150);
+        const unsigned int v2158 = v2096 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2159 = v2158 < v0;
+        const bool v2160 = v2098 && v2159;
+        const unsigned int v2162 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2163 = v2102 + v2162;
+        const unsigned int v2164 = v2160 ? v2163 : 0u;
+        const unsigned int v2166 = v2106 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2166 ^ (((v2166 >> 6u) & 7u) << 3u)), a + v2164, v2160);
+        const unsigned int v2168 = v2096 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2169 = v2168 < v0;
+        const bool v2170 = v2098 && v2169;
+        const unsigned int v2172 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2173 = v2102 + v2172;
+        const unsigned int v2174 = v2170 ? v2173 : 0u;
+        const unsigned int v2176 = v2106 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), a + v2174, v2170);
+        const unsigned int v2178 = v2096 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2179 = v2178 < v0;
+        const bool v2180 = v2098 && v2179;
+        const unsigned int v2182 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2183 = v2102 + v2182;
+        const unsigned int v2184 = v2180 ? v2183 : 0u;
+        const unsigned int v2186 = v2106 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), a + v2184, v2180);
+        const unsigned int v2191 = v2089 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2195 = v2089 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2196 = v2195 << 3u;
+        const unsigned int v2197 = v2083 + v2191;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2198 = v28 + v2196;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2199 = v2198 < v1;
+        const unsigned int v2200 = v2197 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2202 = v2200 + v28;
+        const unsigned int v2203 = v2202 + v2196;
+        const unsigned int v2205 = v2191 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2206 = v2087 + v2205;
+        const unsigned int v2207 = v2206 + v2196;
+        const bool v2210 = v2197 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2211 = v2199 && v2210;
+        const unsigned int v2215 = v2211 ? v2203 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2207 ^ (((v2207 >> 7u) & 7u) << 3u)), b + v2215, v2211);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2219 = v2197 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2220 = v2219 < v2;
-        const bool v2221 = v2149 && v2220;
-        const unsigned int v2223 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2224 = v2153 + v2223;
+        const bool v2221 = v2199 && v2220;
+        const unsigned int v2223 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2224 = v2203 + v2223;
         const unsigned int v2225 = v2221 ? v2224 : 0u;
-        const unsigned int v2227 = v2157 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2227 = v2207 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2227 ^ (((v2227 >> 7u) & 7u) << 3u)), b + v2225, v2221);
-        const unsigned int v2229 = v2147 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2229 = v2197 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2230 = v2229 < v2;
-        const bool v2231 = v2149 && v2230;
-        const unsigned int v2233 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2234 = v2153 + v2233;
+        const bool v2231 = v2199 && v2230;
+        const unsigned int v2233 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2234 = v2203 + v2233;
         const unsigned int v2235 = v2231 ? v2234 : 0u;
-        const unsigned int v2237 = v2157 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2237 = v2207 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2237 ^ (((v2237 >> 7u) & 7u) << 3u)), b + v2235, v2231);
+        const unsigned int v2239 = v2197 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2240 = v2239 < v2;
+        const bool v2241 = v2199 && v2240;
+        const unsigned int v2243 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2244 = v2203 + v2243;
+        const unsigned int v2245 = v2241 ? v2244 : 0u;
+        const unsigned int v2247 = v2207 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2247 ^ (((v2247 >> 7u) & 7u) << 3u)), b + v2245, v2241);
+        const unsigned int v2249 = v2197 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2250 = v2249 < v2;
+        const bool v2251 = v2199 && v2250;
+        const unsigned int v2253 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2254 = v2203 + v2253;
+        const unsigned int v2255 = v2251 ? v2254 : 0u;
+        const unsigned int v2257 = v2207 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2257 ^ (((v2257 >> 7u) & 7u) << 3u)), b + v2255, v2251);
+        const unsigned int v2259 = v2197 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2260 = v2259 < v2;
+        const bool v2261 = v2199 && v2260;
+        const unsigned int v2263 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2264 = v2203 + v2263;
+        const unsigned int v2265 = v2261 ? v2264 : 0u;
+        const unsigned int v2267 = v2207 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2267 ^ (((v2267 >> 7u) & 7u) << 3u)), b + v2265, v2261);
+        const unsigned int v2269 = v2197 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2270 = v2269 < v2;
+        const bool v2271 = v2199 && v2270;
+        const unsigned int v2273 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2274 = v2203 + v2273;
+        const unsigned int v2275 = v2271 ? v2274 : 0u;
+        const unsigned int v2277 = v2207 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2277 ^ (((v2277 >> 7u) & 7u) << 3u)), b + v2275, v2271);
+        const unsigned int v2279 = v2197 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2280 = v2279 < v2;
+        const bool v2281 = v2199 && v2280;
+        const unsigned int v2283 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2284 = v2203 + v2283;
+        const unsigned int v2285 = v2281 ? v2284 : 0u;
+        const unsigned int v2287 = v2207 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2287 ^ (((v2287 >> 7u) & 7u) << 3u)), b + v2285, v2281);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2250 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2300 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2238 = 0u; v2238 < v2; v2238 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2240 = v2238 >> 6u;
-      const unsigned int v2242 = v2240 % 3u;
+    for (unsigned int v2288 = 0u; v2288 < v2; v2288 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2290 = v2288 >> 6u;
+      const unsigned int v2292 = v2290 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2244 = v2242 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2251 = v2244 + v2250;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2251, 64u);
-      const unsigned int v2257 = v2244 + v37;  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2257, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2263 = v2251 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2263, 64u);
-      const unsigned int v2267 = v2244 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2268 = v2267 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2268, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2274 = v2251 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2274, 64u);
-      const unsigned int v2278 = v2244 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2279 = v2278 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2279, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2285 = v2251 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2285, 64u);
-      const unsigned int v2289 = v2244 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
-      const unsigned int v2290 = v2289 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2290, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2293 = v2238 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2295 = v2240 + 2u;
-      const unsigned int v2296 = v2295 % 3u;
-      const bool v2297 = v2293 < v2;
-      if (v2297) {
-        const unsigned int v2299 = v2296 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2301 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2302 = v2301 >> 3u;
-        const unsigned int v2306 = v2301 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2307 = v2306 << 3u;
-        const unsigned int v2308 = v24 + v2302;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2309 = v2293 + v2307;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2310 = v2309 < v2;
-        const unsigned int v2311 = v2308 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2313 = v2311 + v2293;
-        const unsigned int v2314 = v2313 + v2307;
-        const unsigned int v2316 = v2302 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2317 = v2299 + v2316;
-        const unsigned int v2318 = v2317 + v2307;
-        const bool v2321 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2322 = v2310 && v2321;
-        const unsigned int v2326 = v2322 ? v2314 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2318 ^ (((v2318 >> 6u) & 7u) << 3u)), a + v2326, v2322);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2330 = v2308 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2331 = v2330 < v0;
-        const bool v2332 = v2310 && v2331;
-        const unsigned int v2334 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2335 = v2314 + v2334;
-        const unsigned int v2336 = v2332 ? v2335 : 0u;
-        const unsigned int v2338 = v2318 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2338 ^ (((v2338 >> 6u) & 7u) << 3u)), a + v2336, v2332);
-        const unsigned int v2340 = v2308 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2341 = v2340 < v0;
-        const bool v2342 = v2310 && v2341;
-        const unsigned int v2344 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2345 = v2314 + v2344;
-        const unsigned int v2346 = v2342 ? v2345 : 0u;
-        const unsigned int v2348 = v2318 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2348 ^ (((v2348 >> 6u) & 7u) << 3u)), a + v2346, v2342);
-        const unsigned int v2350 = v2308 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2351 = v2350 < v0;
-        const bool v2352 = v2310 && v2351;
-        const unsigned int v2354 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2355 = v2314 + v2354;
-        const unsigned int v2356 = v2352 ? v2355 : 0u;
-        const unsigned int v2358 = v2318 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), a + v2356, v2352);
-        const unsigned int v2360 = v2308 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2361 = v2360 < v0;
-        const bool v2362 = v2310 && v2361;
-        const unsigned int v2364 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2365 = v2314 + v2364;
-        const unsigned int v2366 = v2362 ? v2365 : 0u;
-        const unsigned int v2368 = v2318 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2368 ^ (((v2368 >> 6u) & 7u) << 3u)), a + v2366, v2362);
-        const unsigned int v2370 = v2308 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2371 = v2370 < v0;
-        const bool v2372 = v2310 && v2371;
-        const unsigned int v2374 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2375 = v2314 + v2374;
-        const unsigned int v2376 = v2372 ? v2375 : 0u;
-        const unsigned int v2378 = v2318 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2378 ^ (((v2378 >> 6u) & 7u) << 3u)), a + v2376, v2372);
-        const unsigned int v2380 = v2308 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2294 = v2292 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2301 = v2294 + v2300;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2301, 64u);
+      const unsigned int v2307 = v2294 + v37;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2307, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2313 = v2301 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2313, 64u);
+      const unsigned int v2317 = v2294 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2318 = v2317 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2318, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2324 = v2301 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2324, 64u);
+      const unsigned int v2328 = v2294 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2329 = v2328 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2329, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2335 = v2301 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2335, 64u);
+      const unsigned int v2339 = v2294 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2340 = v2339 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2340, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2343 = v2288 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2345 = v2290 + 2u;
+      const unsigned int v2346 = v2345 % 3u;
+      const bool v2347 = v2343 < v2;
+      if (v2347) {
+        const unsigned int v2349 = v2346 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2351 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2352 = v2351 >> 3u;
+        const unsigned int v2356 = v2351 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2357 = v2356 << 3u;
+        const unsigned int v2358 = v24 + v2352;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2359 = v2343 + v2357;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2360 = v2359 < v2;
+        const unsigned int v2361 = v2358 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2363 = v2361 + v2343;
+        const unsigned int v2364 = v2363 + v2357;
+        const unsigned int v2366 = v2352 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2367 = v2349 + v2366;
+        const unsigned int v2368 = v2367 + v2357;
+        const bool v2371 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2372 = v2360 && v2371;
+        const unsigned int v2376 = v2372 ? v2364 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2368 ^ (((v2368 >> 6u) & 7u) << 3u)), a + v2376, v2372);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2380 = v2358 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2381 = v2380 < v0;
-        const bool v2382 = v2310 && v2381;
-        const unsigned int v2384 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2385 = v2314 + v2384;
+        const bool v2382 = v2360 && v2381;
+        const unsigned int v2384 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2385 = v2364 + v2384;
         const unsigned int v2386 = v2382 ? v2385 : 0u;
-        const unsigned int v2388 = v2318 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2388 = v2368 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), a + v2386, v2382);
-        const unsigned int v2390 = v2308 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2390 = v2358 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2391 = v2390 < v0;
-        const bool v2392 = v2310 && v2391;
-        const unsigned int v2394 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2395 = v2314 + v2394;
+        const bool v2392 = v2360 && v2391;
+        const unsigned int v2394 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2395 = v2364 + v2394;
         const unsigned int v2396 = v2392 ? v2395 : 0u;
-        const unsigned int v2398 = v2318 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2398 = v2368 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), a + v2396, v2392);
-        const unsigned int v2403 = v2301 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2407 = v2301 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2408 = v2407 << 3u;
-        const unsigned int v2409 = v2293 + v2403;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2410 = v28 + v2408;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2411 = v2410 < v1;
-        const unsigned int v2412 = v2409 * v1;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2414 = v2412 + v28;
-        const unsigned int v2415 = v2414 + v2408;
-        const unsigned int v2417 = v2403 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2418 = v2299 + v2417;
-        const unsigned int v2419 = v2418 + v2408;
-        const bool v2422 = v2409 < v2;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2423 = v2411 && v2422;
-        const unsigned int v2427 = v2423 ? v2415 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2419 ^ (((v2419 >> 7u) & 7u) << 3u)), b + v2427, v2423);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2431 = v2409 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2432 = v2431 < v2;
-        const bool v2433 = v2411 && v2432;
-        const unsigned int v2435 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2436 = v2415 + v2435;
-        const unsigned int v2437 = v2433 ? v2436 : 0u;
-        const unsigned int v2439 = v2419 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2439 ^ (((v2439 >> 7u) & 7u) << 3u)), b + v2437, v2433);
-        const unsigned int v2441 = v2409 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2442 = v2441 < v2;
-        const bool v2443 = v2411 && v2442;
-        const unsigned int v2445 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2446 = v2415 + v2445;
-        const unsigned int v2447 = v2443 ? v2446 : 0u;
-        const unsigned int v2449 = v2419 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2449 ^ (((v2449 >> 7u) & 7u) << 3u)), b + v2447, v2443);
-        const unsigned int v2451 = v2409 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2452 = v2451 < v2;
-        const bool v2453 = v2411 && v2452;
-        const unsigned int v2455 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2456 = v2415 + v2455;
-        const unsigned int v2457 = v2453 ? v2456 : 0u;
-        const unsigned int v2459 = v2419 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2459 ^ (((v2459 >> 7u) & 7u) << 3u)), b + v2457, v2453);
-        const unsigned int v2461 = v2409 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2462 = v2461 < v2;
-        const bool v2463 = v2411 && v2462;
-        const unsigned int v2465 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2466 = v2415 + v2465;
-        const unsigned int v2467 = v2463 ? v2466 : 0u;
-        const unsigned int v2469 = v2419 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2469 ^ (((v2469 >> 7u) & 7u) << 3u)), b + v2467, v2463);
-        const unsigned int v2471 = v2409 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2472 = v2471 < v2;
-        const bool v2473 = v2411 && v2472;
-        const unsigned int v2475 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2476 = v2415 + v2475;
-        const unsigned int v2477 = v2473 ? v2476 : 0u;
-        const unsigned int v2479 = v2419 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2479 ^ (((v2479 >> 7u) & 7u) << 3u)), b + v2477, v2473);
-        const unsigned int v2481 = v2409 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2400 = v2358 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2401 = v2400 < v0;
+        const bool v2402 = v2360 && v2401;
+        const unsigned int v2404 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2405 = v2364 + v2404;
+        const unsigned int v2406 = v2402 ? v2405 : 0u;
+        const unsigned int v2408 = v2368 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), a + v2406, v2402);
+        const unsigned int v2410 = v2358 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2411 = v2410 < v0;
+        const bool v2412 = v2360 && v2411;
+        const unsigned int v2414 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2415 = v2364 + v2414;
+        const unsigned int v2416 = v2412 ? v2415 : 0u;
+        const unsigned int v2418 = v2368 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2418 ^ (((v2418 >> 6u) & 7u) << 3u)), a + v2416, v2412);
+        const unsigned int v2420 = v2358 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2421 = v2420 < v0;
+        const bool v2422 = v2360 && v2421;
+        const unsigned int v2424 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2425 = v2364 + v2424;
+        const unsigned int v2426 = v2422 ? v2425 : 0u;
+        const unsigned int v2428 = v2368 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2426, v2422);
+        const unsigned int v2430 = v2358 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2431 = v2430 < v0;
+        const bool v2432 = v2360 && v2431;
+        const unsigned int v2434 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2435 = v2364 + v2434;
+        const unsigned int v2436 = v2432 ? v2435 : 0u;
+        const unsigned int v2438 = v2368 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2436, v2432);
+        const unsigned int v2440 = v2358 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2441 = v2440 < v0;
+        const bool v2442 = v2360 && v2441;
+        const unsigned int v2444 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2445 = v2364 + v2444;
+        const unsigned int v2446 = v2442 ? v2445 : 0u;
+        const unsigned int v2448 = v2368 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), a + v2446, v2442);
+        const unsigned int v2453 = v2351 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2457 = v2351 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2458 = v2457 << 3u;
+        const unsigned int v2459 = v2343 + v2453;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2460 = v28 + v2458;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2461 = v2460 < v1;
+        const unsigned int v2462 = v2459 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2464 = v2462 + v28;
+        const unsigned int v2465 = v2464 + v2458;
+        const unsigned int v2467 = v2453 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2468 = v2349 + v2467;
+        const unsigned int v2469 = v2468 + v2458;
+        const bool v2472 = v2459 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2473 = v2461 && v2472;
+        const unsigned int v2477 = v2473 ? v2465 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2469 ^ (((v2469 >> 7u) & 7u) << 3u)), b + v2477, v2473);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2481 = v2459 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2482 = v2481 < v2;
-        const bool v2483 = v2411 && v2482;
-        const unsigned int v2485 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2486 = v2415 + v2485;
+        const bool v2483 = v2461 && v2482;
+        const unsigned int v2485 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2486 = v2465 + v2485;
         const unsigned int v2487 = v2483 ? v2486 : 0u;
-        const unsigned int v2489 = v2419 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2489 = v2469 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2489 ^ (((v2489 >> 7u) & 7u) << 3u)), b + v2487, v2483);
-        const unsigned int v2491 = v2409 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2491 = v2459 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2492 = v2491 < v2;
-        const bool v2493 = v2411 && v2492;
-        const unsigned int v2495 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2496 = v2415 + v2495;
+        const bool v2493 = v2461 && v2492;
+        const unsigned int v2495 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2496 = v2465 + v2495;
         const unsigned int v2497 = v2493 ? v2496 : 0u;
-        const unsigned int v2499 = v2419 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2499 = v2469 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm1 + (v2499 ^ (((v2499 >> 7u) & 7u) << 3u)), b + v2497, v2493);
+        const unsigned int v2501 = v2459 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2502 = v2501 < v2;
+        const bool v2503 = v2461 && v2502;
+        const unsigned int v2505 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2506 = v2465 + v2505;
+        const unsigned int v2507 = v2503 ? v2506 : 0u;
+        const unsigned int v2509 = v2469 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2509 ^ (((v2509 >> 7u) & 7u) << 3u)), b + v2507, v2503);
+        const unsigned int v2511 = v2459 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2512 = v2511 < v2;
+        const bool v2513 = v2461 && v2512;
+        const unsigned int v2515 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2516 = v2465 + v2515;
+        const unsigned int v2517 = v2513 ? v2516 : 0u;
+        const unsigned int v2519 = v2469 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2519 ^ (((v2519 >> 7u) & 7u) << 3u)), b + v2517, v2513);
+        const unsigned int v2521 = v2459 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2522 = v2521 < v2;
+        const bool v2523 = v2461 && v2522;
+        const unsigned int v2525 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2526 = v2465 + v2525;
+        const unsigned int v2527 = v2523 ? v2526 : 0u;
+        const unsigned int v2529 = v2469 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2529 ^ (((v2529 >> 7u) & 7u) << 3u)), b + v2527, v2523);
+        const unsigned int v2531 = v2459 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2532 = v2531 < v2;
+        const bool v2533 = v2461 && v2532;
+        const unsigned int v2535 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2536 = v2465 + v2535;
+        const unsigned int v2537 = v2533 ? v2536 : 0u;
+        const unsigned int v2539 = v2469 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2539 ^ (((v2539 >> 7u) & 7u) << 3u)), b + v2537, v2533);
+        const unsigned int v2541 = v2459 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2542 = v2541 < v2;
+        const bool v2543 = v2461 && v2542;
+        const unsigned int v2545 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2546 = v2465 + v2545;
+        const unsigned int v2547 = v2543 ? v2546 : 0u;
+        const unsigned int v2549 = v2469 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2549 ^ (((v2549 >> 7u) & 7u) << 3u)), b + v2547, v2543);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v324 = threadIdx.x;
-    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
     const unsigned int v393 = v380 + 16u;
-    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:281
-    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:282
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:282
 
-    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v332 = v331 < v0;
         const unsigned int v333 = v322 + v330;
         const bool v334 = v333 < v2;
         const bool v335 = v332 && v334;
         if (v335) {
-          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v339 = v337 + v322;
           const unsigned int v340 = v339 + v330;
           const iron_bf16 v341 = a[v340];
-          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v344 = v343 + v330;
           shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v347 = v346 + v330;
           shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v358 = v357 < v2;
         const unsigned int v359 = v28 + v356;
         const bool v360 = v359 < v1;
         const bool v361 = v358 && v360;
         if (v361) {
-          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v365 = v363 + v28;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v370 = v369 + v356;
           shm1[(v370 ^ (((v370 >> 7u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v373 = v372 + v356;
           shm1[(v373 ^ (((v373 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:281
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v456 = v455 & 4u;
+      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
 
       #pragma unroll 1
-      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v472 = v471 + v464;
-        const iron_f32x4 v2576 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v475 = v2576.v[0];
-        const float v493 = v2576.v[1];
-        const float v511 = v2576.v[2];
-        const float v529 = v2576.v[3];
-        const iron_bf16x8 v2577 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2577.v[0];
-        const iron_bf16 v496 = v2577.v[1];
-        const iron_bf16 v514 = v2577.v[2];
-        const iron_bf16 v532 = v2577.v[3];
-        const iron_bf16 v550 = v2577.v[4];
-        const iron_bf16 v568 = v2577.v[5];
-        const iron_bf16 v586 = v2577.v[6];
-        const iron_bf16 v604 = v2577.v[7];
-        const float v479 = iron_to_f32(v478);
-        const float v480 = fmaf(v475, v3, v479);
-        const float v482 = v480 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v483 = iron_exp2_approx(v482);
-        const float v485 = 1.0f + v483;
-        const float v486 = iron_recip_approx(v485);
-        const float v487 = v480 * v486;
-        const iron_bf16 v488 = iron_f32_to_bf16(v487);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v489 = v462 * v1;
-        const float v497 = iron_to_f32(v496);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v498 = fmaf(v493, v3, v497);
-        const float v500 = v498 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v501 = iron_exp2_approx(v500);
-        const float v503 = 1.0f + v501;
-        const float v504 = iron_recip_approx(v503);
-        const float v505 = v498 * v504;
-        const iron_bf16 v506 = iron_f32_to_bf16(v505);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v515 = iron_to_f32(v514);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v516 = fmaf(v511, v3, v515);
-        const float v518 = v516 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v519 = iron_exp2_approx(v518);
-        const float v521 = 1.0f + v519;
-        const float v522 = iron_recip_approx(v521);
-        const float v523 = v516 * v522;
-        const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v533 = iron_to_f32(v532);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v534 = fmaf(v529, v3, v533);
-        const float v536 = v534 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v537 = iron_exp2_approx(v536);
-        const float v539 = 1.0f + v537;
-        const float v540 = iron_recip_approx(v539);
-        const float v541 = v534 * v540;
-        const iron_bf16 v542 = iron_f32_to_bf16(v541);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v546 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2580 = *reinterpret_cast<const iron_f32x4*>(shm2 + v546);
-        const float v547 = v2580.v[0];
-        const float v565 = v2580.v[1];
-        const float v583 = v2580.v[2];
-        const float v601 = v2580.v[3];
-        const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v552 = fmaf(v547, v3, v551);
-        const float v554 = v552 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v555 = iron_exp2_approx(v554);
-        const float v557 = 1.0f + v555;
-        const float v558 = iron_recip_approx(v557);
-        const float v559 = v552 * v558;
-        const iron_bf16 v560 = iron_f32_to_bf16(v559);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v569 = iron_to_f32(v568);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v570 = fmaf(v565, v3, v569);
-        const float v572 = v570 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v573 = iron_exp2_approx(v572);
-        const float v575 = 1.0f + v573;
-        const float v576 = iron_recip_approx(v575);
-        const float v577 = v570 * v576;
-        const iron_bf16 v578 = iron_f32_to_bf16(v577);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v587 = iron_to_f32(v586);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v588 = fmaf(v583, v3, v587);
-        const float v590 = v588 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v591 = iron_exp2_approx(v590);
-        const float v593 = 1.0f + v591;
-        const float v594 = iron_recip_approx(v593);
-        const float v595 = v588 * v594;
-        const iron_bf16 v596 = iron_f32_to_bf16(v595);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v605 = iron_to_f32(v604);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v606 = fmaf(v601, v3, v605);
-        const float v608 = v606 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v609 = iron_exp2_approx(v608);
-        const float v611 = 1.0f + v609;
-        const float v612 = iron_recip_approx(v611);
-        const float v613 = v606 * v612;
-        const iron_bf16 v614 = iron_f32_to_bf16(v613);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2581 = v465 + v489;
-        *reinterpret_cast<iron_bf16x8*>(out + v2581) = iron_bf16x8{{v488, v506, v524, v542, v560, v578, v596, v614}};
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v467 = v453 + v466;
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v470 = v448 + v469;
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v477 = v476 + v469;
+        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2626 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2626.v[0];
+        const float v487 = v2626.v[1];
+        const float v490 = v2626.v[2];
+        const float v493 = v2626.v[3];
+        const iron_f32x4 v2627 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2627.v[0];
+        const float v499 = v2627.v[1];
+        const float v502 = v2627.v[2];
+        const float v505 = v2627.v[3];
+        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
+        const iron_bf16x4 v2628 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2628.v[0];
+        const iron_bf16 v525 = v2628.v[1];
+        const iron_bf16 v541 = v2628.v[2];
+        const iron_bf16 v557 = v2628.v[3];
+        const float v510 = iron_to_f32(v509);
+        const float v511 = fmaf(v506, v3, v510);
+        const float v513 = v511 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v514 = iron_exp2_approx(v513);
+        const float v516 = 1.0f + v514;
+        const float v517 = iron_recip_approx(v516);
+        const float v518 = v511 * v517;
+        const iron_bf16 v519 = iron_f32_to_bf16(v518);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v520 = v467 * v1;
+        const float v522 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v526 = iron_to_f32(v525);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v527 = fmaf(v522, v3, v526);
+        const float v529 = v527 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v530 = iron_exp2_approx(v529);
+        const float v532 = 1.0f + v530;
+        const float v533 = iron_recip_approx(v532);
+        const float v534 = v527 * v533;
+        const iron_bf16 v535 = iron_f32_to_bf16(v534);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v538 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v542 = iron_to_f32(v541);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v543 = fmaf(v538, v3, v542);
+        const float v545 = v543 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v546 = iron_exp2_approx(v545);
+        const float v548 = 1.0f + v546;
+        const float v549 = iron_recip_approx(v548);
+        const float v550 = v543 * v549;
+        const iron_bf16 v551 = iron_f32_to_bf16(v550);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v554 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v559 = fmaf(v554, v3, v558);
+        const float v561 = v559 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v562 = iron_exp2_approx(v561);
+        const float v564 = 1.0f + v562;
+        const float v565 = iron_recip_approx(v564);
+        const float v566 = v559 * v565;
+        const iron_bf16 v567 = iron_f32_to_bf16(v566);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2629 = v470 + v520;
+        *reinterpret_cast<iron_bf16x4*>(out + v2629) = iron_bf16x4{{v519, v535, v551, v567}};
+        const float v570 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v573 = v470 + 4u;
+        const iron_bf16 v575 = bias[v573];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v576 = iron_to_f32(v575);
+        const float v577 = fmaf(v570, v3, v576);
+        const float v579 = v577 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v580 = iron_exp2_approx(v579);
+        const float v582 = 1.0f + v580;
+        const float v583 = iron_recip_approx(v582);
+        const float v584 = v577 * v583;
+        const iron_bf16 v585 = iron_f32_to_bf16(v584);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v587 = v520 + v573;
+        out[v587] = v585;
+        const float v588 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v592 = v573 + 1u;
+        const iron_bf16 v593 = bias[v592];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v594 = iron_to_f32(v593);
+        const float v595 = fmaf(v588, v3, v594);
+        const float v597 = v595 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v598 = iron_exp2_approx(v597);
+        const float v600 = 1.0f + v598;
+        const float v601 = iron_recip_approx(v600);
+        const float v602 = v595 * v601;
+        const iron_bf16 v603 = iron_f32_to_bf16(v602);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v605 = v520 + v592;
+        out[v605] = v603;
+        const float v606 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v610 = v573 + 2u;
+        const iron_bf16 v611 = bias[v610];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v612 = iron_to_f32(v611);
+        const float v613 = fmaf(v606, v3, v612);
+        const float v615 = v613 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v616 = iron_exp2_approx(v615);
+        const float v618 = 1.0f + v616;
+        const float v619 = iron_recip_approx(v618);
+        const float v620 = v613 * v619;
+        const iron_bf16 v621 = iron_f32_to_bf16(v620);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v623 = v520 + v610;
+        out[v623] = v621;
+        const float v624 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v628 = v573 + 3u;
+        const iron_bf16 v629 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v630 = iron_to_f32(v629);
+        const float v631 = fmaf(v624, v3, v630);
+        const float v633 = v631 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v634 = iron_exp2_approx(v633);
+        const float v636 = 1.0f + v634;
+        const float v637 = iron_recip_approx(v636);
+        const float v638 = v631 * v637;
+        const iron_bf16 v639 = iron_f32_to_bf16(v638);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v641 = v520 + v628;
+        out[v641] = v639;
       }
     } else {
-      const unsigned int v617 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v642 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v620 = v617; v620 < 4096u; v620 += 128u) {
-        const unsigned int v622 = v620 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v623 = v453 + v622;
-        const unsigned int v625 = v620 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v626 = v448 + v625;
-        const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v628 = v626 < v1;
-        const bool v629 = v627 && v628;
-        if (v629) {
-          const unsigned int v635 = v622 * 72u;
-          const unsigned int v636 = v635 + v625;
-          const float v637 = shm2[v636];
-          const iron_bf16 v638 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v639 = iron_to_f32(v638);
-          const float v640 = fmaf(v637, v3, v639);
-          const float v642 = v640 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v643 = iron_exp2_approx(v642);
-          const float v645 = 1.0f + v643;
-          const float v646 = iron_recip_approx(v645);
-          const float v647 = v640 * v646;
-          const iron_bf16 v648 = iron_f32_to_bf16(v647);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v649 = v623 * v1;
-          const unsigned int v650 = v649 + v626;
-          out[v650] = v648;
+      for (unsigned int v645 = v642; v645 < 4096u; v645 += 128u) {
+        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v648 = v453 + v647;
+        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v651 = v448 + v650;
+        const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v653 = v651 < v1;
+        const bool v654 = v652 && v653;
+        if (v654) {
+          const unsigned int v660 = v647 * 72u;
+          const unsigned int v661 = v660 + v650;
+          const float v662 = shm2[v661];
+          const iron_bf16 v663 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v664 = iron_to_f32(v663);
+          const float v665 = fmaf(v662, v3, v664);
+          const float v667 = v665 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v668 = iron_exp2_approx(v667);
+          const float v670 = 1.0f + v668;
+          const float v671 = iron_recip_approx(v670);
+          const float v672 = v665 * v671;
+          const iron_bf16 v673 = iron_f32_to_bf16(v672);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v674 = v648 * v1;
+          const unsigned int v675 = v674 + v651;
+          out[v675] = v673;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -289,406 +289,406 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1906 = 0u; v1906 < 2u; v1906 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v1907 = v1906 << 6u;
-      const bool v1909 = v1907 < v2;
-      if (v1909) {
-        const unsigned int v1911 = v1906 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v1913 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v1914 = v1913 >> 3u;
-        const unsigned int v1918 = v1913 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1919 = v1918 << 3u;
-        const unsigned int v1920 = v24 + v1914;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1921 = v1907 + v1919;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v1922 = v1921 < v2;
-        const unsigned int v1923 = v1920 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v1925 = v1923 + v1907;
-        const unsigned int v1926 = v1925 + v1919;
-        const unsigned int v1928 = v1914 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1929 = v1911 + v1928;
-        const unsigned int v1930 = v1929 + v1919;
-        const bool v1933 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1934 = v1922 && v1933;
-        const unsigned int v1938 = v1934 ? v1926 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), a + v1938, v1934);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1942 = v1920 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1943 = v1942 < v0;
-        const bool v1944 = v1922 && v1943;
-        const unsigned int v1946 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1947 = v1926 + v1946;
-        const unsigned int v1948 = v1944 ? v1947 : 0u;
-        const unsigned int v1950 = v1930 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1950 ^ (((v1950 >> 6u) & 7u) << 3u)), a + v1948, v1944);
-        const unsigned int v1952 = v1920 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1953 = v1952 < v0;
-        const bool v1954 = v1922 && v1953;
-        const unsigned int v1956 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1957 = v1926 + v1956;
-        const unsigned int v1958 = v1954 ? v1957 : 0u;
-        const unsigned int v1960 = v1930 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1960 ^ (((v1960 >> 6u) & 7u) << 3u)), a + v1958, v1954);
-        const unsigned int v1962 = v1920 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1963 = v1962 < v0;
-        const bool v1964 = v1922 && v1963;
-        const unsigned int v1966 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1967 = v1926 + v1966;
-        const unsigned int v1968 = v1964 ? v1967 : 0u;
-        const unsigned int v1970 = v1930 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), a + v1968, v1964);
-        const unsigned int v1972 = v1920 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1973 = v1972 < v0;
-        const bool v1974 = v1922 && v1973;
-        const unsigned int v1976 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1977 = v1926 + v1976;
-        const unsigned int v1978 = v1974 ? v1977 : 0u;
-        const unsigned int v1980 = v1930 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), a + v1978, v1974);
-        const unsigned int v1982 = v1920 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1983 = v1982 < v0;
-        const bool v1984 = v1922 && v1983;
-        const unsigned int v1986 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1987 = v1926 + v1986;
-        const unsigned int v1988 = v1984 ? v1987 : 0u;
-        const unsigned int v1990 = v1930 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), a + v1988, v1984);
-        const unsigned int v1992 = v1920 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v1956 = 0u; v1956 < 2u; v1956 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1957 = v1956 << 6u;
+      const bool v1959 = v1957 < v2;
+      if (v1959) {
+        const unsigned int v1961 = v1956 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1963 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1964 = v1963 >> 3u;
+        const unsigned int v1968 = v1963 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1969 = v1968 << 3u;
+        const unsigned int v1970 = v24 + v1964;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1971 = v1957 + v1969;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1972 = v1971 < v2;
+        const unsigned int v1973 = v1970 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1975 = v1973 + v1957;
+        const unsigned int v1976 = v1975 + v1969;
+        const unsigned int v1978 = v1964 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1979 = v1961 + v1978;
+        const unsigned int v1980 = v1979 + v1969;
+        const bool v1983 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1984 = v1972 && v1983;
+        const unsigned int v1988 = v1984 ? v1976 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), a + v1988, v1984);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1992 = v1970 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v1993 = v1992 < v0;
-        const bool v1994 = v1922 && v1993;
-        const unsigned int v1996 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1997 = v1926 + v1996;
+        const bool v1994 = v1972 && v1993;
+        const unsigned int v1996 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1997 = v1976 + v1996;
         const unsigned int v1998 = v1994 ? v1997 : 0u;
-        const unsigned int v2000 = v1930 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2000 = v1980 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1998, v1994);
-        const unsigned int v2002 = v1920 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2002 = v1970 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2003 = v2002 < v0;
-        const bool v2004 = v1922 && v2003;
-        const unsigned int v2006 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2007 = v1926 + v2006;
+        const bool v2004 = v1972 && v2003;
+        const unsigned int v2006 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2007 = v1976 + v2006;
         const unsigned int v2008 = v2004 ? v2007 : 0u;
-        const unsigned int v2010 = v1930 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2010 = v1980 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), a + v2008, v2004);
-        const unsigned int v2021 = v28 + v1914;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2024 = v2021 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2026 = v2024 + v1907;
-        const unsigned int v2027 = v2026 + v1919;
-        const bool v2034 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2035 = v1922 && v2034;
-        const unsigned int v2039 = v2035 ? v2027 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), b + v2039, v2035);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2043 = v2021 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2044 = v2043 < v1;
-        const bool v2045 = v1922 && v2044;
-        const unsigned int v2048 = v2027 + v1946;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2049 = v2045 ? v2048 : 0u;
-        iron_copy_async<16>(shm1 + (v1950 ^ (((v1950 >> 6u) & 7u) << 3u)), b + v2049, v2045);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2053 = v2021 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2054 = v2053 < v1;
-        const bool v2055 = v1922 && v2054;
-        const unsigned int v2058 = v2027 + v1956;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2059 = v2055 ? v2058 : 0u;
-        iron_copy_async<16>(shm1 + (v1960 ^ (((v1960 >> 6u) & 7u) << 3u)), b + v2059, v2055);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2063 = v2021 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2064 = v2063 < v1;
-        const bool v2065 = v1922 && v2064;
-        const unsigned int v2068 = v2027 + v1966;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2069 = v2065 ? v2068 : 0u;
-        iron_copy_async<16>(shm1 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), b + v2069, v2065);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2073 = v2021 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2074 = v2073 < v1;
-        const bool v2075 = v1922 && v2074;
-        const unsigned int v2078 = v2027 + v1976;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2079 = v2075 ? v2078 : 0u;
-        iron_copy_async<16>(shm1 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), b + v2079, v2075);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2083 = v2021 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2084 = v2083 < v1;
-        const bool v2085 = v1922 && v2084;
-        const unsigned int v2088 = v2027 + v1986;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2089 = v2085 ? v2088 : 0u;
-        iron_copy_async<16>(shm1 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), b + v2089, v2085);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2093 = v2021 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2012 = v1970 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2013 = v2012 < v0;
+        const bool v2014 = v1972 && v2013;
+        const unsigned int v2016 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2017 = v1976 + v2016;
+        const unsigned int v2018 = v2014 ? v2017 : 0u;
+        const unsigned int v2020 = v1980 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), a + v2018, v2014);
+        const unsigned int v2022 = v1970 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2023 = v2022 < v0;
+        const bool v2024 = v1972 && v2023;
+        const unsigned int v2026 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2027 = v1976 + v2026;
+        const unsigned int v2028 = v2024 ? v2027 : 0u;
+        const unsigned int v2030 = v1980 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), a + v2028, v2024);
+        const unsigned int v2032 = v1970 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2033 = v2032 < v0;
+        const bool v2034 = v1972 && v2033;
+        const unsigned int v2036 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2037 = v1976 + v2036;
+        const unsigned int v2038 = v2034 ? v2037 : 0u;
+        const unsigned int v2040 = v1980 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), a + v2038, v2034);
+        const unsigned int v2042 = v1970 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2043 = v2042 < v0;
+        const bool v2044 = v1972 && v2043;
+        const unsigned int v2046 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2047 = v1976 + v2046;
+        const unsigned int v2048 = v2044 ? v2047 : 0u;
+        const unsigned int v2050 = v1980 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), a + v2048, v2044);
+        const unsigned int v2052 = v1970 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2053 = v2052 < v0;
+        const bool v2054 = v1972 && v2053;
+        const unsigned int v2056 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2057 = v1976 + v2056;
+        const unsigned int v2058 = v2054 ? v2057 : 0u;
+        const unsigned int v2060 = v1980 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2060 ^ (((v2060 >> 6u) & 7u) << 3u)), a + v2058, v2054);
+        const unsigned int v2071 = v28 + v1964;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2074 = v2071 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2076 = v2074 + v1957;
+        const unsigned int v2077 = v2076 + v1969;
+        const bool v2084 = v2071 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2085 = v1972 && v2084;
+        const unsigned int v2089 = v2085 ? v2077 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), b + v2089, v2085);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2093 = v2071 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2094 = v2093 < v1;
-        const bool v2095 = v1922 && v2094;
-        const unsigned int v2098 = v2027 + v1996;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2095 = v1972 && v2094;
+        const unsigned int v2098 = v2077 + v1996;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2099 = v2095 ? v2098 : 0u;
-        iron_copy_async<16>(shm1 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), b + v2099, v2095);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2103 = v2021 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        iron_copy_async<16>(shm1 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), b + v2099, v2095);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2103 = v2071 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2104 = v2103 < v1;
-        const bool v2105 = v1922 && v2104;
-        const unsigned int v2108 = v2027 + v2006;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2105 = v1972 && v2104;
+        const unsigned int v2108 = v2077 + v2006;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2109 = v2105 ? v2108 : 0u;
-        iron_copy_async<16>(shm1 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), b + v2109, v2105);  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), b + v2109, v2105);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2113 = v2071 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2114 = v2113 < v1;
+        const bool v2115 = v1972 && v2114;
+        const unsigned int v2118 = v2077 + v2016;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2119 = v2115 ? v2118 : 0u;
+        iron_copy_async<16>(shm1 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), b + v2119, v2115);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2123 = v2071 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2124 = v2123 < v1;
+        const bool v2125 = v1972 && v2124;
+        const unsigned int v2128 = v2077 + v2026;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2129 = v2125 ? v2128 : 0u;
+        iron_copy_async<16>(shm1 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), b + v2129, v2125);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2133 = v2071 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2134 = v2133 < v1;
+        const bool v2135 = v1972 && v2134;
+        const unsigned int v2138 = v2077 + v2036;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2139 = v2135 ? v2138 : 0u;
+        iron_copy_async<16>(shm1 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), b + v2139, v2135);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2143 = v2071 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2144 = v2143 < v1;
+        const bool v2145 = v1972 && v2144;
+        const unsigned int v2148 = v2077 + v2046;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2149 = v2145 ? v2148 : 0u;
+        iron_copy_async<16>(shm1 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), b + v2149, v2145);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2153 = v2071 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2154 = v2153 < v1;
+        const bool v2155 = v1972 && v2154;
+        const unsigned int v2158 = v2077 + v2056;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2159 = v2155 ? v2158 : 0u;
+        iron_copy_async<16>(shm1 + (v2060 ^ (((v2060 >> 6u) & 7u) << 3u)), b + v2159, v2155);  // kernels/gemm/gemm_tiles.hpp:93
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2124 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v2129 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v2174 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2179 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2112 = 0u; v2112 < v2; v2112 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2114 = v2112 >> 6u;
-      const unsigned int v2116 = v2114 % 3u;
+    for (unsigned int v2162 = 0u; v2162 < v2; v2162 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2164 = v2162 >> 6u;
+      const unsigned int v2166 = v2164 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2118 = v2116 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2125 = v2118 + v2124;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2125, 64u);
-      const unsigned int v2130 = v2118 + v2129;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2130, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2137 = v2125 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2137, 64u);
-      const unsigned int v2142 = v2130 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2142, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2148 = v2125 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2148, 64u);
-      const unsigned int v2153 = v2130 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2153, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2159 = v2125 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2159, 64u);
-      const unsigned int v2164 = v2130 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2164, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2167 = v2112 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2169 = v2114 + 2u;
-      const unsigned int v2170 = v2169 % 3u;
-      const bool v2171 = v2167 < v2;
-      if (v2171) {
-        const unsigned int v2173 = v2170 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2175 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2176 = v2175 >> 3u;
-        const unsigned int v2180 = v2175 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2181 = v2180 << 3u;
-        const unsigned int v2182 = v24 + v2176;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2183 = v2167 + v2181;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2184 = v2183 < v2;
-        const unsigned int v2185 = v2182 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2187 = v2185 + v2167;
-        const unsigned int v2188 = v2187 + v2181;
-        const unsigned int v2190 = v2176 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2191 = v2173 + v2190;
-        const unsigned int v2192 = v2191 + v2181;
-        const bool v2195 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2196 = v2184 && v2195;
-        const unsigned int v2200 = v2196 ? v2188 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2200, v2196);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2204 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2205 = v2204 < v0;
-        const bool v2206 = v2184 && v2205;
-        const unsigned int v2208 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2209 = v2188 + v2208;
-        const unsigned int v2210 = v2206 ? v2209 : 0u;
-        const unsigned int v2212 = v2192 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), a + v2210, v2206);
-        const unsigned int v2214 = v2182 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2215 = v2214 < v0;
-        const bool v2216 = v2184 && v2215;
-        const unsigned int v2218 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2219 = v2188 + v2218;
-        const unsigned int v2220 = v2216 ? v2219 : 0u;
-        const unsigned int v2222 = v2192 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), a + v2220, v2216);
-        const unsigned int v2224 = v2182 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2225 = v2224 < v0;
-        const bool v2226 = v2184 && v2225;
-        const unsigned int v2228 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2229 = v2188 + v2228;
-        const unsigned int v2230 = v2226 ? v2229 : 0u;
-        const unsigned int v2232 = v2192 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2230, v2226);
-        const unsigned int v2234 = v2182 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2235 = v2234 < v0;
-        const bool v2236 = v2184 && v2235;
-        const unsigned int v2238 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2239 = v2188 + v2238;
-        const unsigned int v2240 = v2236 ? v2239 : 0u;
-        const unsigned int v2242 = v2192 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2240, v2236);
-        const unsigned int v2244 = v2182 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2245 = v2244 < v0;
-        const bool v2246 = v2184 && v2245;
-        const unsigned int v2248 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2249 = v2188 + v2248;
-        const unsigned int v2250 = v2246 ? v2249 : 0u;
-        const unsigned int v2252 = v2192 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), a + v2250, v2246);
-        const unsigned int v2254 = v2182 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2168 = v2166 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2175 = v2168 + v2174;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2175, 64u);
+      const unsigned int v2180 = v2168 + v2179;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2180, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2187 = v2175 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2187, 64u);
+      const unsigned int v2192 = v2180 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2192, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2198 = v2175 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2198, 64u);
+      const unsigned int v2203 = v2180 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2203, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2209 = v2175 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2209, 64u);
+      const unsigned int v2214 = v2180 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2214, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2217 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2219 = v2164 + 2u;
+      const unsigned int v2220 = v2219 % 3u;
+      const bool v2221 = v2217 < v2;
+      if (v2221) {
+        const unsigned int v2223 = v2220 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2225 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2226 = v2225 >> 3u;
+        const unsigned int v2230 = v2225 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2231 = v2230 << 3u;
+        const unsigned int v2232 = v24 + v2226;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2233 = v2217 + v2231;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2234 = v2233 < v2;
+        const unsigned int v2235 = v2232 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2237 = v2235 + v2217;
+        const unsigned int v2238 = v2237 + v2231;
+        const unsigned int v2240 = v2226 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2241 = v2223 + v2240;
+        const unsigned int v2242 = v2241 + v2231;
+        const bool v2245 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2246 = v2234 && v2245;
+        const unsigned int v2250 = v2246 ? v2238 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2250, v2246);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2254 = v2232 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2255 = v2254 < v0;
-        const bool v2256 = v2184 && v2255;
-        const unsigned int v2258 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2259 = v2188 + v2258;
+        const bool v2256 = v2234 && v2255;
+        const unsigned int v2258 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2259 = v2238 + v2258;
         const unsigned int v2260 = v2256 ? v2259 : 0u;
-        const unsigned int v2262 = v2192 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2262 = v2242 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), a + v2260, v2256);
-        const unsigned int v2264 = v2182 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2264 = v2232 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2265 = v2264 < v0;
-        const bool v2266 = v2184 && v2265;
-        const unsigned int v2268 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2269 = v2188 + v2268;
+        const bool v2266 = v2234 && v2265;
+        const unsigned int v2268 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2269 = v2238 + v2268;
         const unsigned int v2270 = v2266 ? v2269 : 0u;
-        const unsigned int v2272 = v2192 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2272 = v2242 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), a + v2270, v2266);
-        const unsigned int v2283 = v28 + v2176;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2286 = v2283 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2288 = v2286 + v2167;
-        const unsigned int v2289 = v2288 + v2181;
-        const bool v2296 = v2283 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2297 = v2184 && v2296;
-        const unsigned int v2301 = v2297 ? v2289 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), b + v2301, v2297);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2305 = v2283 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2306 = v2305 < v1;
-        const bool v2307 = v2184 && v2306;
-        const unsigned int v2310 = v2289 + v2208;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2311 = v2307 ? v2310 : 0u;
-        iron_copy_async<16>(shm1 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), b + v2311, v2307);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2315 = v2283 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2316 = v2315 < v1;
-        const bool v2317 = v2184 && v2316;
-        const unsigned int v2320 = v2289 + v2218;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2321 = v2317 ? v2320 : 0u;
-        iron_copy_async<16>(shm1 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), b + v2321, v2317);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2325 = v2283 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2326 = v2325 < v1;
-        const bool v2327 = v2184 && v2326;
-        const unsigned int v2330 = v2289 + v2228;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2331 = v2327 ? v2330 : 0u;
-        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2331, v2327);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2335 = v2283 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2336 = v2335 < v1;
-        const bool v2337 = v2184 && v2336;
-        const unsigned int v2340 = v2289 + v2238;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2341 = v2337 ? v2340 : 0u;
-        iron_copy_async<16>(shm1 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), b + v2341, v2337);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2345 = v2283 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2346 = v2345 < v1;
-        const bool v2347 = v2184 && v2346;
-        const unsigned int v2350 = v2289 + v2248;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2351 = v2347 ? v2350 : 0u;
-        iron_copy_async<16>(shm1 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), b + v2351, v2347);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2355 = v2283 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2274 = v2232 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2275 = v2274 < v0;
+        const bool v2276 = v2234 && v2275;
+        const unsigned int v2278 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2279 = v2238 + v2278;
+        const unsigned int v2280 = v2276 ? v2279 : 0u;
+        const unsigned int v2282 = v2242 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), a + v2280, v2276);
+        const unsigned int v2284 = v2232 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2285 = v2284 < v0;
+        const bool v2286 = v2234 && v2285;
+        const unsigned int v2288 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2289 = v2238 + v2288;
+        const unsigned int v2290 = v2286 ? v2289 : 0u;
+        const unsigned int v2292 = v2242 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), a + v2290, v2286);
+        const unsigned int v2294 = v2232 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2295 = v2294 < v0;
+        const bool v2296 = v2234 && v2295;
+        const unsigned int v2298 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2299 = v2238 + v2298;
+        const unsigned int v2300 = v2296 ? v2299 : 0u;
+        const unsigned int v2302 = v2242 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), a + v2300, v2296);
+        const unsigned int v2304 = v2232 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2305 = v2304 < v0;
+        const bool v2306 = v2234 && v2305;
+        const unsigned int v2308 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2309 = v2238 + v2308;
+        const unsigned int v2310 = v2306 ? v2309 : 0u;
+        const unsigned int v2312 = v2242 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2310, v2306);
+        const unsigned int v2314 = v2232 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2315 = v2314 < v0;
+        const bool v2316 = v2234 && v2315;
+        const unsigned int v2318 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2319 = v2238 + v2318;
+        const unsigned int v2320 = v2316 ? v2319 : 0u;
+        const unsigned int v2322 = v2242 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2322 ^ (((v2322 >> 6u) & 7u) << 3u)), a + v2320, v2316);
+        const unsigned int v2333 = v28 + v2226;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2336 = v2333 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2338 = v2336 + v2217;
+        const unsigned int v2339 = v2338 + v2231;
+        const bool v2346 = v2333 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2347 = v2234 && v2346;
+        const unsigned int v2351 = v2347 ? v2339 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), b + v2351, v2347);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2355 = v2333 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2356 = v2355 < v1;
-        const bool v2357 = v2184 && v2356;
-        const unsigned int v2360 = v2289 + v2258;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2357 = v2234 && v2356;
+        const unsigned int v2360 = v2339 + v2258;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2361 = v2357 ? v2360 : 0u;
-        iron_copy_async<16>(shm1 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), b + v2361, v2357);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2365 = v2283 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        iron_copy_async<16>(shm1 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), b + v2361, v2357);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2365 = v2333 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2366 = v2365 < v1;
-        const bool v2367 = v2184 && v2366;
-        const unsigned int v2370 = v2289 + v2268;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2367 = v2234 && v2366;
+        const unsigned int v2370 = v2339 + v2268;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2371 = v2367 ? v2370 : 0u;
-        iron_copy_async<16>(shm1 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), b + v2371, v2367);  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), b + v2371, v2367);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2375 = v2333 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2376 = v2375 < v1;
+        const bool v2377 = v2234 && v2376;
+        const unsigned int v2380 = v2339 + v2278;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2381 = v2377 ? v2380 : 0u;
+        iron_copy_async<16>(shm1 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), b + v2381, v2377);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2385 = v2333 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2386 = v2385 < v1;
+        const bool v2387 = v2234 && v2386;
+        const unsigned int v2390 = v2339 + v2288;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2391 = v2387 ? v2390 : 0u;
+        iron_copy_async<16>(shm1 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), b + v2391, v2387);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2395 = v2333 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2396 = v2395 < v1;
+        const bool v2397 = v2234 && v2396;
+        const unsigned int v2400 = v2339 + v2298;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2401 = v2397 ? v2400 : 0u;
+        iron_copy_async<16>(shm1 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), b + v2401, v2397);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2405 = v2333 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2406 = v2405 < v1;
+        const bool v2407 = v2234 && v2406;
+        const unsigned int v2410 = v2339 + v2308;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2411 = v2407 ? v2410 : 0u;
+        iron_copy_async<16>(shm1 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), b + v2411, v2407);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2415 = v2333 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2416 = v2415 < v1;
+        const bool v2417 = v2234 && v2416;
+        const unsigned int v2420 = v2339 + v2318;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2421 = v2417 ? v2420 : 0u;
+        iron_copy_async<16>(shm1 + (v2322 ^ (((v2322 >> 6u) & 7u) << 3u)), b + v2421, v2417);  // kernels/gemm/gemm_tiles.hpp:93
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v324 = threadIdx.x;
-    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v332 = v331 < v0;
         const unsigned int v333 = v322 + v330;
         const bool v334 = v333 < v2;
         const bool v335 = v332 && v334;
         if (v335) {
-          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v339 = v337 + v322;
           const unsigned int v340 = v339 + v330;
           const iron_bf16 v341 = a[v340];
-          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v344 = v343 + v330;
           shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v347 = v346 + v330;
           shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v358 = v357 < v1;
         const unsigned int v359 = v322 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
-          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v365 = v363 + v322;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v370 = v369 + v356;
           shm1[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v373 = v372 + v356;
           shm1[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -696,106 +696,130 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v456 = v455 & 4u;
+      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
 
       #pragma unroll 1
-      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v472 = v471 + v464;
-        const iron_f32x4 v2458 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v475 = v2458.v[0];
-        const float v486 = v2458.v[1];
-        const float v497 = v2458.v[2];
-        const float v508 = v2458.v[3];
-        const iron_bf16x8 v2459 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v478 = v2459.v[0];
-        const iron_bf16 v489 = v2459.v[1];
-        const iron_bf16 v500 = v2459.v[2];
-        const iron_bf16 v511 = v2459.v[3];
-        const iron_bf16 v522 = v2459.v[4];
-        const iron_bf16 v533 = v2459.v[5];
-        const iron_bf16 v544 = v2459.v[6];
-        const iron_bf16 v555 = v2459.v[7];
-        const float v479 = iron_to_f32(v478);
-        const float v480 = fmaf(v475, v3, v479);
-        const iron_bf16 v481 = iron_f32_to_bf16(v480);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v482 = v462 * v1;
-        const float v490 = iron_to_f32(v489);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v491 = fmaf(v486, v3, v490);
-        const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v502 = fmaf(v497, v3, v501);
-        const iron_bf16 v503 = iron_f32_to_bf16(v502);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v512 = iron_to_f32(v511);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v513 = fmaf(v508, v3, v512);
-        const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v518 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2462 = *reinterpret_cast<const iron_f32x4*>(shm2 + v518);
-        const float v519 = v2462.v[0];
-        const float v530 = v2462.v[1];
-        const float v541 = v2462.v[2];
-        const float v552 = v2462.v[3];
-        const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v524 = fmaf(v519, v3, v523);
-        const iron_bf16 v525 = iron_f32_to_bf16(v524);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v534 = iron_to_f32(v533);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v535 = fmaf(v530, v3, v534);
-        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v546 = fmaf(v541, v3, v545);
-        const iron_bf16 v547 = iron_f32_to_bf16(v546);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v556 = iron_to_f32(v555);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v557 = fmaf(v552, v3, v556);
-        const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2463 = v465 + v482;
-        *reinterpret_cast<iron_bf16x8*>(out + v2463) = iron_bf16x8{{v481, v492, v503, v514, v525, v536, v547, v558}};
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v467 = v453 + v466;
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v470 = v448 + v469;
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v477 = v476 + v469;
+        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2508 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2508.v[0];
+        const float v487 = v2508.v[1];
+        const float v490 = v2508.v[2];
+        const float v493 = v2508.v[3];
+        const iron_f32x4 v2509 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2509.v[0];
+        const float v499 = v2509.v[1];
+        const float v502 = v2509.v[2];
+        const float v505 = v2509.v[3];
+        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
+        const iron_bf16x4 v2510 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2510.v[0];
+        const iron_bf16 v518 = v2510.v[1];
+        const iron_bf16 v527 = v2510.v[2];
+        const iron_bf16 v536 = v2510.v[3];
+        const float v510 = iron_to_f32(v509);
+        const float v511 = fmaf(v506, v3, v510);
+        const iron_bf16 v512 = iron_f32_to_bf16(v511);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v513 = v467 * v1;
+        const float v515 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v519 = iron_to_f32(v518);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v520 = fmaf(v515, v3, v519);
+        const iron_bf16 v521 = iron_f32_to_bf16(v520);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v524 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v528 = iron_to_f32(v527);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v529 = fmaf(v524, v3, v528);
+        const iron_bf16 v530 = iron_f32_to_bf16(v529);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v533 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v537 = iron_to_f32(v536);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v538 = fmaf(v533, v3, v537);
+        const iron_bf16 v539 = iron_f32_to_bf16(v538);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2511 = v470 + v513;
+        *reinterpret_cast<iron_bf16x4*>(out + v2511) = iron_bf16x4{{v512, v521, v530, v539}};
+        const float v542 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v545 = v470 + 4u;
+        const iron_bf16 v547 = bias[v545];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v548 = iron_to_f32(v547);
+        const float v549 = fmaf(v542, v3, v548);
+        const iron_bf16 v550 = iron_f32_to_bf16(v549);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v552 = v513 + v545;
+        out[v552] = v550;
+        const float v553 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v557 = v545 + 1u;
+        const iron_bf16 v558 = bias[v557];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v559 = iron_to_f32(v558);
+        const float v560 = fmaf(v553, v3, v559);
+        const iron_bf16 v561 = iron_f32_to_bf16(v560);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v563 = v513 + v557;
+        out[v563] = v561;
+        const float v564 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v568 = v545 + 2u;
+        const iron_bf16 v569 = bias[v568];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v570 = iron_to_f32(v569);
+        const float v571 = fmaf(v564, v3, v570);
+        const iron_bf16 v572 = iron_f32_to_bf16(v571);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v574 = v513 + v568;
+        out[v574] = v572;
+        const float v575 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v579 = v545 + 3u;
+        const iron_bf16 v580 = bias[v579];  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v581 = iron_to_f32(v580);
+        const float v582 = fmaf(v575, v3, v581);
+        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v585 = v513 + v579;
+        out[v585] = v583;
       }
     } else {
-      const unsigned int v561 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v586 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v564 = v561; v564 < 4096u; v564 += 128u) {
-        const unsigned int v566 = v564 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v567 = v453 + v566;
-        const unsigned int v569 = v564 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v570 = v448 + v569;
-        const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v572 = v570 < v1;
-        const bool v573 = v571 && v572;
-        if (v573) {
-          const unsigned int v579 = v566 * 72u;
-          const unsigned int v580 = v579 + v569;
-          const float v581 = shm2[v580];
-          const iron_bf16 v582 = bias[v570];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v583 = iron_to_f32(v582);
-          const float v584 = fmaf(v581, v3, v583);
-          const iron_bf16 v585 = iron_f32_to_bf16(v584);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v586 = v567 * v1;
-          const unsigned int v587 = v586 + v570;
-          out[v587] = v585;
+      for (unsigned int v589 = v586; v589 < 4096u; v589 += 128u) {
+        const unsigned int v591 = v589 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v592 = v453 + v591;
+        const unsigned int v594 = v589 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v595 = v448 + v594;
+        const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v597 = v595 < v1;
+        const bool v598 = v596 && v597;
+        if (v598) {
+          const unsigned int v604 = v591 * 72u;
+          const unsigned int v605 = v604 + v594;
+          const float v606 = shm2[v605];
+          const iron_bf16 v607 = bias[v595];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v608 = iron_to_f32(v607);
+          const float v609 = fmaf(v606, v3, v608);
+          const iron_bf16 v610 = iron_f32_to_bf16(v609);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v611 = v592 * v1;
+          const unsigned int v612 = v611 + v595;
+          out[v612] = v610;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

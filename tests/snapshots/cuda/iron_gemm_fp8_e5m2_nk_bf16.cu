@@ -336,2263 +336,2263 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e5m2_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v10 = blockIdx.x;
   const unsigned int v11 = blockIdx.y;
   const unsigned int v12 = v11 * v8;
   const unsigned int v13 = v12 + v10;
-  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v18 = v17 << 3u;
-  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v21 = min(v20, 8u);
-  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v24 = v23 % v21;
   const unsigned int v25 = v18 + v24;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v287 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v288 = v287 < 8u;
-  const unsigned int v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v293;
-  iron_frag_fill(v293, 0.0f);
-  const unsigned int v298 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
-  const unsigned int v299 = threadIdx.x;
+  const unsigned int v312 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v313 = v312 < 8u;
+  const unsigned int v316 = v312 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v318;
+  iron_frag_fill(v318, 0.0f);
+  const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v324 = threadIdx.x;
 
-  for (unsigned int v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const unsigned int v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v307 = v306 < v0;
-      const unsigned int v308 = v296 + v305;
-      const bool v309 = v308 < v2;
-      const bool v310 = v307 && v309;
-      if (v310) {
-        const unsigned int v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v314 = v312 + v296;
-        const unsigned int v315 = v314 + v305;
-        const iron_f8e5m2 v316 = a[v315];
-        const iron_f16 v317 = iron_f32_to_f16(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:112
-        const unsigned int v319 = v303 << 6u;
-        const unsigned int v320 = v319 + v305;
-        shm3[(v320 ^ (((v320 >> 6u) & 7u) << 3u))] = v317;
+  for (unsigned int v321 = 0u; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v331 = v26 + v328;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v332 = v331 < v0;
+      const unsigned int v333 = v321 + v330;
+      const bool v334 = v333 < v2;
+      const bool v335 = v332 && v334;
+      if (v335) {
+        const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v339 = v337 + v321;
+        const unsigned int v340 = v339 + v330;
+        const iron_f8e5m2 v341 = a[v340];
+        const iron_f16 v342 = iron_f32_to_f16(iron_to_f32(v341));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v344 = v328 << 6u;
+        const unsigned int v345 = v344 + v330;
+        shm3[(v345 ^ (((v345 >> 6u) & 7u) << 3u))] = v342;
       } else {
-        const unsigned int v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const unsigned int v323 = v322 + v305;
-        shm3[(v323 ^ (((v323 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v347 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v348 = v347 + v330;
+        shm3[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v335 = v334 < v1;
-      const unsigned int v336 = v296 + v333;
-      const bool v337 = v336 < v2;
-      const bool v338 = v335 && v337;
-      if (v338) {
-        const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v342 = v340 + v296;
-        const unsigned int v343 = v342 + v333;
-        const iron_f8e5m2 v344 = b[v343];
-        const iron_f16 v345 = iron_f32_to_f16(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:112
-        const unsigned int v347 = v331 << 6u;
-        const unsigned int v348 = v347 + v333;
-        shm4[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = v345;
+    for (unsigned int v354 = v324; v354 < 8192u; v354 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v359 = v30 + v356;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v360 = v359 < v1;
+      const unsigned int v361 = v321 + v358;
+      const bool v362 = v361 < v2;
+      const bool v363 = v360 && v362;
+      if (v363) {
+        const unsigned int v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v367 = v365 + v321;
+        const unsigned int v368 = v367 + v358;
+        const iron_f8e5m2 v369 = b[v368];
+        const iron_f16 v370 = iron_f32_to_f16(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v372 = v356 << 6u;
+        const unsigned int v373 = v372 + v358;
+        shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = v370;
       } else {
-        const unsigned int v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const unsigned int v351 = v350 + v333;
-        shm4[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v376 = v375 + v358;
+        shm4[(v376 ^ (((v376 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v360 = v359 << 6u;
-      const unsigned int v2124 = v287 & 3u;
-      const unsigned int v2126 = v2124 << 4u;
-      const unsigned int v2128 = v2126 << 6u;
-      const unsigned int v2130 = v360 + v2128;
-      iron_frag<iron_f16, 0, 16, 16> v2137;
-      iron_frag_fill(v2137, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2137, shm3, v2130, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2139;
-      iron_frag_fill(v2139, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2139, shm4, 0u, 64u);
-      iron_frag_mma_sync(v293, v2137, v2139);
-      const unsigned int v2141 = v2130 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2146;
-      iron_frag_fill(v2146, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2146, shm3, v2141, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2148;
-      iron_frag_fill(v2148, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2148, shm4, 16u, 64u);
-      iron_frag_mma_sync(v293, v2146, v2148);
-      const unsigned int v2150 = v2130 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2155;
-      iron_frag_fill(v2155, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2155, shm3, v2150, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2157;
-      iron_frag_fill(v2157, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2157, shm4, 32u, 64u);
-      iron_frag_mma_sync(v293, v2155, v2157);
-      const unsigned int v2159 = v2130 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2164;
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v384 = v316 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const unsigned int v385 = v384 << 6u;
+      const unsigned int v2149 = v312 & 3u;
+      const unsigned int v2151 = v2149 << 4u;
+      const unsigned int v2153 = v2151 << 6u;
+      const unsigned int v2155 = v385 + v2153;
+      iron_frag<iron_f16, 0, 16, 16> v2162;
+      iron_frag_fill(v2162, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2162, shm3, v2155, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2164;
       iron_frag_fill(v2164, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2164, shm3, v2159, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2166;
-      iron_frag_fill(v2166, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2166, shm4, 48u, 64u);
-      iron_frag_mma_sync(v293, v2164, v2166);
+      iron_frag_load_shared<true, 6, 3>(v2164, shm4, 0u, 64u);
+      iron_frag_mma_sync(v318, v2162, v2164);
+      const unsigned int v2166 = v2155 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2171;
+      iron_frag_fill(v2171, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2171, shm3, v2166, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2173;
+      iron_frag_fill(v2173, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2173, shm4, 16u, 64u);
+      iron_frag_mma_sync(v318, v2171, v2173);
+      const unsigned int v2175 = v2155 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2180;
+      iron_frag_fill(v2180, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2180, shm3, v2175, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2182;
+      iron_frag_fill(v2182, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2182, shm4, 32u, 64u);
+      iron_frag_mma_sync(v318, v2180, v2182);
+      const unsigned int v2184 = v2155 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2189;
+      iron_frag_fill(v2189, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2189, shm3, v2184, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2191;
+      iron_frag_fill(v2191, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2191, shm4, 48u, 64u);
+      iron_frag_mma_sync(v318, v2189, v2191);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v366 = v365 << 4u;
-  const unsigned int v368 = v291 << 6u;
-  const unsigned int v369 = v26 + v368;
-  const unsigned int v370 = v369 + v366;
-  const unsigned int v371 = static_cast<unsigned int>(v293.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v372 = v370 + v371;
-  const unsigned int v373 = static_cast<unsigned int>(v293.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v374 = v30 + v373;
-  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v376 = v288 && v375;
-  const bool v377 = v374 < v1;
-  const bool v378 = v376 && v377;
-  if (v378) {
-    const float v379 = v293.x[0];
-    const float v380 = v379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v381 = iron_f32_to_bf16(v380);
-    const unsigned int v382 = v372 * v1;
-    const unsigned int v383 = v382 + v374;
-    out[v383] = v381;
-  }
-  const unsigned int v384 = static_cast<unsigned int>(v293.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v385 = v370 + v384;
-  const unsigned int v386 = static_cast<unsigned int>(v293.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v387 = v30 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v389 = v288 && v388;
-  const bool v390 = v387 < v1;
-  const bool v391 = v389 && v390;
-  if (v391) {
-    const float v392 = v293.x[1];
-    const float v393 = v392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v394 = iron_f32_to_bf16(v393);
-    const unsigned int v395 = v385 * v1;
-    const unsigned int v396 = v395 + v387;
-    out[v396] = v394;
-  }
-  const unsigned int v397 = static_cast<unsigned int>(v293.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v398 = v370 + v397;
-  const unsigned int v399 = static_cast<unsigned int>(v293.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v400 = v30 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v402 = v288 && v401;
-  const bool v403 = v400 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v293.x[2];
-    const float v406 = v405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v407 = iron_f32_to_bf16(v406);
-    const unsigned int v408 = v398 * v1;
-    const unsigned int v409 = v408 + v400;
-    out[v409] = v407;
-  }
-  const unsigned int v410 = static_cast<unsigned int>(v293.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v411 = v370 + v410;
-  const unsigned int v412 = static_cast<unsigned int>(v293.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v413 = v30 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v415 = v288 && v414;
-  const bool v416 = v413 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v293.x[3];
-    const float v419 = v418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v420 = iron_f32_to_bf16(v419);
-    const unsigned int v421 = v411 * v1;
-    const unsigned int v422 = v421 + v413;
-    out[v422] = v420;
-  }
-  const unsigned int v423 = static_cast<unsigned int>(v293.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v424 = v370 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v293.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v426 = v30 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v288 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v293.x[4];
-    const float v432 = v431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v433 = iron_f32_to_bf16(v432);
-    const unsigned int v434 = v424 * v1;
-    const unsigned int v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const unsigned int v436 = static_cast<unsigned int>(v293.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v437 = v370 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v293.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v439 = v30 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v288 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v293.x[5];
-    const float v445 = v444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v446 = iron_f32_to_bf16(v445);
-    const unsigned int v447 = v437 * v1;
-    const unsigned int v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const unsigned int v449 = static_cast<unsigned int>(v293.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v450 = v370 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v293.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v452 = v30 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v288 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v293.x[6];
-    const float v458 = v457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v459 = iron_f32_to_bf16(v458);
-    const unsigned int v460 = v450 * v1;
-    const unsigned int v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const unsigned int v462 = static_cast<unsigned int>(v293.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v463 = v370 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v293.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v465 = v30 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v288 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v293.x[7];
-    const float v471 = v470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v472 = iron_f32_to_bf16(v471);
-    const unsigned int v473 = v463 * v1;
-    const unsigned int v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const unsigned int v475 = static_cast<unsigned int>(v293.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v476 = v370 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v293.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v478 = v30 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v288 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v293.x[8];
-    const float v484 = v483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v485 = iron_f32_to_bf16(v484);
-    const unsigned int v486 = v476 * v1;
-    const unsigned int v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const unsigned int v488 = static_cast<unsigned int>(v293.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v489 = v370 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v293.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v491 = v30 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v288 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v293.x[9];
-    const float v497 = v496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v498 = iron_f32_to_bf16(v497);
-    const unsigned int v499 = v489 * v1;
-    const unsigned int v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const unsigned int v501 = static_cast<unsigned int>(v293.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v502 = v370 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v293.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v504 = v30 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v288 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v293.x[10];
-    const float v510 = v509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v511 = iron_f32_to_bf16(v510);
-    const unsigned int v512 = v502 * v1;
-    const unsigned int v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const unsigned int v514 = static_cast<unsigned int>(v293.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v515 = v370 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v293.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v517 = v30 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v288 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v293.x[11];
-    const float v523 = v522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v524 = iron_f32_to_bf16(v523);
-    const unsigned int v525 = v515 * v1;
-    const unsigned int v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const unsigned int v527 = static_cast<unsigned int>(v293.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v528 = v370 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v293.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v530 = v30 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v288 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v293.x[12];
-    const float v536 = v535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v537 = iron_f32_to_bf16(v536);
-    const unsigned int v538 = v528 * v1;
-    const unsigned int v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const unsigned int v540 = static_cast<unsigned int>(v293.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v541 = v370 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v293.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v543 = v30 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v288 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v293.x[13];
-    const float v549 = v548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v550 = iron_f32_to_bf16(v549);
-    const unsigned int v551 = v541 * v1;
-    const unsigned int v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const unsigned int v553 = static_cast<unsigned int>(v293.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v554 = v370 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v293.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v556 = v30 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v288 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v293.x[14];
-    const float v562 = v561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v563 = iron_f32_to_bf16(v562);
-    const unsigned int v564 = v554 * v1;
-    const unsigned int v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const unsigned int v566 = static_cast<unsigned int>(v293.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v567 = v370 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v293.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v569 = v30 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v288 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v293.x[15];
-    const float v575 = v574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v576 = iron_f32_to_bf16(v575);
-    const unsigned int v577 = v567 * v1;
-    const unsigned int v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const unsigned int v579 = static_cast<unsigned int>(v293.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v580 = v370 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v293.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v582 = v30 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v288 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v293.x[16];
-    const float v588 = v587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v589 = iron_f32_to_bf16(v588);
-    const unsigned int v590 = v580 * v1;
-    const unsigned int v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const unsigned int v592 = static_cast<unsigned int>(v293.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v593 = v370 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v293.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v595 = v30 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v288 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v293.x[17];
-    const float v601 = v600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v602 = iron_f32_to_bf16(v601);
-    const unsigned int v603 = v593 * v1;
-    const unsigned int v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v293.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v606 = v370 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v293.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v608 = v30 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v288 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v293.x[18];
-    const float v614 = v613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v615 = iron_f32_to_bf16(v614);
-    const unsigned int v616 = v606 * v1;
-    const unsigned int v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const unsigned int v618 = static_cast<unsigned int>(v293.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v619 = v370 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v293.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v621 = v30 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v288 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v293.x[19];
-    const float v627 = v626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v628 = iron_f32_to_bf16(v627);
-    const unsigned int v629 = v619 * v1;
-    const unsigned int v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const unsigned int v631 = static_cast<unsigned int>(v293.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v632 = v370 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v293.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v634 = v30 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v288 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v293.x[20];
-    const float v640 = v639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v641 = iron_f32_to_bf16(v640);
-    const unsigned int v642 = v632 * v1;
-    const unsigned int v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const unsigned int v644 = static_cast<unsigned int>(v293.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v645 = v370 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v293.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v647 = v30 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v288 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v293.x[21];
-    const float v653 = v652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v654 = iron_f32_to_bf16(v653);
-    const unsigned int v655 = v645 * v1;
-    const unsigned int v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const unsigned int v657 = static_cast<unsigned int>(v293.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v658 = v370 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v293.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v660 = v30 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v288 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v293.x[22];
-    const float v666 = v665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v667 = iron_f32_to_bf16(v666);
-    const unsigned int v668 = v658 * v1;
-    const unsigned int v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const unsigned int v670 = static_cast<unsigned int>(v293.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v671 = v370 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v293.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v673 = v30 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v288 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v293.x[23];
-    const float v679 = v678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v680 = iron_f32_to_bf16(v679);
-    const unsigned int v681 = v671 * v1;
-    const unsigned int v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const unsigned int v683 = static_cast<unsigned int>(v293.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v684 = v370 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v293.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v686 = v30 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v288 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v293.x[24];
-    const float v692 = v691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v693 = iron_f32_to_bf16(v692);
-    const unsigned int v694 = v684 * v1;
-    const unsigned int v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const unsigned int v696 = static_cast<unsigned int>(v293.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v697 = v370 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v293.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v699 = v30 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v288 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v293.x[25];
-    const float v705 = v704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v706 = iron_f32_to_bf16(v705);
-    const unsigned int v707 = v697 * v1;
-    const unsigned int v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const unsigned int v709 = static_cast<unsigned int>(v293.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v710 = v370 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v293.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v712 = v30 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v288 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v293.x[26];
-    const float v718 = v717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v719 = iron_f32_to_bf16(v718);
-    const unsigned int v720 = v710 * v1;
-    const unsigned int v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const unsigned int v722 = static_cast<unsigned int>(v293.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v723 = v370 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v293.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v725 = v30 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v288 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v293.x[27];
-    const float v731 = v730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v732 = iron_f32_to_bf16(v731);
-    const unsigned int v733 = v723 * v1;
-    const unsigned int v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const unsigned int v735 = static_cast<unsigned int>(v293.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v736 = v370 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v293.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v738 = v30 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v288 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v293.x[28];
-    const float v744 = v743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v745 = iron_f32_to_bf16(v744);
-    const unsigned int v746 = v736 * v1;
-    const unsigned int v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v293.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v749 = v370 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v293.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v751 = v30 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v288 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v293.x[29];
-    const float v757 = v756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v758 = iron_f32_to_bf16(v757);
-    const unsigned int v759 = v749 * v1;
-    const unsigned int v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v293.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v762 = v370 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v293.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v764 = v30 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v288 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v293.x[30];
-    const float v770 = v769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v771 = iron_f32_to_bf16(v770);
-    const unsigned int v772 = v762 * v1;
-    const unsigned int v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const unsigned int v774 = static_cast<unsigned int>(v293.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v775 = v370 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v293.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v777 = v30 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v288 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v293.x[31];
-    const float v783 = v782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    const unsigned int v785 = v775 * v1;
-    const unsigned int v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const unsigned int v787 = static_cast<unsigned int>(v293.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v788 = v370 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v293.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v790 = v30 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v288 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v293.x[32];
-    const float v796 = v795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    const unsigned int v798 = v788 * v1;
-    const unsigned int v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const unsigned int v800 = static_cast<unsigned int>(v293.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v801 = v370 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v293.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v803 = v30 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v288 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v293.x[33];
-    const float v809 = v808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v810 = iron_f32_to_bf16(v809);
-    const unsigned int v811 = v801 * v1;
-    const unsigned int v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v293.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v814 = v370 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v293.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v816 = v30 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v288 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v293.x[34];
-    const float v822 = v821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v823 = iron_f32_to_bf16(v822);
-    const unsigned int v824 = v814 * v1;
-    const unsigned int v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const unsigned int v826 = static_cast<unsigned int>(v293.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v827 = v370 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v293.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v829 = v30 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v288 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v293.x[35];
-    const float v835 = v834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v836 = iron_f32_to_bf16(v835);
-    const unsigned int v837 = v827 * v1;
-    const unsigned int v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const unsigned int v839 = static_cast<unsigned int>(v293.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v840 = v370 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v293.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v842 = v30 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v288 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v293.x[36];
-    const float v848 = v847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v849 = iron_f32_to_bf16(v848);
-    const unsigned int v850 = v840 * v1;
-    const unsigned int v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const unsigned int v852 = static_cast<unsigned int>(v293.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v853 = v370 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v293.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v855 = v30 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v288 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v293.x[37];
-    const float v861 = v860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v862 = iron_f32_to_bf16(v861);
-    const unsigned int v863 = v853 * v1;
-    const unsigned int v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const unsigned int v865 = static_cast<unsigned int>(v293.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v866 = v370 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v293.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v868 = v30 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v288 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v293.x[38];
-    const float v874 = v873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v875 = iron_f32_to_bf16(v874);
-    const unsigned int v876 = v866 * v1;
-    const unsigned int v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const unsigned int v878 = static_cast<unsigned int>(v293.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v879 = v370 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v293.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v881 = v30 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v288 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v293.x[39];
-    const float v887 = v886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v888 = iron_f32_to_bf16(v887);
-    const unsigned int v889 = v879 * v1;
-    const unsigned int v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const unsigned int v891 = static_cast<unsigned int>(v293.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v892 = v370 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v293.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v894 = v30 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v288 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v293.x[40];
-    const float v900 = v899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v901 = iron_f32_to_bf16(v900);
-    const unsigned int v902 = v892 * v1;
-    const unsigned int v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const unsigned int v904 = static_cast<unsigned int>(v293.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v905 = v370 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v293.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v907 = v30 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v288 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v293.x[41];
-    const float v913 = v912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v914 = iron_f32_to_bf16(v913);
-    const unsigned int v915 = v905 * v1;
-    const unsigned int v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v293.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v918 = v370 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v293.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v920 = v30 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v288 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v293.x[42];
-    const float v926 = v925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v927 = iron_f32_to_bf16(v926);
-    const unsigned int v928 = v918 * v1;
-    const unsigned int v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const unsigned int v930 = static_cast<unsigned int>(v293.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v931 = v370 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v293.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v933 = v30 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v288 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v293.x[43];
-    const float v939 = v938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v940 = iron_f32_to_bf16(v939);
-    const unsigned int v941 = v931 * v1;
-    const unsigned int v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const unsigned int v943 = static_cast<unsigned int>(v293.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v944 = v370 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v293.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v946 = v30 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v288 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v293.x[44];
-    const float v952 = v951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v953 = iron_f32_to_bf16(v952);
-    const unsigned int v954 = v944 * v1;
-    const unsigned int v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const unsigned int v956 = static_cast<unsigned int>(v293.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v957 = v370 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v293.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v959 = v30 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v288 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v293.x[45];
-    const float v965 = v964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    const unsigned int v967 = v957 * v1;
-    const unsigned int v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const unsigned int v969 = static_cast<unsigned int>(v293.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v970 = v370 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v293.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v972 = v30 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v288 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v293.x[46];
-    const float v978 = v977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);
-    const unsigned int v980 = v970 * v1;
-    const unsigned int v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const unsigned int v982 = static_cast<unsigned int>(v293.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v983 = v370 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v293.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v985 = v30 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v288 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v293.x[47];
-    const float v991 = v990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v992 = iron_f32_to_bf16(v991);
-    const unsigned int v993 = v983 * v1;
-    const unsigned int v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const unsigned int v995 = static_cast<unsigned int>(v293.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v996 = v370 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v293.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v998 = v30 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v288 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v293.x[48];
-    const float v1004 = v1003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    const unsigned int v1006 = v996 * v1;
-    const unsigned int v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const unsigned int v1008 = static_cast<unsigned int>(v293.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1009 = v370 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v293.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1011 = v30 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v288 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v293.x[49];
-    const float v1017 = v1016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
-    const unsigned int v1019 = v1009 * v1;
-    const unsigned int v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v293.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1022 = v370 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v293.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1024 = v30 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v288 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v293.x[50];
-    const float v1030 = v1029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
-    const unsigned int v1032 = v1022 * v1;
-    const unsigned int v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const unsigned int v1034 = static_cast<unsigned int>(v293.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1035 = v370 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v293.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1037 = v30 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v288 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v293.x[51];
-    const float v1043 = v1042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1044 = iron_f32_to_bf16(v1043);
-    const unsigned int v1045 = v1035 * v1;
-    const unsigned int v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const unsigned int v1047 = static_cast<unsigned int>(v293.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1048 = v370 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v293.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1050 = v30 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v288 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v293.x[52];
-    const float v1056 = v1055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
-    const unsigned int v1058 = v1048 * v1;
-    const unsigned int v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const unsigned int v1060 = static_cast<unsigned int>(v293.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1061 = v370 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v293.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1063 = v30 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v288 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v293.x[53];
-    const float v1069 = v1068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
-    const unsigned int v1071 = v1061 * v1;
-    const unsigned int v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const unsigned int v1073 = static_cast<unsigned int>(v293.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1074 = v370 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v293.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1076 = v30 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v288 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v293.x[54];
-    const float v1082 = v1081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
-    const unsigned int v1084 = v1074 * v1;
-    const unsigned int v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const unsigned int v1086 = static_cast<unsigned int>(v293.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1087 = v370 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v293.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1089 = v30 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v288 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v293.x[55];
-    const float v1095 = v1094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
-    const unsigned int v1097 = v1087 * v1;
-    const unsigned int v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const unsigned int v1099 = static_cast<unsigned int>(v293.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1100 = v370 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v293.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1102 = v30 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v288 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v293.x[56];
-    const float v1108 = v1107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
-    const unsigned int v1110 = v1100 * v1;
-    const unsigned int v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const unsigned int v1112 = static_cast<unsigned int>(v293.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1113 = v370 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v293.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1115 = v30 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v288 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v293.x[57];
-    const float v1121 = v1120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1122 = iron_f32_to_bf16(v1121);
-    const unsigned int v1123 = v1113 * v1;
-    const unsigned int v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const unsigned int v1125 = static_cast<unsigned int>(v293.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1126 = v370 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v293.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1128 = v30 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v288 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v293.x[58];
-    const float v1134 = v1133 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
-    const unsigned int v1136 = v1126 * v1;
-    const unsigned int v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const unsigned int v1138 = static_cast<unsigned int>(v293.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1139 = v370 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v293.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1141 = v30 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v288 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v293.x[59];
-    const float v1147 = v1146 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
-    const unsigned int v1149 = v1139 * v1;
-    const unsigned int v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const unsigned int v1151 = static_cast<unsigned int>(v293.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1152 = v370 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v293.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1154 = v30 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v288 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v293.x[60];
-    const float v1160 = v1159 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    const unsigned int v1162 = v1152 * v1;
-    const unsigned int v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const unsigned int v1164 = static_cast<unsigned int>(v293.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1165 = v370 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v293.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1167 = v30 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v288 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v293.x[61];
-    const float v1173 = v1172 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
-    const unsigned int v1175 = v1165 * v1;
-    const unsigned int v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v293.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1178 = v370 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v293.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1180 = v30 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v288 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v293.x[62];
-    const float v1186 = v1185 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
-    const unsigned int v1188 = v1178 * v1;
-    const unsigned int v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const unsigned int v1190 = static_cast<unsigned int>(v293.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1191 = v370 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v293.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1193 = v30 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v288 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v293.x[63];
-    const float v1199 = v1198 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
-    const unsigned int v1201 = v1191 * v1;
-    const unsigned int v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const unsigned int v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1212, 0.0f);
+  const unsigned int v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v391 = v390 << 4u;
+  const unsigned int v393 = v316 << 6u;
+  const unsigned int v394 = v26 + v393;
+  const unsigned int v395 = v394 + v391;
+  const unsigned int v396 = static_cast<unsigned int>(v318.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v397 = v395 + v396;
+  const unsigned int v398 = static_cast<unsigned int>(v318.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v399 = v30 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v401 = v313 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v318.x[0];
+    const float v405 = v404 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v406 = iron_f32_to_bf16(v405);
+    const unsigned int v407 = v397 * v1;
+    const unsigned int v408 = v407 + v399;
+    out[v408] = v406;
+  }
+  const unsigned int v409 = static_cast<unsigned int>(v318.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v410 = v395 + v409;
+  const unsigned int v411 = static_cast<unsigned int>(v318.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v412 = v30 + v411;
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v414 = v313 && v413;
+  const bool v415 = v412 < v1;
+  const bool v416 = v414 && v415;
+  if (v416) {
+    const float v417 = v318.x[1];
+    const float v418 = v417 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v419 = iron_f32_to_bf16(v418);
+    const unsigned int v420 = v410 * v1;
+    const unsigned int v421 = v420 + v412;
+    out[v421] = v419;
+  }
+  const unsigned int v422 = static_cast<unsigned int>(v318.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v423 = v395 + v422;
+  const unsigned int v424 = static_cast<unsigned int>(v318.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v425 = v30 + v424;
+  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v427 = v313 && v426;
+  const bool v428 = v425 < v1;
+  const bool v429 = v427 && v428;
+  if (v429) {
+    const float v430 = v318.x[2];
+    const float v431 = v430 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v432 = iron_f32_to_bf16(v431);
+    const unsigned int v433 = v423 * v1;
+    const unsigned int v434 = v433 + v425;
+    out[v434] = v432;
+  }
+  const unsigned int v435 = static_cast<unsigned int>(v318.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v436 = v395 + v435;
+  const unsigned int v437 = static_cast<unsigned int>(v318.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v438 = v30 + v437;
+  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v440 = v313 && v439;
+  const bool v441 = v438 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v318.x[3];
+    const float v444 = v443 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v445 = iron_f32_to_bf16(v444);
+    const unsigned int v446 = v436 * v1;
+    const unsigned int v447 = v446 + v438;
+    out[v447] = v445;
+  }
+  const unsigned int v448 = static_cast<unsigned int>(v318.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v449 = v395 + v448;
+  const unsigned int v450 = static_cast<unsigned int>(v318.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v451 = v30 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v453 = v313 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v318.x[4];
+    const float v457 = v456 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v458 = iron_f32_to_bf16(v457);
+    const unsigned int v459 = v449 * v1;
+    const unsigned int v460 = v459 + v451;
+    out[v460] = v458;
+  }
+  const unsigned int v461 = static_cast<unsigned int>(v318.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v462 = v395 + v461;
+  const unsigned int v463 = static_cast<unsigned int>(v318.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v464 = v30 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v466 = v313 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v318.x[5];
+    const float v470 = v469 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v471 = iron_f32_to_bf16(v470);
+    const unsigned int v472 = v462 * v1;
+    const unsigned int v473 = v472 + v464;
+    out[v473] = v471;
+  }
+  const unsigned int v474 = static_cast<unsigned int>(v318.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v475 = v395 + v474;
+  const unsigned int v476 = static_cast<unsigned int>(v318.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v477 = v30 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v313 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v318.x[6];
+    const float v483 = v482 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v484 = iron_f32_to_bf16(v483);
+    const unsigned int v485 = v475 * v1;
+    const unsigned int v486 = v485 + v477;
+    out[v486] = v484;
+  }
+  const unsigned int v487 = static_cast<unsigned int>(v318.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v488 = v395 + v487;
+  const unsigned int v489 = static_cast<unsigned int>(v318.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v490 = v30 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v492 = v313 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v318.x[7];
+    const float v496 = v495 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v497 = iron_f32_to_bf16(v496);
+    const unsigned int v498 = v488 * v1;
+    const unsigned int v499 = v498 + v490;
+    out[v499] = v497;
+  }
+  const unsigned int v500 = static_cast<unsigned int>(v318.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v501 = v395 + v500;
+  const unsigned int v502 = static_cast<unsigned int>(v318.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v503 = v30 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v505 = v313 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v318.x[8];
+    const float v509 = v508 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v510 = iron_f32_to_bf16(v509);
+    const unsigned int v511 = v501 * v1;
+    const unsigned int v512 = v511 + v503;
+    out[v512] = v510;
+  }
+  const unsigned int v513 = static_cast<unsigned int>(v318.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v514 = v395 + v513;
+  const unsigned int v515 = static_cast<unsigned int>(v318.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v516 = v30 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v518 = v313 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v318.x[9];
+    const float v522 = v521 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v523 = iron_f32_to_bf16(v522);
+    const unsigned int v524 = v514 * v1;
+    const unsigned int v525 = v524 + v516;
+    out[v525] = v523;
+  }
+  const unsigned int v526 = static_cast<unsigned int>(v318.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v527 = v395 + v526;
+  const unsigned int v528 = static_cast<unsigned int>(v318.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v529 = v30 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v531 = v313 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v318.x[10];
+    const float v535 = v534 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v536 = iron_f32_to_bf16(v535);
+    const unsigned int v537 = v527 * v1;
+    const unsigned int v538 = v537 + v529;
+    out[v538] = v536;
+  }
+  const unsigned int v539 = static_cast<unsigned int>(v318.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v540 = v395 + v539;
+  const unsigned int v541 = static_cast<unsigned int>(v318.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v542 = v30 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v544 = v313 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v318.x[11];
+    const float v548 = v547 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v549 = iron_f32_to_bf16(v548);
+    const unsigned int v550 = v540 * v1;
+    const unsigned int v551 = v550 + v542;
+    out[v551] = v549;
+  }
+  const unsigned int v552 = static_cast<unsigned int>(v318.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v553 = v395 + v552;
+  const unsigned int v554 = static_cast<unsigned int>(v318.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v555 = v30 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v557 = v313 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v318.x[12];
+    const float v561 = v560 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v562 = iron_f32_to_bf16(v561);
+    const unsigned int v563 = v553 * v1;
+    const unsigned int v564 = v563 + v555;
+    out[v564] = v562;
+  }
+  const unsigned int v565 = static_cast<unsigned int>(v318.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v566 = v395 + v565;
+  const unsigned int v567 = static_cast<unsigned int>(v318.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v568 = v30 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v570 = v313 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v318.x[13];
+    const float v574 = v573 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v575 = iron_f32_to_bf16(v574);
+    const unsigned int v576 = v566 * v1;
+    const unsigned int v577 = v576 + v568;
+    out[v577] = v575;
+  }
+  const unsigned int v578 = static_cast<unsigned int>(v318.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v579 = v395 + v578;
+  const unsigned int v580 = static_cast<unsigned int>(v318.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v581 = v30 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v583 = v313 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v318.x[14];
+    const float v587 = v586 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v588 = iron_f32_to_bf16(v587);
+    const unsigned int v589 = v579 * v1;
+    const unsigned int v590 = v589 + v581;
+    out[v590] = v588;
+  }
+  const unsigned int v591 = static_cast<unsigned int>(v318.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v592 = v395 + v591;
+  const unsigned int v593 = static_cast<unsigned int>(v318.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v594 = v30 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v596 = v313 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v318.x[15];
+    const float v600 = v599 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v601 = iron_f32_to_bf16(v600);
+    const unsigned int v602 = v592 * v1;
+    const unsigned int v603 = v602 + v594;
+    out[v603] = v601;
+  }
+  const unsigned int v604 = static_cast<unsigned int>(v318.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v605 = v395 + v604;
+  const unsigned int v606 = static_cast<unsigned int>(v318.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v607 = v30 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v609 = v313 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v318.x[16];
+    const float v613 = v612 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v614 = iron_f32_to_bf16(v613);
+    const unsigned int v615 = v605 * v1;
+    const unsigned int v616 = v615 + v607;
+    out[v616] = v614;
+  }
+  const unsigned int v617 = static_cast<unsigned int>(v318.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v618 = v395 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v318.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v620 = v30 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v622 = v313 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v318.x[17];
+    const float v626 = v625 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v627 = iron_f32_to_bf16(v626);
+    const unsigned int v628 = v618 * v1;
+    const unsigned int v629 = v628 + v620;
+    out[v629] = v627;
+  }
+  const unsigned int v630 = static_cast<unsigned int>(v318.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v631 = v395 + v630;
+  const unsigned int v632 = static_cast<unsigned int>(v318.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v633 = v30 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v635 = v313 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v318.x[18];
+    const float v639 = v638 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v640 = iron_f32_to_bf16(v639);
+    const unsigned int v641 = v631 * v1;
+    const unsigned int v642 = v641 + v633;
+    out[v642] = v640;
+  }
+  const unsigned int v643 = static_cast<unsigned int>(v318.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v644 = v395 + v643;
+  const unsigned int v645 = static_cast<unsigned int>(v318.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v646 = v30 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v648 = v313 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v318.x[19];
+    const float v652 = v651 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v653 = iron_f32_to_bf16(v652);
+    const unsigned int v654 = v644 * v1;
+    const unsigned int v655 = v654 + v646;
+    out[v655] = v653;
+  }
+  const unsigned int v656 = static_cast<unsigned int>(v318.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v657 = v395 + v656;
+  const unsigned int v658 = static_cast<unsigned int>(v318.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v659 = v30 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v661 = v313 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v318.x[20];
+    const float v665 = v664 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v666 = iron_f32_to_bf16(v665);
+    const unsigned int v667 = v657 * v1;
+    const unsigned int v668 = v667 + v659;
+    out[v668] = v666;
+  }
+  const unsigned int v669 = static_cast<unsigned int>(v318.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v670 = v395 + v669;
+  const unsigned int v671 = static_cast<unsigned int>(v318.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v672 = v30 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v674 = v313 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v318.x[21];
+    const float v678 = v677 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v679 = iron_f32_to_bf16(v678);
+    const unsigned int v680 = v670 * v1;
+    const unsigned int v681 = v680 + v672;
+    out[v681] = v679;
+  }
+  const unsigned int v682 = static_cast<unsigned int>(v318.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v683 = v395 + v682;
+  const unsigned int v684 = static_cast<unsigned int>(v318.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v685 = v30 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v313 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v318.x[22];
+    const float v691 = v690 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v692 = iron_f32_to_bf16(v691);
+    const unsigned int v693 = v683 * v1;
+    const unsigned int v694 = v693 + v685;
+    out[v694] = v692;
+  }
+  const unsigned int v695 = static_cast<unsigned int>(v318.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v696 = v395 + v695;
+  const unsigned int v697 = static_cast<unsigned int>(v318.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v698 = v30 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v700 = v313 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v318.x[23];
+    const float v704 = v703 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v705 = iron_f32_to_bf16(v704);
+    const unsigned int v706 = v696 * v1;
+    const unsigned int v707 = v706 + v698;
+    out[v707] = v705;
+  }
+  const unsigned int v708 = static_cast<unsigned int>(v318.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v709 = v395 + v708;
+  const unsigned int v710 = static_cast<unsigned int>(v318.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v711 = v30 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v713 = v313 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v318.x[24];
+    const float v717 = v716 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v718 = iron_f32_to_bf16(v717);
+    const unsigned int v719 = v709 * v1;
+    const unsigned int v720 = v719 + v711;
+    out[v720] = v718;
+  }
+  const unsigned int v721 = static_cast<unsigned int>(v318.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v722 = v395 + v721;
+  const unsigned int v723 = static_cast<unsigned int>(v318.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v724 = v30 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v726 = v313 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v318.x[25];
+    const float v730 = v729 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v731 = iron_f32_to_bf16(v730);
+    const unsigned int v732 = v722 * v1;
+    const unsigned int v733 = v732 + v724;
+    out[v733] = v731;
+  }
+  const unsigned int v734 = static_cast<unsigned int>(v318.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v735 = v395 + v734;
+  const unsigned int v736 = static_cast<unsigned int>(v318.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v737 = v30 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v739 = v313 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v318.x[26];
+    const float v743 = v742 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v744 = iron_f32_to_bf16(v743);
+    const unsigned int v745 = v735 * v1;
+    const unsigned int v746 = v745 + v737;
+    out[v746] = v744;
+  }
+  const unsigned int v747 = static_cast<unsigned int>(v318.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v748 = v395 + v747;
+  const unsigned int v749 = static_cast<unsigned int>(v318.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v750 = v30 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v752 = v313 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v318.x[27];
+    const float v756 = v755 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v757 = iron_f32_to_bf16(v756);
+    const unsigned int v758 = v748 * v1;
+    const unsigned int v759 = v758 + v750;
+    out[v759] = v757;
+  }
+  const unsigned int v760 = static_cast<unsigned int>(v318.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v761 = v395 + v760;
+  const unsigned int v762 = static_cast<unsigned int>(v318.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v763 = v30 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v765 = v313 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v318.x[28];
+    const float v769 = v768 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    const unsigned int v771 = v761 * v1;
+    const unsigned int v772 = v771 + v763;
+    out[v772] = v770;
+  }
+  const unsigned int v773 = static_cast<unsigned int>(v318.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v774 = v395 + v773;
+  const unsigned int v775 = static_cast<unsigned int>(v318.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v776 = v30 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v778 = v313 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v318.x[29];
+    const float v782 = v781 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v783 = iron_f32_to_bf16(v782);
+    const unsigned int v784 = v774 * v1;
+    const unsigned int v785 = v784 + v776;
+    out[v785] = v783;
+  }
+  const unsigned int v786 = static_cast<unsigned int>(v318.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v787 = v395 + v786;
+  const unsigned int v788 = static_cast<unsigned int>(v318.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v789 = v30 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v791 = v313 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v318.x[30];
+    const float v795 = v794 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    const unsigned int v797 = v787 * v1;
+    const unsigned int v798 = v797 + v789;
+    out[v798] = v796;
+  }
+  const unsigned int v799 = static_cast<unsigned int>(v318.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v800 = v395 + v799;
+  const unsigned int v801 = static_cast<unsigned int>(v318.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v802 = v30 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v804 = v313 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v318.x[31];
+    const float v808 = v807 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v809 = iron_f32_to_bf16(v808);
+    const unsigned int v810 = v800 * v1;
+    const unsigned int v811 = v810 + v802;
+    out[v811] = v809;
+  }
+  const unsigned int v812 = static_cast<unsigned int>(v318.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v813 = v395 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v318.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v815 = v30 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v817 = v313 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v318.x[32];
+    const float v821 = v820 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v822 = iron_f32_to_bf16(v821);
+    const unsigned int v823 = v813 * v1;
+    const unsigned int v824 = v823 + v815;
+    out[v824] = v822;
+  }
+  const unsigned int v825 = static_cast<unsigned int>(v318.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v826 = v395 + v825;
+  const unsigned int v827 = static_cast<unsigned int>(v318.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v828 = v30 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v830 = v313 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v318.x[33];
+    const float v834 = v833 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v835 = iron_f32_to_bf16(v834);
+    const unsigned int v836 = v826 * v1;
+    const unsigned int v837 = v836 + v828;
+    out[v837] = v835;
+  }
+  const unsigned int v838 = static_cast<unsigned int>(v318.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v839 = v395 + v838;
+  const unsigned int v840 = static_cast<unsigned int>(v318.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v841 = v30 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v843 = v313 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v318.x[34];
+    const float v847 = v846 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v848 = iron_f32_to_bf16(v847);
+    const unsigned int v849 = v839 * v1;
+    const unsigned int v850 = v849 + v841;
+    out[v850] = v848;
+  }
+  const unsigned int v851 = static_cast<unsigned int>(v318.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v852 = v395 + v851;
+  const unsigned int v853 = static_cast<unsigned int>(v318.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v854 = v30 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v856 = v313 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v318.x[35];
+    const float v860 = v859 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v861 = iron_f32_to_bf16(v860);
+    const unsigned int v862 = v852 * v1;
+    const unsigned int v863 = v862 + v854;
+    out[v863] = v861;
+  }
+  const unsigned int v864 = static_cast<unsigned int>(v318.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v865 = v395 + v864;
+  const unsigned int v866 = static_cast<unsigned int>(v318.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v867 = v30 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v869 = v313 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v318.x[36];
+    const float v873 = v872 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v874 = iron_f32_to_bf16(v873);
+    const unsigned int v875 = v865 * v1;
+    const unsigned int v876 = v875 + v867;
+    out[v876] = v874;
+  }
+  const unsigned int v877 = static_cast<unsigned int>(v318.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v878 = v395 + v877;
+  const unsigned int v879 = static_cast<unsigned int>(v318.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v880 = v30 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v882 = v313 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v318.x[37];
+    const float v886 = v885 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
+    const unsigned int v888 = v878 * v1;
+    const unsigned int v889 = v888 + v880;
+    out[v889] = v887;
+  }
+  const unsigned int v890 = static_cast<unsigned int>(v318.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v891 = v395 + v890;
+  const unsigned int v892 = static_cast<unsigned int>(v318.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v893 = v30 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v313 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v318.x[38];
+    const float v899 = v898 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v900 = iron_f32_to_bf16(v899);
+    const unsigned int v901 = v891 * v1;
+    const unsigned int v902 = v901 + v893;
+    out[v902] = v900;
+  }
+  const unsigned int v903 = static_cast<unsigned int>(v318.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v904 = v395 + v903;
+  const unsigned int v905 = static_cast<unsigned int>(v318.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v906 = v30 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v908 = v313 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v318.x[39];
+    const float v912 = v911 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v913 = iron_f32_to_bf16(v912);
+    const unsigned int v914 = v904 * v1;
+    const unsigned int v915 = v914 + v906;
+    out[v915] = v913;
+  }
+  const unsigned int v916 = static_cast<unsigned int>(v318.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v917 = v395 + v916;
+  const unsigned int v918 = static_cast<unsigned int>(v318.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v919 = v30 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v921 = v313 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v318.x[40];
+    const float v925 = v924 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v926 = iron_f32_to_bf16(v925);
+    const unsigned int v927 = v917 * v1;
+    const unsigned int v928 = v927 + v919;
+    out[v928] = v926;
+  }
+  const unsigned int v929 = static_cast<unsigned int>(v318.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v930 = v395 + v929;
+  const unsigned int v931 = static_cast<unsigned int>(v318.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v932 = v30 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v934 = v313 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v318.x[41];
+    const float v938 = v937 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v939 = iron_f32_to_bf16(v938);
+    const unsigned int v940 = v930 * v1;
+    const unsigned int v941 = v940 + v932;
+    out[v941] = v939;
+  }
+  const unsigned int v942 = static_cast<unsigned int>(v318.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v943 = v395 + v942;
+  const unsigned int v944 = static_cast<unsigned int>(v318.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v945 = v30 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v947 = v313 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v318.x[42];
+    const float v951 = v950 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
+    const unsigned int v953 = v943 * v1;
+    const unsigned int v954 = v953 + v945;
+    out[v954] = v952;
+  }
+  const unsigned int v955 = static_cast<unsigned int>(v318.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v956 = v395 + v955;
+  const unsigned int v957 = static_cast<unsigned int>(v318.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v958 = v30 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v960 = v313 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v318.x[43];
+    const float v964 = v963 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v965 = iron_f32_to_bf16(v964);
+    const unsigned int v966 = v956 * v1;
+    const unsigned int v967 = v966 + v958;
+    out[v967] = v965;
+  }
+  const unsigned int v968 = static_cast<unsigned int>(v318.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v969 = v395 + v968;
+  const unsigned int v970 = static_cast<unsigned int>(v318.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v971 = v30 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v973 = v313 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v318.x[44];
+    const float v977 = v976 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v978 = iron_f32_to_bf16(v977);
+    const unsigned int v979 = v969 * v1;
+    const unsigned int v980 = v979 + v971;
+    out[v980] = v978;
+  }
+  const unsigned int v981 = static_cast<unsigned int>(v318.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v982 = v395 + v981;
+  const unsigned int v983 = static_cast<unsigned int>(v318.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v984 = v30 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v986 = v313 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v318.x[45];
+    const float v990 = v989 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v991 = iron_f32_to_bf16(v990);
+    const unsigned int v992 = v982 * v1;
+    const unsigned int v993 = v992 + v984;
+    out[v993] = v991;
+  }
+  const unsigned int v994 = static_cast<unsigned int>(v318.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v995 = v395 + v994;
+  const unsigned int v996 = static_cast<unsigned int>(v318.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v997 = v30 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v999 = v313 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v318.x[46];
+    const float v1003 = v1002 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);
+    const unsigned int v1005 = v995 * v1;
+    const unsigned int v1006 = v1005 + v997;
+    out[v1006] = v1004;
+  }
+  const unsigned int v1007 = static_cast<unsigned int>(v318.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1008 = v395 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v318.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1010 = v30 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1012 = v313 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v318.x[47];
+    const float v1016 = v1015 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
+    const unsigned int v1018 = v1008 * v1;
+    const unsigned int v1019 = v1018 + v1010;
+    out[v1019] = v1017;
+  }
+  const unsigned int v1020 = static_cast<unsigned int>(v318.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1021 = v395 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v318.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1023 = v30 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1025 = v313 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v318.x[48];
+    const float v1029 = v1028 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
+    const unsigned int v1031 = v1021 * v1;
+    const unsigned int v1032 = v1031 + v1023;
+    out[v1032] = v1030;
+  }
+  const unsigned int v1033 = static_cast<unsigned int>(v318.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1034 = v395 + v1033;
+  const unsigned int v1035 = static_cast<unsigned int>(v318.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1036 = v30 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1038 = v313 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v318.x[49];
+    const float v1042 = v1041 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
+    const unsigned int v1044 = v1034 * v1;
+    const unsigned int v1045 = v1044 + v1036;
+    out[v1045] = v1043;
+  }
+  const unsigned int v1046 = static_cast<unsigned int>(v318.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1047 = v395 + v1046;
+  const unsigned int v1048 = static_cast<unsigned int>(v318.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1049 = v30 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1051 = v313 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v318.x[50];
+    const float v1055 = v1054 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
+    const unsigned int v1057 = v1047 * v1;
+    const unsigned int v1058 = v1057 + v1049;
+    out[v1058] = v1056;
+  }
+  const unsigned int v1059 = static_cast<unsigned int>(v318.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1060 = v395 + v1059;
+  const unsigned int v1061 = static_cast<unsigned int>(v318.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1062 = v30 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1064 = v313 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v318.x[51];
+    const float v1068 = v1067 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
+    const unsigned int v1070 = v1060 * v1;
+    const unsigned int v1071 = v1070 + v1062;
+    out[v1071] = v1069;
+  }
+  const unsigned int v1072 = static_cast<unsigned int>(v318.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1073 = v395 + v1072;
+  const unsigned int v1074 = static_cast<unsigned int>(v318.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1075 = v30 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1077 = v313 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v318.x[52];
+    const float v1081 = v1080 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
+    const unsigned int v1083 = v1073 * v1;
+    const unsigned int v1084 = v1083 + v1075;
+    out[v1084] = v1082;
+  }
+  const unsigned int v1085 = static_cast<unsigned int>(v318.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1086 = v395 + v1085;
+  const unsigned int v1087 = static_cast<unsigned int>(v318.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1088 = v30 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1090 = v313 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v318.x[53];
+    const float v1094 = v1093 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
+    const unsigned int v1096 = v1086 * v1;
+    const unsigned int v1097 = v1096 + v1088;
+    out[v1097] = v1095;
+  }
+  const unsigned int v1098 = static_cast<unsigned int>(v318.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1099 = v395 + v1098;
+  const unsigned int v1100 = static_cast<unsigned int>(v318.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1101 = v30 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v313 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v318.x[54];
+    const float v1107 = v1106 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
+    const unsigned int v1109 = v1099 * v1;
+    const unsigned int v1110 = v1109 + v1101;
+    out[v1110] = v1108;
+  }
+  const unsigned int v1111 = static_cast<unsigned int>(v318.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1112 = v395 + v1111;
+  const unsigned int v1113 = static_cast<unsigned int>(v318.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1114 = v30 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1116 = v313 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v318.x[55];
+    const float v1120 = v1119 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
+    const unsigned int v1122 = v1112 * v1;
+    const unsigned int v1123 = v1122 + v1114;
+    out[v1123] = v1121;
+  }
+  const unsigned int v1124 = static_cast<unsigned int>(v318.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1125 = v395 + v1124;
+  const unsigned int v1126 = static_cast<unsigned int>(v318.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1127 = v30 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1129 = v313 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v318.x[56];
+    const float v1133 = v1132 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
+    const unsigned int v1135 = v1125 * v1;
+    const unsigned int v1136 = v1135 + v1127;
+    out[v1136] = v1134;
+  }
+  const unsigned int v1137 = static_cast<unsigned int>(v318.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1138 = v395 + v1137;
+  const unsigned int v1139 = static_cast<unsigned int>(v318.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1140 = v30 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1142 = v313 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v318.x[57];
+    const float v1146 = v1145 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
+    const unsigned int v1148 = v1138 * v1;
+    const unsigned int v1149 = v1148 + v1140;
+    out[v1149] = v1147;
+  }
+  const unsigned int v1150 = static_cast<unsigned int>(v318.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1151 = v395 + v1150;
+  const unsigned int v1152 = static_cast<unsigned int>(v318.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1153 = v30 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1155 = v313 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v318.x[58];
+    const float v1159 = v1158 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
+    const unsigned int v1161 = v1151 * v1;
+    const unsigned int v1162 = v1161 + v1153;
+    out[v1162] = v1160;
+  }
+  const unsigned int v1163 = static_cast<unsigned int>(v318.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1164 = v395 + v1163;
+  const unsigned int v1165 = static_cast<unsigned int>(v318.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1166 = v30 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1168 = v313 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v318.x[59];
+    const float v1172 = v1171 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
+    const unsigned int v1174 = v1164 * v1;
+    const unsigned int v1175 = v1174 + v1166;
+    out[v1175] = v1173;
+  }
+  const unsigned int v1176 = static_cast<unsigned int>(v318.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1177 = v395 + v1176;
+  const unsigned int v1178 = static_cast<unsigned int>(v318.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1179 = v30 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1181 = v313 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v318.x[60];
+    const float v1185 = v1184 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
+    const unsigned int v1187 = v1177 * v1;
+    const unsigned int v1188 = v1187 + v1179;
+    out[v1188] = v1186;
+  }
+  const unsigned int v1189 = static_cast<unsigned int>(v318.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1190 = v395 + v1189;
+  const unsigned int v1191 = static_cast<unsigned int>(v318.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1192 = v30 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1194 = v313 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v318.x[61];
+    const float v1198 = v1197 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
+    const unsigned int v1200 = v1190 * v1;
+    const unsigned int v1201 = v1200 + v1192;
+    out[v1201] = v1199;
+  }
+  const unsigned int v1202 = static_cast<unsigned int>(v318.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1203 = v395 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v318.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1205 = v30 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1207 = v313 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v318.x[62];
+    const float v1211 = v1210 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
+    const unsigned int v1213 = v1203 * v1;
+    const unsigned int v1214 = v1213 + v1205;
+    out[v1214] = v1212;
+  }
+  const unsigned int v1215 = static_cast<unsigned int>(v318.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1216 = v395 + v1215;
+  const unsigned int v1217 = static_cast<unsigned int>(v318.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1218 = v30 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1220 = v313 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v318.x[63];
+    const float v1224 = v1223 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
+    const unsigned int v1226 = v1216 * v1;
+    const unsigned int v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const unsigned int v1229 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1237;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1237, 0.0f);
 
-  for (unsigned int v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const unsigned int v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v1226 = v1225 < v0;
-      const unsigned int v1227 = v1215 + v1224;
-      const bool v1228 = v1227 < v2;
-      const bool v1229 = v1226 && v1228;
-      if (v1229) {
-        const unsigned int v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v1233 = v1231 + v1215;
-        const unsigned int v1234 = v1233 + v1224;
-        const iron_f8e5m2 v1235 = a[v1234];
-        const iron_f16 v1236 = iron_f32_to_f16(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:112
-        const unsigned int v1238 = v1222 << 6u;
-        const unsigned int v1239 = v1238 + v1224;
-        shm3[(v1239 ^ (((v1239 >> 6u) & 7u) << 3u))] = v1236;
+  for (unsigned int v1240 = 0u; v1240 < v2; v1240 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (unsigned int v1245 = v324; v1245 < 8192u; v1245 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1247 = v1245 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1249 = v1245 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1250 = v26 + v1247;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1251 = v1250 < v0;
+      const unsigned int v1252 = v1240 + v1249;
+      const bool v1253 = v1252 < v2;
+      const bool v1254 = v1251 && v1253;
+      if (v1254) {
+        const unsigned int v1256 = v1250 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1258 = v1256 + v1240;
+        const unsigned int v1259 = v1258 + v1249;
+        const iron_f8e5m2 v1260 = a[v1259];
+        const iron_f16 v1261 = iron_f32_to_f16(iron_to_f32(v1260));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1263 = v1247 << 6u;
+        const unsigned int v1264 = v1263 + v1249;
+        shm3[(v1264 ^ (((v1264 >> 6u) & 7u) << 3u))] = v1261;
       } else {
-        const unsigned int v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const unsigned int v1242 = v1241 + v1224;
-        shm3[(v1242 ^ (((v1242 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1266 = v1247 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1267 = v1266 + v1249;
+        shm3[(v1267 ^ (((v1267 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const unsigned int v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v1254 = v1253 < v1;
-      const unsigned int v1255 = v1215 + v1252;
-      const bool v1256 = v1255 < v2;
-      const bool v1257 = v1254 && v1256;
-      if (v1257) {
-        const unsigned int v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const unsigned int v1261 = v1259 + v1215;
-        const unsigned int v1262 = v1261 + v1252;
-        const iron_f8e5m2 v1263 = b[v1262];
-        const iron_f16 v1264 = iron_f32_to_f16(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:112
-        const unsigned int v1266 = v1250 << 6u;
-        const unsigned int v1267 = v1266 + v1252;
-        shm4[(v1267 ^ (((v1267 >> 6u) & 7u) << 3u))] = v1264;
+    for (unsigned int v1273 = v324; v1273 < 8192u; v1273 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1275 = v1273 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1277 = v1273 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1278 = v1229 + v1275;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1279 = v1278 < v1;
+      const unsigned int v1280 = v1240 + v1277;
+      const bool v1281 = v1280 < v2;
+      const bool v1282 = v1279 && v1281;
+      if (v1282) {
+        const unsigned int v1284 = v1278 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1286 = v1284 + v1240;
+        const unsigned int v1287 = v1286 + v1277;
+        const iron_f8e5m2 v1288 = b[v1287];
+        const iron_f16 v1289 = iron_f32_to_f16(iron_to_f32(v1288));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1291 = v1275 << 6u;
+        const unsigned int v1292 = v1291 + v1277;
+        shm4[(v1292 ^ (((v1292 >> 6u) & 7u) << 3u))] = v1289;
       } else {
-        const unsigned int v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const unsigned int v1270 = v1269 + v1252;
-        shm4[(v1270 ^ (((v1270 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1294 = v1275 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1295 = v1294 + v1277;
+        shm4[(v1295 ^ (((v1295 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v2173 = v366 << 6u;
-      const unsigned int v2175 = v1279 + v2173;
-      iron_frag<iron_f16, 0, 16, 16> v2182;
-      iron_frag_fill(v2182, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2182, shm3, v2175, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2184;
-      iron_frag_fill(v2184, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2184, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1212, v2182, v2184);
-      const unsigned int v2186 = v2175 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2191;
-      iron_frag_fill(v2191, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2191, shm3, v2186, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2193;
-      iron_frag_fill(v2193, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2193, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1212, v2191, v2193);
-      const unsigned int v2195 = v2175 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2200;
-      iron_frag_fill(v2200, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2200, shm3, v2195, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2202;
-      iron_frag_fill(v2202, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2202, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1212, v2200, v2202);
-      const unsigned int v2204 = v2175 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2209;
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v1304 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const unsigned int v2198 = v391 << 6u;
+      const unsigned int v2200 = v1304 + v2198;
+      iron_frag<iron_f16, 0, 16, 16> v2207;
+      iron_frag_fill(v2207, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2207, shm3, v2200, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2209;
       iron_frag_fill(v2209, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2209, shm3, v2204, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2211;
-      iron_frag_fill(v2211, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2211, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1212, v2209, v2211);
+      iron_frag_load_shared<true, 6, 3>(v2209, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1237, v2207, v2209);
+      const unsigned int v2211 = v2200 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2216;
+      iron_frag_fill(v2216, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2216, shm3, v2211, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2218;
+      iron_frag_fill(v2218, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2218, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1237, v2216, v2218);
+      const unsigned int v2220 = v2200 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2225;
+      iron_frag_fill(v2225, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2225, shm3, v2220, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2227;
+      iron_frag_fill(v2227, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2227, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1237, v2225, v2227);
+      const unsigned int v2229 = v2200 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2234;
+      iron_frag_fill(v2234, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2234, shm3, v2229, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2236;
+      iron_frag_fill(v2236, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2236, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1237, v2234, v2236);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v1212.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1291 = v370 + v1290;
-  const unsigned int v1292 = static_cast<unsigned int>(v1212.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1293 = v1204 + v1292;
-  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1295 = v288 && v1294;
-  const bool v1296 = v1293 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v1212.x[0];
-    const float v1299 = v1298 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1300 = iron_f32_to_bf16(v1299);
-    const unsigned int v1301 = v1291 * v1;
-    const unsigned int v1302 = v1301 + v1293;
-    out[v1302] = v1300;
+  const unsigned int v1315 = static_cast<unsigned int>(v1237.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1316 = v395 + v1315;
+  const unsigned int v1317 = static_cast<unsigned int>(v1237.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1318 = v1229 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1320 = v313 && v1319;
+  const bool v1321 = v1318 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v1237.x[0];
+    const float v1324 = v1323 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1325 = iron_f32_to_bf16(v1324);
+    const unsigned int v1326 = v1316 * v1;
+    const unsigned int v1327 = v1326 + v1318;
+    out[v1327] = v1325;
   }
-  const unsigned int v1303 = static_cast<unsigned int>(v1212.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1304 = v370 + v1303;
-  const unsigned int v1305 = static_cast<unsigned int>(v1212.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1306 = v1204 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1308 = v288 && v1307;
-  const bool v1309 = v1306 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v1212.x[1];
-    const float v1312 = v1311 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1313 = iron_f32_to_bf16(v1312);
-    const unsigned int v1314 = v1304 * v1;
-    const unsigned int v1315 = v1314 + v1306;
-    out[v1315] = v1313;
+  const unsigned int v1328 = static_cast<unsigned int>(v1237.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1329 = v395 + v1328;
+  const unsigned int v1330 = static_cast<unsigned int>(v1237.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1331 = v1229 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1333 = v313 && v1332;
+  const bool v1334 = v1331 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v1237.x[1];
+    const float v1337 = v1336 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1338 = iron_f32_to_bf16(v1337);
+    const unsigned int v1339 = v1329 * v1;
+    const unsigned int v1340 = v1339 + v1331;
+    out[v1340] = v1338;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v1212.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1317 = v370 + v1316;
-  const unsigned int v1318 = static_cast<unsigned int>(v1212.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1319 = v1204 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1321 = v288 && v1320;
-  const bool v1322 = v1319 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v1212.x[2];
-    const float v1325 = v1324 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1326 = iron_f32_to_bf16(v1325);
-    const unsigned int v1327 = v1317 * v1;
-    const unsigned int v1328 = v1327 + v1319;
-    out[v1328] = v1326;
+  const unsigned int v1341 = static_cast<unsigned int>(v1237.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1342 = v395 + v1341;
+  const unsigned int v1343 = static_cast<unsigned int>(v1237.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1344 = v1229 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1346 = v313 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v1237.x[2];
+    const float v1350 = v1349 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    const unsigned int v1352 = v1342 * v1;
+    const unsigned int v1353 = v1352 + v1344;
+    out[v1353] = v1351;
   }
-  const unsigned int v1329 = static_cast<unsigned int>(v1212.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1330 = v370 + v1329;
-  const unsigned int v1331 = static_cast<unsigned int>(v1212.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1332 = v1204 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1334 = v288 && v1333;
-  const bool v1335 = v1332 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v1212.x[3];
-    const float v1338 = v1337 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1339 = iron_f32_to_bf16(v1338);
-    const unsigned int v1340 = v1330 * v1;
-    const unsigned int v1341 = v1340 + v1332;
-    out[v1341] = v1339;
+  const unsigned int v1354 = static_cast<unsigned int>(v1237.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1355 = v395 + v1354;
+  const unsigned int v1356 = static_cast<unsigned int>(v1237.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1357 = v1229 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1359 = v313 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v1237.x[3];
+    const float v1363 = v1362 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1364 = iron_f32_to_bf16(v1363);
+    const unsigned int v1365 = v1355 * v1;
+    const unsigned int v1366 = v1365 + v1357;
+    out[v1366] = v1364;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v1212.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1343 = v370 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v1212.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1345 = v1204 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1347 = v288 && v1346;
-  const bool v1348 = v1345 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v1212.x[4];
-    const float v1351 = v1350 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1352 = iron_f32_to_bf16(v1351);
-    const unsigned int v1353 = v1343 * v1;
-    const unsigned int v1354 = v1353 + v1345;
-    out[v1354] = v1352;
+  const unsigned int v1367 = static_cast<unsigned int>(v1237.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1368 = v395 + v1367;
+  const unsigned int v1369 = static_cast<unsigned int>(v1237.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1370 = v1229 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1372 = v313 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v1237.x[4];
+    const float v1376 = v1375 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1377 = iron_f32_to_bf16(v1376);
+    const unsigned int v1378 = v1368 * v1;
+    const unsigned int v1379 = v1378 + v1370;
+    out[v1379] = v1377;
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v1212.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1356 = v370 + v1355;
-  const unsigned int v1357 = static_cast<unsigned int>(v1212.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1358 = v1204 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1360 = v288 && v1359;
-  const bool v1361 = v1358 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v1212.x[5];
-    const float v1364 = v1363 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
-    const unsigned int v1366 = v1356 * v1;
-    const unsigned int v1367 = v1366 + v1358;
-    out[v1367] = v1365;
+  const unsigned int v1380 = static_cast<unsigned int>(v1237.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1381 = v395 + v1380;
+  const unsigned int v1382 = static_cast<unsigned int>(v1237.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1383 = v1229 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1385 = v313 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v1237.x[5];
+    const float v1389 = v1388 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1390 = iron_f32_to_bf16(v1389);
+    const unsigned int v1391 = v1381 * v1;
+    const unsigned int v1392 = v1391 + v1383;
+    out[v1392] = v1390;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v1212.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1369 = v370 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v1212.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1371 = v1204 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1373 = v288 && v1372;
-  const bool v1374 = v1371 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v1212.x[6];
-    const float v1377 = v1376 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1378 = iron_f32_to_bf16(v1377);
-    const unsigned int v1379 = v1369 * v1;
-    const unsigned int v1380 = v1379 + v1371;
-    out[v1380] = v1378;
+  const unsigned int v1393 = static_cast<unsigned int>(v1237.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1394 = v395 + v1393;
+  const unsigned int v1395 = static_cast<unsigned int>(v1237.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1396 = v1229 + v1395;
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1398 = v313 && v1397;
+  const bool v1399 = v1396 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v1237.x[6];
+    const float v1402 = v1401 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1403 = iron_f32_to_bf16(v1402);
+    const unsigned int v1404 = v1394 * v1;
+    const unsigned int v1405 = v1404 + v1396;
+    out[v1405] = v1403;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v1212.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1382 = v370 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v1212.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1384 = v1204 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1386 = v288 && v1385;
-  const bool v1387 = v1384 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v1212.x[7];
-    const float v1390 = v1389 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
-    const unsigned int v1392 = v1382 * v1;
-    const unsigned int v1393 = v1392 + v1384;
-    out[v1393] = v1391;
+  const unsigned int v1406 = static_cast<unsigned int>(v1237.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1407 = v395 + v1406;
+  const unsigned int v1408 = static_cast<unsigned int>(v1237.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1409 = v1229 + v1408;
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1411 = v313 && v1410;
+  const bool v1412 = v1409 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v1237.x[7];
+    const float v1415 = v1414 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1416 = iron_f32_to_bf16(v1415);
+    const unsigned int v1417 = v1407 * v1;
+    const unsigned int v1418 = v1417 + v1409;
+    out[v1418] = v1416;
   }
-  const unsigned int v1394 = static_cast<unsigned int>(v1212.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1395 = v370 + v1394;
-  const unsigned int v1396 = static_cast<unsigned int>(v1212.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1397 = v1204 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v288 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v1212.x[8];
-    const float v1403 = v1402 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1404 = iron_f32_to_bf16(v1403);
-    const unsigned int v1405 = v1395 * v1;
-    const unsigned int v1406 = v1405 + v1397;
-    out[v1406] = v1404;
+  const unsigned int v1419 = static_cast<unsigned int>(v1237.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1420 = v395 + v1419;
+  const unsigned int v1421 = static_cast<unsigned int>(v1237.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1422 = v1229 + v1421;
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1424 = v313 && v1423;
+  const bool v1425 = v1422 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v1237.x[8];
+    const float v1428 = v1427 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1429 = iron_f32_to_bf16(v1428);
+    const unsigned int v1430 = v1420 * v1;
+    const unsigned int v1431 = v1430 + v1422;
+    out[v1431] = v1429;
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v1212.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1408 = v370 + v1407;
-  const unsigned int v1409 = static_cast<unsigned int>(v1212.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1410 = v1204 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1412 = v288 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1212.x[9];
-    const float v1416 = v1415 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
-    const unsigned int v1418 = v1408 * v1;
-    const unsigned int v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const unsigned int v1432 = static_cast<unsigned int>(v1237.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1433 = v395 + v1432;
+  const unsigned int v1434 = static_cast<unsigned int>(v1237.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1435 = v1229 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1437 = v313 && v1436;
+  const bool v1438 = v1435 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v1237.x[9];
+    const float v1441 = v1440 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
+    const unsigned int v1443 = v1433 * v1;
+    const unsigned int v1444 = v1443 + v1435;
+    out[v1444] = v1442;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v1212.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1421 = v370 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v1212.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1423 = v1204 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1425 = v288 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1212.x[10];
-    const float v1429 = v1428 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    const unsigned int v1431 = v1421 * v1;
-    const unsigned int v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const unsigned int v1445 = static_cast<unsigned int>(v1237.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1446 = v395 + v1445;
+  const unsigned int v1447 = static_cast<unsigned int>(v1237.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1448 = v1229 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1450 = v313 && v1449;
+  const bool v1451 = v1448 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v1237.x[10];
+    const float v1454 = v1453 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
+    const unsigned int v1456 = v1446 * v1;
+    const unsigned int v1457 = v1456 + v1448;
+    out[v1457] = v1455;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v1212.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1434 = v370 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v1212.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1436 = v1204 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1438 = v288 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1212.x[11];
-    const float v1442 = v1441 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
-    const unsigned int v1444 = v1434 * v1;
-    const unsigned int v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const unsigned int v1458 = static_cast<unsigned int>(v1237.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1459 = v395 + v1458;
+  const unsigned int v1460 = static_cast<unsigned int>(v1237.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1461 = v1229 + v1460;
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1463 = v313 && v1462;
+  const bool v1464 = v1461 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v1237.x[11];
+    const float v1467 = v1466 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1468 = iron_f32_to_bf16(v1467);
+    const unsigned int v1469 = v1459 * v1;
+    const unsigned int v1470 = v1469 + v1461;
+    out[v1470] = v1468;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v1212.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1447 = v370 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v1212.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1449 = v1204 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1451 = v288 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1212.x[12];
-    const float v1455 = v1454 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-    const unsigned int v1457 = v1447 * v1;
-    const unsigned int v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const unsigned int v1471 = static_cast<unsigned int>(v1237.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1472 = v395 + v1471;
+  const unsigned int v1473 = static_cast<unsigned int>(v1237.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1474 = v1229 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1476 = v313 && v1475;
+  const bool v1477 = v1474 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v1237.x[12];
+    const float v1480 = v1479 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
+    const unsigned int v1482 = v1472 * v1;
+    const unsigned int v1483 = v1482 + v1474;
+    out[v1483] = v1481;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v1212.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1460 = v370 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v1212.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1462 = v1204 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1464 = v288 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1212.x[13];
-    const float v1468 = v1467 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-    const unsigned int v1470 = v1460 * v1;
-    const unsigned int v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const unsigned int v1484 = static_cast<unsigned int>(v1237.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1485 = v395 + v1484;
+  const unsigned int v1486 = static_cast<unsigned int>(v1237.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1487 = v1229 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1489 = v313 && v1488;
+  const bool v1490 = v1487 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v1237.x[13];
+    const float v1493 = v1492 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1494 = iron_f32_to_bf16(v1493);
+    const unsigned int v1495 = v1485 * v1;
+    const unsigned int v1496 = v1495 + v1487;
+    out[v1496] = v1494;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v1212.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1473 = v370 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v1212.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1475 = v1204 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1477 = v288 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1212.x[14];
-    const float v1481 = v1480 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
-    const unsigned int v1483 = v1473 * v1;
-    const unsigned int v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const unsigned int v1497 = static_cast<unsigned int>(v1237.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1498 = v395 + v1497;
+  const unsigned int v1499 = static_cast<unsigned int>(v1237.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1500 = v1229 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1502 = v313 && v1501;
+  const bool v1503 = v1500 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v1237.x[14];
+    const float v1506 = v1505 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1507 = iron_f32_to_bf16(v1506);
+    const unsigned int v1508 = v1498 * v1;
+    const unsigned int v1509 = v1508 + v1500;
+    out[v1509] = v1507;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v1212.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1486 = v370 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v1212.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1488 = v1204 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1490 = v288 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1212.x[15];
-    const float v1494 = v1493 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
-    const unsigned int v1496 = v1486 * v1;
-    const unsigned int v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const unsigned int v1510 = static_cast<unsigned int>(v1237.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1511 = v395 + v1510;
+  const unsigned int v1512 = static_cast<unsigned int>(v1237.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1513 = v1229 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1515 = v313 && v1514;
+  const bool v1516 = v1513 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v1237.x[15];
+    const float v1519 = v1518 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1520 = iron_f32_to_bf16(v1519);
+    const unsigned int v1521 = v1511 * v1;
+    const unsigned int v1522 = v1521 + v1513;
+    out[v1522] = v1520;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v1212.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1499 = v370 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v1212.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1501 = v1204 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1503 = v288 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1212.x[16];
-    const float v1507 = v1506 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);
-    const unsigned int v1509 = v1499 * v1;
-    const unsigned int v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const unsigned int v1523 = static_cast<unsigned int>(v1237.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1524 = v395 + v1523;
+  const unsigned int v1525 = static_cast<unsigned int>(v1237.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1526 = v1229 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1528 = v313 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1237.x[16];
+    const float v1532 = v1531 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
+    const unsigned int v1534 = v1524 * v1;
+    const unsigned int v1535 = v1534 + v1526;
+    out[v1535] = v1533;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v1212.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1512 = v370 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v1212.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1514 = v1204 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1516 = v288 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1212.x[17];
-    const float v1520 = v1519 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
-    const unsigned int v1522 = v1512 * v1;
-    const unsigned int v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const unsigned int v1536 = static_cast<unsigned int>(v1237.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1537 = v395 + v1536;
+  const unsigned int v1538 = static_cast<unsigned int>(v1237.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1539 = v1229 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1541 = v313 && v1540;
+  const bool v1542 = v1539 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v1237.x[17];
+    const float v1545 = v1544 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
+    const unsigned int v1547 = v1537 * v1;
+    const unsigned int v1548 = v1547 + v1539;
+    out[v1548] = v1546;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1212.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1525 = v370 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1212.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1527 = v1204 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1529 = v288 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1212.x[18];
-    const float v1533 = v1532 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
-    const unsigned int v1535 = v1525 * v1;
-    const unsigned int v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const unsigned int v1549 = static_cast<unsigned int>(v1237.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1550 = v395 + v1549;
+  const unsigned int v1551 = static_cast<unsigned int>(v1237.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1552 = v1229 + v1551;
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1554 = v313 && v1553;
+  const bool v1555 = v1552 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v1237.x[18];
+    const float v1558 = v1557 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1559 = iron_f32_to_bf16(v1558);
+    const unsigned int v1560 = v1550 * v1;
+    const unsigned int v1561 = v1560 + v1552;
+    out[v1561] = v1559;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v1212.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1538 = v370 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v1212.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1540 = v1204 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1542 = v288 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1212.x[19];
-    const float v1546 = v1545 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-    const unsigned int v1548 = v1538 * v1;
-    const unsigned int v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const unsigned int v1562 = static_cast<unsigned int>(v1237.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1563 = v395 + v1562;
+  const unsigned int v1564 = static_cast<unsigned int>(v1237.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1565 = v1229 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1567 = v313 && v1566;
+  const bool v1568 = v1565 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v1237.x[19];
+    const float v1571 = v1570 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1572 = iron_f32_to_bf16(v1571);
+    const unsigned int v1573 = v1563 * v1;
+    const unsigned int v1574 = v1573 + v1565;
+    out[v1574] = v1572;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v1212.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1551 = v370 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v1212.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1553 = v1204 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1555 = v288 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1212.x[20];
-    const float v1559 = v1558 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
-    const unsigned int v1561 = v1551 * v1;
-    const unsigned int v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const unsigned int v1575 = static_cast<unsigned int>(v1237.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1576 = v395 + v1575;
+  const unsigned int v1577 = static_cast<unsigned int>(v1237.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1578 = v1229 + v1577;
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1580 = v313 && v1579;
+  const bool v1581 = v1578 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v1237.x[20];
+    const float v1584 = v1583 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1585 = iron_f32_to_bf16(v1584);
+    const unsigned int v1586 = v1576 * v1;
+    const unsigned int v1587 = v1586 + v1578;
+    out[v1587] = v1585;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v1212.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1564 = v370 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v1212.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1566 = v1204 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1568 = v288 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1212.x[21];
-    const float v1572 = v1571 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
-    const unsigned int v1574 = v1564 * v1;
-    const unsigned int v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const unsigned int v1588 = static_cast<unsigned int>(v1237.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1589 = v395 + v1588;
+  const unsigned int v1590 = static_cast<unsigned int>(v1237.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1591 = v1229 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1593 = v313 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1237.x[21];
+    const float v1597 = v1596 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
+    const unsigned int v1599 = v1589 * v1;
+    const unsigned int v1600 = v1599 + v1591;
+    out[v1600] = v1598;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v1212.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1577 = v370 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v1212.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1579 = v1204 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1581 = v288 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1212.x[22];
-    const float v1585 = v1584 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
-    const unsigned int v1587 = v1577 * v1;
-    const unsigned int v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const unsigned int v1601 = static_cast<unsigned int>(v1237.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1602 = v395 + v1601;
+  const unsigned int v1603 = static_cast<unsigned int>(v1237.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1604 = v1229 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1606 = v313 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1237.x[22];
+    const float v1610 = v1609 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1611 = iron_f32_to_bf16(v1610);
+    const unsigned int v1612 = v1602 * v1;
+    const unsigned int v1613 = v1612 + v1604;
+    out[v1613] = v1611;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1212.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1590 = v370 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1212.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1592 = v1204 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1594 = v288 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1212.x[23];
-    const float v1598 = v1597 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
-    const unsigned int v1600 = v1590 * v1;
-    const unsigned int v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const unsigned int v1614 = static_cast<unsigned int>(v1237.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1615 = v395 + v1614;
+  const unsigned int v1616 = static_cast<unsigned int>(v1237.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1617 = v1229 + v1616;
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1619 = v313 && v1618;
+  const bool v1620 = v1617 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v1237.x[23];
+    const float v1623 = v1622 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1624 = iron_f32_to_bf16(v1623);
+    const unsigned int v1625 = v1615 * v1;
+    const unsigned int v1626 = v1625 + v1617;
+    out[v1626] = v1624;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v1212.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1603 = v370 + v1602;
-  const unsigned int v1604 = static_cast<unsigned int>(v1212.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1605 = v1204 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1607 = v288 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1212.x[24];
-    const float v1611 = v1610 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1612 = iron_f32_to_bf16(v1611);
-    const unsigned int v1613 = v1603 * v1;
-    const unsigned int v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const unsigned int v1627 = static_cast<unsigned int>(v1237.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1628 = v395 + v1627;
+  const unsigned int v1629 = static_cast<unsigned int>(v1237.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1630 = v1229 + v1629;
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1632 = v313 && v1631;
+  const bool v1633 = v1630 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v1237.x[24];
+    const float v1636 = v1635 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1637 = iron_f32_to_bf16(v1636);
+    const unsigned int v1638 = v1628 * v1;
+    const unsigned int v1639 = v1638 + v1630;
+    out[v1639] = v1637;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v1212.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1616 = v370 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v1212.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1618 = v1204 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1620 = v288 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1212.x[25];
-    const float v1624 = v1623 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1625 = iron_f32_to_bf16(v1624);
-    const unsigned int v1626 = v1616 * v1;
-    const unsigned int v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const unsigned int v1640 = static_cast<unsigned int>(v1237.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1641 = v395 + v1640;
+  const unsigned int v1642 = static_cast<unsigned int>(v1237.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1643 = v1229 + v1642;
+  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1645 = v313 && v1644;
+  const bool v1646 = v1643 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v1237.x[25];
+    const float v1649 = v1648 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1650 = iron_f32_to_bf16(v1649);
+    const unsigned int v1651 = v1641 * v1;
+    const unsigned int v1652 = v1651 + v1643;
+    out[v1652] = v1650;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v1212.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1629 = v370 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v1212.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1631 = v1204 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1633 = v288 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1212.x[26];
-    const float v1637 = v1636 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    const unsigned int v1639 = v1629 * v1;
-    const unsigned int v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const unsigned int v1653 = static_cast<unsigned int>(v1237.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1654 = v395 + v1653;
+  const unsigned int v1655 = static_cast<unsigned int>(v1237.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1656 = v1229 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1658 = v313 && v1657;
+  const bool v1659 = v1656 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v1237.x[26];
+    const float v1662 = v1661 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1663 = iron_f32_to_bf16(v1662);
+    const unsigned int v1664 = v1654 * v1;
+    const unsigned int v1665 = v1664 + v1656;
+    out[v1665] = v1663;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1212.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1642 = v370 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1212.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1644 = v1204 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v288 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1212.x[27];
-    const float v1650 = v1649 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
-    const unsigned int v1652 = v1642 * v1;
-    const unsigned int v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const unsigned int v1666 = static_cast<unsigned int>(v1237.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1667 = v395 + v1666;
+  const unsigned int v1668 = static_cast<unsigned int>(v1237.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1669 = v1229 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1671 = v313 && v1670;
+  const bool v1672 = v1669 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v1237.x[27];
+    const float v1675 = v1674 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1676 = iron_f32_to_bf16(v1675);
+    const unsigned int v1677 = v1667 * v1;
+    const unsigned int v1678 = v1677 + v1669;
+    out[v1678] = v1676;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v1212.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1655 = v370 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v1212.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1657 = v1204 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1659 = v288 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1212.x[28];
-    const float v1663 = v1662 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-    const unsigned int v1665 = v1655 * v1;
-    const unsigned int v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const unsigned int v1679 = static_cast<unsigned int>(v1237.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1680 = v395 + v1679;
+  const unsigned int v1681 = static_cast<unsigned int>(v1237.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1682 = v1229 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1684 = v313 && v1683;
+  const bool v1685 = v1682 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v1237.x[28];
+    const float v1688 = v1687 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
+    const unsigned int v1690 = v1680 * v1;
+    const unsigned int v1691 = v1690 + v1682;
+    out[v1691] = v1689;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v1212.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1668 = v370 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1212.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1670 = v1204 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1672 = v288 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1212.x[29];
-    const float v1676 = v1675 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-    const unsigned int v1678 = v1668 * v1;
-    const unsigned int v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const unsigned int v1692 = static_cast<unsigned int>(v1237.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1693 = v395 + v1692;
+  const unsigned int v1694 = static_cast<unsigned int>(v1237.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1695 = v1229 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1697 = v313 && v1696;
+  const bool v1698 = v1695 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v1237.x[29];
+    const float v1701 = v1700 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
+    const unsigned int v1703 = v1693 * v1;
+    const unsigned int v1704 = v1703 + v1695;
+    out[v1704] = v1702;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1212.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1681 = v370 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1212.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1683 = v1204 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1685 = v288 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1212.x[30];
-    const float v1689 = v1688 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
-    const unsigned int v1691 = v1681 * v1;
-    const unsigned int v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const unsigned int v1705 = static_cast<unsigned int>(v1237.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1706 = v395 + v1705;
+  const unsigned int v1707 = static_cast<unsigned int>(v1237.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1708 = v1229 + v1707;
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1710 = v313 && v1709;
+  const bool v1711 = v1708 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v1237.x[30];
+    const float v1714 = v1713 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1715 = iron_f32_to_bf16(v1714);
+    const unsigned int v1716 = v1706 * v1;
+    const unsigned int v1717 = v1716 + v1708;
+    out[v1717] = v1715;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v1212.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1694 = v370 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v1212.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1696 = v1204 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1698 = v288 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1212.x[31];
-    const float v1702 = v1701 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
-    const unsigned int v1704 = v1694 * v1;
-    const unsigned int v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const unsigned int v1718 = static_cast<unsigned int>(v1237.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1719 = v395 + v1718;
+  const unsigned int v1720 = static_cast<unsigned int>(v1237.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1721 = v1229 + v1720;
+  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1723 = v313 && v1722;
+  const bool v1724 = v1721 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v1237.x[31];
+    const float v1727 = v1726 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1728 = iron_f32_to_bf16(v1727);
+    const unsigned int v1729 = v1719 * v1;
+    const unsigned int v1730 = v1729 + v1721;
+    out[v1730] = v1728;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v1212.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1707 = v370 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v1212.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1709 = v1204 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1711 = v288 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1212.x[32];
-    const float v1715 = v1714 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
-    const unsigned int v1717 = v1707 * v1;
-    const unsigned int v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const unsigned int v1731 = static_cast<unsigned int>(v1237.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1732 = v395 + v1731;
+  const unsigned int v1733 = static_cast<unsigned int>(v1237.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1734 = v1229 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1736 = v313 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1237.x[32];
+    const float v1740 = v1739 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1741 = iron_f32_to_bf16(v1740);
+    const unsigned int v1742 = v1732 * v1;
+    const unsigned int v1743 = v1742 + v1734;
+    out[v1743] = v1741;
   }
-  const unsigned int v1719 = static_cast<unsigned int>(v1212.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1720 = v370 + v1719;
-  const unsigned int v1721 = static_cast<unsigned int>(v1212.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1722 = v1204 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1724 = v288 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1212.x[33];
-    const float v1728 = v1727 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1720 * v1;
-    const unsigned int v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const unsigned int v1744 = static_cast<unsigned int>(v1237.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1745 = v395 + v1744;
+  const unsigned int v1746 = static_cast<unsigned int>(v1237.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1747 = v1229 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1749 = v313 && v1748;
+  const bool v1750 = v1747 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v1237.x[33];
+    const float v1753 = v1752 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
+    const unsigned int v1755 = v1745 * v1;
+    const unsigned int v1756 = v1755 + v1747;
+    out[v1756] = v1754;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1212.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1733 = v370 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1212.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1735 = v1204 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1737 = v288 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1212.x[34];
-    const float v1741 = v1740 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
-    const unsigned int v1743 = v1733 * v1;
-    const unsigned int v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const unsigned int v1757 = static_cast<unsigned int>(v1237.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1758 = v395 + v1757;
+  const unsigned int v1759 = static_cast<unsigned int>(v1237.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1760 = v1229 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1762 = v313 && v1761;
+  const bool v1763 = v1760 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v1237.x[34];
+    const float v1766 = v1765 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1767 = iron_f32_to_bf16(v1766);
+    const unsigned int v1768 = v1758 * v1;
+    const unsigned int v1769 = v1768 + v1760;
+    out[v1769] = v1767;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v1212.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1746 = v370 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v1212.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1748 = v1204 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1750 = v288 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1212.x[35];
-    const float v1754 = v1753 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
-    const unsigned int v1756 = v1746 * v1;
-    const unsigned int v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const unsigned int v1770 = static_cast<unsigned int>(v1237.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1771 = v395 + v1770;
+  const unsigned int v1772 = static_cast<unsigned int>(v1237.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1773 = v1229 + v1772;
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1775 = v313 && v1774;
+  const bool v1776 = v1773 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v1237.x[35];
+    const float v1779 = v1778 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1780 = iron_f32_to_bf16(v1779);
+    const unsigned int v1781 = v1771 * v1;
+    const unsigned int v1782 = v1781 + v1773;
+    out[v1782] = v1780;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v1212.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1759 = v370 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v1212.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1761 = v1204 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1763 = v288 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1212.x[36];
-    const float v1767 = v1766 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1768 = iron_f32_to_bf16(v1767);
-    const unsigned int v1769 = v1759 * v1;
-    const unsigned int v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const unsigned int v1783 = static_cast<unsigned int>(v1237.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1784 = v395 + v1783;
+  const unsigned int v1785 = static_cast<unsigned int>(v1237.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1786 = v1229 + v1785;
+  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1788 = v313 && v1787;
+  const bool v1789 = v1786 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v1237.x[36];
+    const float v1792 = v1791 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1793 = iron_f32_to_bf16(v1792);
+    const unsigned int v1794 = v1784 * v1;
+    const unsigned int v1795 = v1794 + v1786;
+    out[v1795] = v1793;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v1212.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1772 = v370 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v1212.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1774 = v1204 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1776 = v288 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1212.x[37];
-    const float v1780 = v1779 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
-    const unsigned int v1782 = v1772 * v1;
-    const unsigned int v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const unsigned int v1796 = static_cast<unsigned int>(v1237.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1797 = v395 + v1796;
+  const unsigned int v1798 = static_cast<unsigned int>(v1237.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1799 = v1229 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1801 = v313 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1237.x[37];
+    const float v1805 = v1804 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
+    const unsigned int v1807 = v1797 * v1;
+    const unsigned int v1808 = v1807 + v1799;
+    out[v1808] = v1806;
   }
-  const unsigned int v1784 = static_cast<unsigned int>(v1212.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1785 = v370 + v1784;
-  const unsigned int v1786 = static_cast<unsigned int>(v1212.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1787 = v1204 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1789 = v288 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1212.x[38];
-    const float v1793 = v1792 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1794 = iron_f32_to_bf16(v1793);
-    const unsigned int v1795 = v1785 * v1;
-    const unsigned int v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const unsigned int v1809 = static_cast<unsigned int>(v1237.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1810 = v395 + v1809;
+  const unsigned int v1811 = static_cast<unsigned int>(v1237.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1812 = v1229 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1814 = v313 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1237.x[38];
+    const float v1818 = v1817 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1819 = iron_f32_to_bf16(v1818);
+    const unsigned int v1820 = v1810 * v1;
+    const unsigned int v1821 = v1820 + v1812;
+    out[v1821] = v1819;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1212.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1798 = v370 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1212.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1800 = v1204 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1802 = v288 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1212.x[39];
-    const float v1806 = v1805 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1807 = iron_f32_to_bf16(v1806);
-    const unsigned int v1808 = v1798 * v1;
-    const unsigned int v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const unsigned int v1822 = static_cast<unsigned int>(v1237.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1823 = v395 + v1822;
+  const unsigned int v1824 = static_cast<unsigned int>(v1237.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1825 = v1229 + v1824;
+  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1827 = v313 && v1826;
+  const bool v1828 = v1825 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v1237.x[39];
+    const float v1831 = v1830 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1832 = iron_f32_to_bf16(v1831);
+    const unsigned int v1833 = v1823 * v1;
+    const unsigned int v1834 = v1833 + v1825;
+    out[v1834] = v1832;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v1212.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1811 = v370 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v1212.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1813 = v1204 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1815 = v288 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1212.x[40];
-    const float v1819 = v1818 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
-    const unsigned int v1821 = v1811 * v1;
-    const unsigned int v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const unsigned int v1835 = static_cast<unsigned int>(v1237.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1836 = v395 + v1835;
+  const unsigned int v1837 = static_cast<unsigned int>(v1237.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1838 = v1229 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1840 = v313 && v1839;
+  const bool v1841 = v1838 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v1237.x[40];
+    const float v1844 = v1843 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1845 = iron_f32_to_bf16(v1844);
+    const unsigned int v1846 = v1836 * v1;
+    const unsigned int v1847 = v1846 + v1838;
+    out[v1847] = v1845;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v1212.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1824 = v370 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v1212.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1826 = v1204 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1828 = v288 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1212.x[41];
-    const float v1832 = v1831 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
-    const unsigned int v1834 = v1824 * v1;
-    const unsigned int v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const unsigned int v1848 = static_cast<unsigned int>(v1237.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1849 = v395 + v1848;
+  const unsigned int v1850 = static_cast<unsigned int>(v1237.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1851 = v1229 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1853 = v313 && v1852;
+  const bool v1854 = v1851 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v1237.x[41];
+    const float v1857 = v1856 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1858 = iron_f32_to_bf16(v1857);
+    const unsigned int v1859 = v1849 * v1;
+    const unsigned int v1860 = v1859 + v1851;
+    out[v1860] = v1858;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v1212.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1837 = v370 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v1212.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1839 = v1204 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1841 = v288 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1212.x[42];
-    const float v1845 = v1844 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
-    const unsigned int v1847 = v1837 * v1;
-    const unsigned int v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const unsigned int v1861 = static_cast<unsigned int>(v1237.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1862 = v395 + v1861;
+  const unsigned int v1863 = static_cast<unsigned int>(v1237.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1864 = v1229 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1866 = v313 && v1865;
+  const bool v1867 = v1864 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v1237.x[42];
+    const float v1870 = v1869 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1871 = iron_f32_to_bf16(v1870);
+    const unsigned int v1872 = v1862 * v1;
+    const unsigned int v1873 = v1872 + v1864;
+    out[v1873] = v1871;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1212.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1850 = v370 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1212.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1852 = v1204 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v288 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1212.x[43];
-    const float v1858 = v1857 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
-    const unsigned int v1860 = v1850 * v1;
-    const unsigned int v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const unsigned int v1874 = static_cast<unsigned int>(v1237.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1875 = v395 + v1874;
+  const unsigned int v1876 = static_cast<unsigned int>(v1237.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1877 = v1229 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1879 = v313 && v1878;
+  const bool v1880 = v1877 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v1237.x[43];
+    const float v1883 = v1882 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1884 = iron_f32_to_bf16(v1883);
+    const unsigned int v1885 = v1875 * v1;
+    const unsigned int v1886 = v1885 + v1877;
+    out[v1886] = v1884;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v1212.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1863 = v370 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v1212.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1865 = v1204 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1867 = v288 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1212.x[44];
-    const float v1871 = v1870 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-    const unsigned int v1873 = v1863 * v1;
-    const unsigned int v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const unsigned int v1887 = static_cast<unsigned int>(v1237.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1888 = v395 + v1887;
+  const unsigned int v1889 = static_cast<unsigned int>(v1237.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1890 = v1229 + v1889;
+  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1892 = v313 && v1891;
+  const bool v1893 = v1890 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1237.x[44];
+    const float v1896 = v1895 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1897 = iron_f32_to_bf16(v1896);
+    const unsigned int v1898 = v1888 * v1;
+    const unsigned int v1899 = v1898 + v1890;
+    out[v1899] = v1897;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v1212.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1876 = v370 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1212.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1878 = v1204 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1880 = v288 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1212.x[45];
-    const float v1884 = v1883 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1876 * v1;
-    const unsigned int v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const unsigned int v1900 = static_cast<unsigned int>(v1237.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1901 = v395 + v1900;
+  const unsigned int v1902 = static_cast<unsigned int>(v1237.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1903 = v1229 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1905 = v313 && v1904;
+  const bool v1906 = v1903 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v1237.x[45];
+    const float v1909 = v1908 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
+    const unsigned int v1911 = v1901 * v1;
+    const unsigned int v1912 = v1911 + v1903;
+    out[v1912] = v1910;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1212.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1889 = v370 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1212.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1891 = v1204 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1893 = v288 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1212.x[46];
-    const float v1897 = v1896 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
-    const unsigned int v1899 = v1889 * v1;
-    const unsigned int v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const unsigned int v1913 = static_cast<unsigned int>(v1237.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1914 = v395 + v1913;
+  const unsigned int v1915 = static_cast<unsigned int>(v1237.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1916 = v1229 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1918 = v313 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1237.x[46];
+    const float v1922 = v1921 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
+    const unsigned int v1924 = v1914 * v1;
+    const unsigned int v1925 = v1924 + v1916;
+    out[v1925] = v1923;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v1212.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1902 = v370 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v1212.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1904 = v1204 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1906 = v288 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1212.x[47];
-    const float v1910 = v1909 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
-    const unsigned int v1912 = v1902 * v1;
-    const unsigned int v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const unsigned int v1926 = static_cast<unsigned int>(v1237.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1927 = v395 + v1926;
+  const unsigned int v1928 = static_cast<unsigned int>(v1237.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1929 = v1229 + v1928;
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1931 = v313 && v1930;
+  const bool v1932 = v1929 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v1237.x[47];
+    const float v1935 = v1934 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1936 = iron_f32_to_bf16(v1935);
+    const unsigned int v1937 = v1927 * v1;
+    const unsigned int v1938 = v1937 + v1929;
+    out[v1938] = v1936;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v1212.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1915 = v370 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v1212.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1917 = v1204 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1919 = v288 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1212.x[48];
-    const float v1923 = v1922 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
-    const unsigned int v1925 = v1915 * v1;
-    const unsigned int v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const unsigned int v1939 = static_cast<unsigned int>(v1237.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1940 = v395 + v1939;
+  const unsigned int v1941 = static_cast<unsigned int>(v1237.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1942 = v1229 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1944 = v313 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1237.x[48];
+    const float v1948 = v1947 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1949 = iron_f32_to_bf16(v1948);
+    const unsigned int v1950 = v1940 * v1;
+    const unsigned int v1951 = v1950 + v1942;
+    out[v1951] = v1949;
   }
-  const unsigned int v1927 = static_cast<unsigned int>(v1212.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1928 = v370 + v1927;
-  const unsigned int v1929 = static_cast<unsigned int>(v1212.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1930 = v1204 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1932 = v288 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1212.x[49];
-    const float v1936 = v1935 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
-    const unsigned int v1938 = v1928 * v1;
-    const unsigned int v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const unsigned int v1952 = static_cast<unsigned int>(v1237.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1953 = v395 + v1952;
+  const unsigned int v1954 = static_cast<unsigned int>(v1237.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1955 = v1229 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1957 = v313 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1237.x[49];
+    const float v1961 = v1960 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1962 = iron_f32_to_bf16(v1961);
+    const unsigned int v1963 = v1953 * v1;
+    const unsigned int v1964 = v1963 + v1955;
+    out[v1964] = v1962;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1212.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1941 = v370 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1212.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1943 = v1204 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1945 = v288 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1212.x[50];
-    const float v1949 = v1948 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
-    const unsigned int v1951 = v1941 * v1;
-    const unsigned int v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const unsigned int v1965 = static_cast<unsigned int>(v1237.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1966 = v395 + v1965;
+  const unsigned int v1967 = static_cast<unsigned int>(v1237.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1968 = v1229 + v1967;
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1970 = v313 && v1969;
+  const bool v1971 = v1968 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v1237.x[50];
+    const float v1974 = v1973 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
+    const unsigned int v1976 = v1966 * v1;
+    const unsigned int v1977 = v1976 + v1968;
+    out[v1977] = v1975;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v1212.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1954 = v370 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v1212.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1956 = v1204 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1958 = v288 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1212.x[51];
-    const float v1962 = v1961 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
-    const unsigned int v1964 = v1954 * v1;
-    const unsigned int v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const unsigned int v1978 = static_cast<unsigned int>(v1237.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1979 = v395 + v1978;
+  const unsigned int v1980 = static_cast<unsigned int>(v1237.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1981 = v1229 + v1980;
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1983 = v313 && v1982;
+  const bool v1984 = v1981 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v1237.x[51];
+    const float v1987 = v1986 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1988 = iron_f32_to_bf16(v1987);
+    const unsigned int v1989 = v1979 * v1;
+    const unsigned int v1990 = v1989 + v1981;
+    out[v1990] = v1988;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v1212.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1967 = v370 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1212.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1969 = v1204 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1971 = v288 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1212.x[52];
-    const float v1975 = v1974 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
-    const unsigned int v1977 = v1967 * v1;
-    const unsigned int v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const unsigned int v1991 = static_cast<unsigned int>(v1237.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1992 = v395 + v1991;
+  const unsigned int v1993 = static_cast<unsigned int>(v1237.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1994 = v1229 + v1993;
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1996 = v313 && v1995;
+  const bool v1997 = v1994 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v1237.x[52];
+    const float v2000 = v1999 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2001 = iron_f32_to_bf16(v2000);
+    const unsigned int v2002 = v1992 * v1;
+    const unsigned int v2003 = v2002 + v1994;
+    out[v2003] = v2001;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v1212.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1980 = v370 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v1212.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1982 = v1204 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1984 = v288 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1212.x[53];
-    const float v1988 = v1987 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
-    const unsigned int v1990 = v1980 * v1;
-    const unsigned int v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const unsigned int v2004 = static_cast<unsigned int>(v1237.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2005 = v395 + v2004;
+  const unsigned int v2006 = static_cast<unsigned int>(v1237.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2007 = v1229 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2009 = v313 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1237.x[53];
+    const float v2013 = v2012 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
+    const unsigned int v2015 = v2005 * v1;
+    const unsigned int v2016 = v2015 + v2007;
+    out[v2016] = v2014;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v1212.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1993 = v370 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v1212.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1995 = v1204 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1997 = v288 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1212.x[54];
-    const float v2001 = v2000 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    const unsigned int v2003 = v1993 * v1;
-    const unsigned int v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const unsigned int v2017 = static_cast<unsigned int>(v1237.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2018 = v395 + v2017;
+  const unsigned int v2019 = static_cast<unsigned int>(v1237.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2020 = v1229 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2022 = v313 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1237.x[54];
+    const float v2026 = v2025 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2027 = iron_f32_to_bf16(v2026);
+    const unsigned int v2028 = v2018 * v1;
+    const unsigned int v2029 = v2028 + v2020;
+    out[v2029] = v2027;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1212.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2006 = v370 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1212.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2008 = v1204 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2010 = v288 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1212.x[55];
-    const float v2014 = v2013 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
-    const unsigned int v2016 = v2006 * v1;
-    const unsigned int v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const unsigned int v2030 = static_cast<unsigned int>(v1237.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2031 = v395 + v2030;
+  const unsigned int v2032 = static_cast<unsigned int>(v1237.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2033 = v1229 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2035 = v313 && v2034;
+  const bool v2036 = v2033 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v1237.x[55];
+    const float v2039 = v2038 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2040 = iron_f32_to_bf16(v2039);
+    const unsigned int v2041 = v2031 * v1;
+    const unsigned int v2042 = v2041 + v2033;
+    out[v2042] = v2040;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v1212.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2019 = v370 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v1212.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2021 = v1204 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2023 = v288 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1212.x[56];
-    const float v2027 = v2026 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
-    const unsigned int v2029 = v2019 * v1;
-    const unsigned int v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const unsigned int v2043 = static_cast<unsigned int>(v1237.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2044 = v395 + v2043;
+  const unsigned int v2045 = static_cast<unsigned int>(v1237.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2046 = v1229 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2048 = v313 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1237.x[56];
+    const float v2052 = v2051 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2053 = iron_f32_to_bf16(v2052);
+    const unsigned int v2054 = v2044 * v1;
+    const unsigned int v2055 = v2054 + v2046;
+    out[v2055] = v2053;
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v1212.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2032 = v370 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v1212.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2034 = v1204 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2036 = v288 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1212.x[57];
-    const float v2040 = v2039 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
-    const unsigned int v2042 = v2032 * v1;
-    const unsigned int v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const unsigned int v2056 = static_cast<unsigned int>(v1237.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2057 = v395 + v2056;
+  const unsigned int v2058 = static_cast<unsigned int>(v1237.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2059 = v1229 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2061 = v313 && v2060;
+  const bool v2062 = v2059 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v1237.x[57];
+    const float v2065 = v2064 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2066 = iron_f32_to_bf16(v2065);
+    const unsigned int v2067 = v2057 * v1;
+    const unsigned int v2068 = v2067 + v2059;
+    out[v2068] = v2066;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v1212.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2045 = v370 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v1212.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2047 = v1204 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2049 = v288 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1212.x[58];
-    const float v2053 = v2052 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-    const unsigned int v2055 = v2045 * v1;
-    const unsigned int v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const unsigned int v2069 = static_cast<unsigned int>(v1237.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2070 = v395 + v2069;
+  const unsigned int v2071 = static_cast<unsigned int>(v1237.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2072 = v1229 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2074 = v313 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1237.x[58];
+    const float v2078 = v2077 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);
+    const unsigned int v2080 = v2070 * v1;
+    const unsigned int v2081 = v2080 + v2072;
+    out[v2081] = v2079;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1212.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2058 = v370 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1212.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2060 = v1204 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v288 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1212.x[59];
-    const float v2066 = v2065 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
-    const unsigned int v2068 = v2058 * v1;
-    const unsigned int v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const unsigned int v2082 = static_cast<unsigned int>(v1237.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2083 = v395 + v2082;
+  const unsigned int v2084 = static_cast<unsigned int>(v1237.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2085 = v1229 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2087 = v313 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1237.x[59];
+    const float v2091 = v2090 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2092 = iron_f32_to_bf16(v2091);
+    const unsigned int v2093 = v2083 * v1;
+    const unsigned int v2094 = v2093 + v2085;
+    out[v2094] = v2092;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v1212.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2071 = v370 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1212.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2073 = v1204 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2075 = v288 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1212.x[60];
-    const float v2079 = v2078 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
-    const unsigned int v2081 = v2071 * v1;
-    const unsigned int v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const unsigned int v2095 = static_cast<unsigned int>(v1237.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2096 = v395 + v2095;
+  const unsigned int v2097 = static_cast<unsigned int>(v1237.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2098 = v1229 + v2097;
+  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2100 = v313 && v2099;
+  const bool v2101 = v2098 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v1237.x[60];
+    const float v2104 = v2103 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2105 = iron_f32_to_bf16(v2104);
+    const unsigned int v2106 = v2096 * v1;
+    const unsigned int v2107 = v2106 + v2098;
+    out[v2107] = v2105;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v1212.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2084 = v370 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1212.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2086 = v1204 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2088 = v288 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1212.x[61];
-    const float v2092 = v2091 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    const unsigned int v2094 = v2084 * v1;
-    const unsigned int v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const unsigned int v2108 = static_cast<unsigned int>(v1237.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2109 = v395 + v2108;
+  const unsigned int v2110 = static_cast<unsigned int>(v1237.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2111 = v1229 + v2110;
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2113 = v313 && v2112;
+  const bool v2114 = v2111 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v1237.x[61];
+    const float v2117 = v2116 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2118 = iron_f32_to_bf16(v2117);
+    const unsigned int v2119 = v2109 * v1;
+    const unsigned int v2120 = v2119 + v2111;
+    out[v2120] = v2118;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1212.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2097 = v370 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1212.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2099 = v1204 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2101 = v288 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1212.x[62];
-    const float v2105 = v2104 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2106 = iron_f32_to_bf16(v2105);
-    const unsigned int v2107 = v2097 * v1;
-    const unsigned int v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const unsigned int v2121 = static_cast<unsigned int>(v1237.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2122 = v395 + v2121;
+  const unsigned int v2123 = static_cast<unsigned int>(v1237.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2124 = v1229 + v2123;
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2126 = v313 && v2125;
+  const bool v2127 = v2124 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v1237.x[62];
+    const float v2130 = v2129 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);
+    const unsigned int v2132 = v2122 * v1;
+    const unsigned int v2133 = v2132 + v2124;
+    out[v2133] = v2131;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v1212.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2110 = v370 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v1212.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2112 = v1204 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2114 = v288 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1212.x[63];
-    const float v2118 = v2117 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);
-    const unsigned int v2120 = v2110 * v1;
-    const unsigned int v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const unsigned int v2134 = static_cast<unsigned int>(v1237.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2135 = v395 + v2134;
+  const unsigned int v2136 = static_cast<unsigned int>(v1237.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2137 = v1229 + v2136;
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2139 = v313 && v2138;
+  const bool v2140 = v2137 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v1237.x[63];
+    const float v2143 = v2142 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
+    const unsigned int v2145 = v2135 * v1;
+    const unsigned int v2146 = v2145 + v2137;
+    out[v2146] = v2144;
   }
 }

@@ -59,8 +59,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(16) iron_bf16x8 {
-  iron_bf16 v[8];
+struct alignas(8) iron_bf16x4 {
+  iron_bf16 v[4];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -287,406 +287,406 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:271
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:273
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:277
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:223
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:294
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1870 = 0u; v1870 < 2u; v1870 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v1871 = v1870 << 6u;
-      const bool v1873 = v1871 < v2;
-      if (v1873) {
-        const unsigned int v1875 = v1870 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v1877 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v1878 = v1877 >> 3u;
-        const unsigned int v1882 = v1877 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1883 = v1882 << 3u;
-        const unsigned int v1884 = v24 + v1878;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1885 = v1871 + v1883;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v1886 = v1885 < v2;
-        const unsigned int v1887 = v1884 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v1889 = v1887 + v1871;
-        const unsigned int v1890 = v1889 + v1883;
-        const unsigned int v1892 = v1878 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1893 = v1875 + v1892;
-        const unsigned int v1894 = v1893 + v1883;
-        const bool v1897 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1898 = v1886 && v1897;
-        const unsigned int v1902 = v1898 ? v1890 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v1894 ^ (((v1894 >> 6u) & 7u) << 3u)), a + v1902, v1898);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1906 = v1884 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1907 = v1906 < v0;
-        const bool v1908 = v1886 && v1907;
-        const unsigned int v1910 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1911 = v1890 + v1910;
-        const unsigned int v1912 = v1908 ? v1911 : 0u;
-        const unsigned int v1914 = v1894 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1914 ^ (((v1914 >> 6u) & 7u) << 3u)), a + v1912, v1908);
-        const unsigned int v1916 = v1884 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1917 = v1916 < v0;
-        const bool v1918 = v1886 && v1917;
-        const unsigned int v1920 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1921 = v1890 + v1920;
-        const unsigned int v1922 = v1918 ? v1921 : 0u;
-        const unsigned int v1924 = v1894 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1924 ^ (((v1924 >> 6u) & 7u) << 3u)), a + v1922, v1918);
-        const unsigned int v1926 = v1884 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1927 = v1926 < v0;
-        const bool v1928 = v1886 && v1927;
-        const unsigned int v1930 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1931 = v1890 + v1930;
-        const unsigned int v1932 = v1928 ? v1931 : 0u;
-        const unsigned int v1934 = v1894 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1932, v1928);
-        const unsigned int v1936 = v1884 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1937 = v1936 < v0;
-        const bool v1938 = v1886 && v1937;
-        const unsigned int v1940 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1941 = v1890 + v1940;
-        const unsigned int v1942 = v1938 ? v1941 : 0u;
-        const unsigned int v1944 = v1894 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1944 ^ (((v1944 >> 6u) & 7u) << 3u)), a + v1942, v1938);
-        const unsigned int v1946 = v1884 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1947 = v1946 < v0;
-        const bool v1948 = v1886 && v1947;
-        const unsigned int v1950 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1951 = v1890 + v1950;
-        const unsigned int v1952 = v1948 ? v1951 : 0u;
-        const unsigned int v1954 = v1894 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1952, v1948);
-        const unsigned int v1956 = v1884 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+    for (unsigned int v1920 = 0u; v1920 < 2u; v1920 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1921 = v1920 << 6u;
+      const bool v1923 = v1921 < v2;
+      if (v1923) {
+        const unsigned int v1925 = v1920 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1927 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1928 = v1927 >> 3u;
+        const unsigned int v1932 = v1927 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1933 = v1932 << 3u;
+        const unsigned int v1934 = v24 + v1928;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1935 = v1921 + v1933;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1936 = v1935 < v2;
+        const unsigned int v1937 = v1934 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1939 = v1937 + v1921;
+        const unsigned int v1940 = v1939 + v1933;
+        const unsigned int v1942 = v1928 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1943 = v1925 + v1942;
+        const unsigned int v1944 = v1943 + v1933;
+        const bool v1947 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1948 = v1936 && v1947;
+        const unsigned int v1952 = v1948 ? v1940 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1944 ^ (((v1944 >> 6u) & 7u) << 3u)), a + v1952, v1948);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1956 = v1934 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v1957 = v1956 < v0;
-        const bool v1958 = v1886 && v1957;
-        const unsigned int v1960 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1961 = v1890 + v1960;
+        const bool v1958 = v1936 && v1957;
+        const unsigned int v1960 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1961 = v1940 + v1960;
         const unsigned int v1962 = v1958 ? v1961 : 0u;
-        const unsigned int v1964 = v1894 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1964 = v1944 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1962, v1958);
-        const unsigned int v1966 = v1884 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v1966 = v1934 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v1967 = v1966 < v0;
-        const bool v1968 = v1886 && v1967;
-        const unsigned int v1970 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v1971 = v1890 + v1970;
+        const bool v1968 = v1936 && v1967;
+        const unsigned int v1970 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1971 = v1940 + v1970;
         const unsigned int v1972 = v1968 ? v1971 : 0u;
-        const unsigned int v1974 = v1894 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1974 = v1944 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1972, v1968);
-        const unsigned int v1985 = v28 + v1878;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1988 = v1985 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v1990 = v1988 + v1871;
-        const unsigned int v1991 = v1990 + v1883;
-        const bool v1998 = v1985 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v1999 = v1886 && v1998;
-        const unsigned int v2003 = v1999 ? v1991 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v1894 ^ (((v1894 >> 6u) & 7u) << 3u)), b + v2003, v1999);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2007 = v1985 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2008 = v2007 < v1;
-        const bool v2009 = v1886 && v2008;
-        const unsigned int v2012 = v1991 + v1910;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2013 = v2009 ? v2012 : 0u;
-        iron_copy_async<16>(shm1 + (v1914 ^ (((v1914 >> 6u) & 7u) << 3u)), b + v2013, v2009);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2017 = v1985 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2018 = v2017 < v1;
-        const bool v2019 = v1886 && v2018;
-        const unsigned int v2022 = v1991 + v1920;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2023 = v2019 ? v2022 : 0u;
-        iron_copy_async<16>(shm1 + (v1924 ^ (((v1924 >> 6u) & 7u) << 3u)), b + v2023, v2019);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2027 = v1985 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2028 = v2027 < v1;
-        const bool v2029 = v1886 && v2028;
-        const unsigned int v2032 = v1991 + v1930;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2033 = v2029 ? v2032 : 0u;
-        iron_copy_async<16>(shm1 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), b + v2033, v2029);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2037 = v1985 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2038 = v2037 < v1;
-        const bool v2039 = v1886 && v2038;
-        const unsigned int v2042 = v1991 + v1940;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2043 = v2039 ? v2042 : 0u;
-        iron_copy_async<16>(shm1 + (v1944 ^ (((v1944 >> 6u) & 7u) << 3u)), b + v2043, v2039);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2047 = v1985 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2048 = v2047 < v1;
-        const bool v2049 = v1886 && v2048;
-        const unsigned int v2052 = v1991 + v1950;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2053 = v2049 ? v2052 : 0u;
-        iron_copy_async<16>(shm1 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), b + v2053, v2049);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2057 = v1985 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v1976 = v1934 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1977 = v1976 < v0;
+        const bool v1978 = v1936 && v1977;
+        const unsigned int v1980 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1981 = v1940 + v1980;
+        const unsigned int v1982 = v1978 ? v1981 : 0u;
+        const unsigned int v1984 = v1944 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
+        const unsigned int v1986 = v1934 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1986 < v0;
+        const bool v1988 = v1936 && v1987;
+        const unsigned int v1990 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1991 = v1940 + v1990;
+        const unsigned int v1992 = v1988 ? v1991 : 0u;
+        const unsigned int v1994 = v1944 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
+        const unsigned int v1996 = v1934 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1997 = v1996 < v0;
+        const bool v1998 = v1936 && v1997;
+        const unsigned int v2000 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2001 = v1940 + v2000;
+        const unsigned int v2002 = v1998 ? v2001 : 0u;
+        const unsigned int v2004 = v1944 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
+        const unsigned int v2006 = v1934 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2007 = v2006 < v0;
+        const bool v2008 = v1936 && v2007;
+        const unsigned int v2010 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2011 = v1940 + v2010;
+        const unsigned int v2012 = v2008 ? v2011 : 0u;
+        const unsigned int v2014 = v1944 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
+        const unsigned int v2016 = v1934 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2017 = v2016 < v0;
+        const bool v2018 = v1936 && v2017;
+        const unsigned int v2020 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2021 = v1940 + v2020;
+        const unsigned int v2022 = v2018 ? v2021 : 0u;
+        const unsigned int v2024 = v1944 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
+        const unsigned int v2035 = v28 + v1928;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2038 = v2035 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2040 = v2038 + v1921;
+        const unsigned int v2041 = v2040 + v1933;
+        const bool v2048 = v2035 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2049 = v1936 && v2048;
+        const unsigned int v2053 = v2049 ? v2041 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1944 ^ (((v1944 >> 6u) & 7u) << 3u)), b + v2053, v2049);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2057 = v2035 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2058 = v2057 < v1;
-        const bool v2059 = v1886 && v2058;
-        const unsigned int v2062 = v1991 + v1960;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2059 = v1936 && v2058;
+        const unsigned int v2062 = v2041 + v1960;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2063 = v2059 ? v2062 : 0u;
-        iron_copy_async<16>(shm1 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), b + v2063, v2059);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2067 = v1985 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        iron_copy_async<16>(shm1 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), b + v2063, v2059);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2067 = v2035 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2068 = v2067 < v1;
-        const bool v2069 = v1886 && v2068;
-        const unsigned int v2072 = v1991 + v1970;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2069 = v1936 && v2068;
+        const unsigned int v2072 = v2041 + v1970;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2073 = v2069 ? v2072 : 0u;
-        iron_copy_async<16>(shm1 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2077 = v2035 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2078 = v2077 < v1;
+        const bool v2079 = v1936 && v2078;
+        const unsigned int v2082 = v2041 + v1980;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2083 = v2079 ? v2082 : 0u;
+        iron_copy_async<16>(shm1 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), b + v2083, v2079);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2087 = v2035 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v2087 < v1;
+        const bool v2089 = v1936 && v2088;
+        const unsigned int v2092 = v2041 + v1990;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2093 = v2089 ? v2092 : 0u;
+        iron_copy_async<16>(shm1 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2097 = v2035 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2098 = v2097 < v1;
+        const bool v2099 = v1936 && v2098;
+        const unsigned int v2102 = v2041 + v2000;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2103 = v2099 ? v2102 : 0u;
+        iron_copy_async<16>(shm1 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), b + v2103, v2099);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2107 = v2035 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2108 = v2107 < v1;
+        const bool v2109 = v1936 && v2108;
+        const unsigned int v2112 = v2041 + v2010;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2113 = v2109 ? v2112 : 0u;
+        iron_copy_async<16>(shm1 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), b + v2113, v2109);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2117 = v2035 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2118 = v2117 < v1;
+        const bool v2119 = v1936 && v2118;
+        const unsigned int v2122 = v2041 + v2020;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2123 = v2119 ? v2122 : 0u;
+        iron_copy_async<16>(shm1 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), b + v2123, v2119);  // kernels/gemm/gemm_tiles.hpp:93
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2088 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v2093 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v2138 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2143 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2076 = 0u; v2076 < v2; v2076 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2078 = v2076 >> 6u;
-      const unsigned int v2080 = v2078 % 3u;
+    for (unsigned int v2126 = 0u; v2126 < v2; v2126 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2128 = v2126 >> 6u;
+      const unsigned int v2130 = v2128 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2082 = v2080 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
-      const unsigned int v2089 = v2082 + v2088;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2089, 64u);
-      const unsigned int v2094 = v2082 + v2093;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2094, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2101 = v2089 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2101, 64u);
-      const unsigned int v2106 = v2094 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2106, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2112 = v2089 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2112, 64u);
-      const unsigned int v2117 = v2094 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2117, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2123 = v2089 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2123, 64u);
-      const unsigned int v2128 = v2094 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2128, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      const unsigned int v2131 = v2076 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
-      const unsigned int v2133 = v2078 + 2u;
-      const unsigned int v2134 = v2133 % 3u;
-      const bool v2135 = v2131 < v2;
-      if (v2135) {
-        const unsigned int v2137 = v2134 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
-        const unsigned int v2139 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2140 = v2139 >> 3u;
-        const unsigned int v2144 = v2139 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2145 = v2144 << 3u;
-        const unsigned int v2146 = v24 + v2140;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2147 = v2131 + v2145;  // kernels/gemm/gemm_tiles.hpp:86
-        const bool v2148 = v2147 < v2;
-        const unsigned int v2149 = v2146 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2151 = v2149 + v2131;
-        const unsigned int v2152 = v2151 + v2145;
-        const unsigned int v2154 = v2140 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2155 = v2137 + v2154;
-        const unsigned int v2156 = v2155 + v2145;
-        const bool v2159 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2160 = v2148 && v2159;
-        const unsigned int v2164 = v2160 ? v2152 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm0 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), a + v2164, v2160);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2168 = v2146 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2169 = v2168 < v0;
-        const bool v2170 = v2148 && v2169;
-        const unsigned int v2172 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2173 = v2152 + v2172;
-        const unsigned int v2174 = v2170 ? v2173 : 0u;
-        const unsigned int v2176 = v2156 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), a + v2174, v2170);
-        const unsigned int v2178 = v2146 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2179 = v2178 < v0;
-        const bool v2180 = v2148 && v2179;
-        const unsigned int v2182 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2183 = v2152 + v2182;
-        const unsigned int v2184 = v2180 ? v2183 : 0u;
-        const unsigned int v2186 = v2156 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), a + v2184, v2180);
-        const unsigned int v2188 = v2146 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2189 = v2188 < v0;
-        const bool v2190 = v2148 && v2189;
-        const unsigned int v2192 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2193 = v2152 + v2192;
-        const unsigned int v2194 = v2190 ? v2193 : 0u;
-        const unsigned int v2196 = v2156 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), a + v2194, v2190);
-        const unsigned int v2198 = v2146 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2199 = v2198 < v0;
-        const bool v2200 = v2148 && v2199;
-        const unsigned int v2202 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2203 = v2152 + v2202;
-        const unsigned int v2204 = v2200 ? v2203 : 0u;
-        const unsigned int v2206 = v2156 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2206 ^ (((v2206 >> 6u) & 7u) << 3u)), a + v2204, v2200);
-        const unsigned int v2208 = v2146 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2209 = v2208 < v0;
-        const bool v2210 = v2148 && v2209;
-        const unsigned int v2212 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2213 = v2152 + v2212;
-        const unsigned int v2214 = v2210 ? v2213 : 0u;
-        const unsigned int v2216 = v2156 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2214, v2210);
-        const unsigned int v2218 = v2146 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+      const unsigned int v2132 = v2130 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2139 = v2132 + v2138;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2139, 64u);
+      const unsigned int v2144 = v2132 + v2143;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2144, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2151 = v2139 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2151, 64u);
+      const unsigned int v2156 = v2144 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2156, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2162 = v2139 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2162, 64u);
+      const unsigned int v2167 = v2144 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2167, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2173 = v2139 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2173, 64u);
+      const unsigned int v2178 = v2144 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2178, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      const unsigned int v2181 = v2126 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2183 = v2128 + 2u;
+      const unsigned int v2184 = v2183 % 3u;
+      const bool v2185 = v2181 < v2;
+      if (v2185) {
+        const unsigned int v2187 = v2184 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2189 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2190 = v2189 >> 3u;
+        const unsigned int v2194 = v2189 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2195 = v2194 << 3u;
+        const unsigned int v2196 = v24 + v2190;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2197 = v2181 + v2195;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2198 = v2197 < v2;
+        const unsigned int v2199 = v2196 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2201 = v2199 + v2181;
+        const unsigned int v2202 = v2201 + v2195;
+        const unsigned int v2204 = v2190 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2205 = v2187 + v2204;
+        const unsigned int v2206 = v2205 + v2195;
+        const bool v2209 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2210 = v2198 && v2209;
+        const unsigned int v2214 = v2210 ? v2202 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2206 ^ (((v2206 >> 6u) & 7u) << 3u)), a + v2214, v2210);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2218 = v2196 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2219 = v2218 < v0;
-        const bool v2220 = v2148 && v2219;
-        const unsigned int v2222 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2223 = v2152 + v2222;
+        const bool v2220 = v2198 && v2219;
+        const unsigned int v2222 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2223 = v2202 + v2222;
         const unsigned int v2224 = v2220 ? v2223 : 0u;
-        const unsigned int v2226 = v2156 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2226 = v2206 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2224, v2220);
-        const unsigned int v2228 = v2146 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2228 = v2196 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2229 = v2228 < v0;
-        const bool v2230 = v2148 && v2229;
-        const unsigned int v2232 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2233 = v2152 + v2232;
+        const bool v2230 = v2198 && v2229;
+        const unsigned int v2232 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2233 = v2202 + v2232;
         const unsigned int v2234 = v2230 ? v2233 : 0u;
-        const unsigned int v2236 = v2156 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2236 = v2206 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
         iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2234, v2230);
-        const unsigned int v2247 = v28 + v2140;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2250 = v2247 * v2;  // kernels/gemm/gemm_tiles.hpp:87
-        const unsigned int v2252 = v2250 + v2131;
-        const unsigned int v2253 = v2252 + v2145;
-        const bool v2260 = v2247 < v1;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2261 = v2148 && v2260;
-        const unsigned int v2265 = v2261 ? v2253 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
-        iron_copy_async<16>(shm1 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), b + v2265, v2261);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2269 = v2247 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2270 = v2269 < v1;
-        const bool v2271 = v2148 && v2270;
-        const unsigned int v2274 = v2253 + v2172;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2275 = v2271 ? v2274 : 0u;
-        iron_copy_async<16>(shm1 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), b + v2275, v2271);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2279 = v2247 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2280 = v2279 < v1;
-        const bool v2281 = v2148 && v2280;
-        const unsigned int v2284 = v2253 + v2182;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2285 = v2281 ? v2284 : 0u;
-        iron_copy_async<16>(shm1 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), b + v2285, v2281);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2289 = v2247 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2290 = v2289 < v1;
-        const bool v2291 = v2148 && v2290;
-        const unsigned int v2294 = v2253 + v2192;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2295 = v2291 ? v2294 : 0u;
-        iron_copy_async<16>(shm1 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), b + v2295, v2291);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2299 = v2247 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2300 = v2299 < v1;
-        const bool v2301 = v2148 && v2300;
-        const unsigned int v2304 = v2253 + v2202;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2305 = v2301 ? v2304 : 0u;
-        iron_copy_async<16>(shm1 + (v2206 ^ (((v2206 >> 6u) & 7u) << 3u)), b + v2305, v2301);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2309 = v2247 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
-        const bool v2310 = v2309 < v1;
-        const bool v2311 = v2148 && v2310;
-        const unsigned int v2314 = v2253 + v2212;  // kernels/gemm/gemm_tiles.hpp:91
-        const unsigned int v2315 = v2311 ? v2314 : 0u;
-        iron_copy_async<16>(shm1 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), b + v2315, v2311);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2319 = v2247 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const unsigned int v2238 = v2196 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2239 = v2238 < v0;
+        const bool v2240 = v2198 && v2239;
+        const unsigned int v2242 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2243 = v2202 + v2242;
+        const unsigned int v2244 = v2240 ? v2243 : 0u;
+        const unsigned int v2246 = v2206 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
+        const unsigned int v2248 = v2196 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2248 < v0;
+        const bool v2250 = v2198 && v2249;
+        const unsigned int v2252 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2253 = v2202 + v2252;
+        const unsigned int v2254 = v2250 ? v2253 : 0u;
+        const unsigned int v2256 = v2206 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
+        const unsigned int v2258 = v2196 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2259 = v2258 < v0;
+        const bool v2260 = v2198 && v2259;
+        const unsigned int v2262 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2263 = v2202 + v2262;
+        const unsigned int v2264 = v2260 ? v2263 : 0u;
+        const unsigned int v2266 = v2206 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
+        const unsigned int v2268 = v2196 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2269 = v2268 < v0;
+        const bool v2270 = v2198 && v2269;
+        const unsigned int v2272 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2273 = v2202 + v2272;
+        const unsigned int v2274 = v2270 ? v2273 : 0u;
+        const unsigned int v2276 = v2206 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
+        const unsigned int v2278 = v2196 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2279 = v2278 < v0;
+        const bool v2280 = v2198 && v2279;
+        const unsigned int v2282 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2283 = v2202 + v2282;
+        const unsigned int v2284 = v2280 ? v2283 : 0u;
+        const unsigned int v2286 = v2206 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
+        const unsigned int v2297 = v28 + v2190;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2300 = v2297 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2302 = v2300 + v2181;
+        const unsigned int v2303 = v2302 + v2195;
+        const bool v2310 = v2297 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2311 = v2198 && v2310;
+        const unsigned int v2315 = v2311 ? v2303 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2206 ^ (((v2206 >> 6u) & 7u) << 3u)), b + v2315, v2311);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2319 = v2297 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2320 = v2319 < v1;
-        const bool v2321 = v2148 && v2320;
-        const unsigned int v2324 = v2253 + v2222;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2321 = v2198 && v2320;
+        const unsigned int v2324 = v2303 + v2222;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2325 = v2321 ? v2324 : 0u;
-        iron_copy_async<16>(shm1 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), b + v2325, v2321);  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2329 = v2247 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        iron_copy_async<16>(shm1 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), b + v2325, v2321);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2329 = v2297 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
         const bool v2330 = v2329 < v1;
-        const bool v2331 = v2148 && v2330;
-        const unsigned int v2334 = v2253 + v2232;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2331 = v2198 && v2330;
+        const unsigned int v2334 = v2303 + v2232;  // kernels/gemm/gemm_tiles.hpp:92
         const unsigned int v2335 = v2331 ? v2334 : 0u;
-        iron_copy_async<16>(shm1 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2339 = v2297 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2340 = v2339 < v1;
+        const bool v2341 = v2198 && v2340;
+        const unsigned int v2344 = v2303 + v2242;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2345 = v2341 ? v2344 : 0u;
+        iron_copy_async<16>(shm1 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), b + v2345, v2341);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2349 = v2297 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2349 < v1;
+        const bool v2351 = v2198 && v2350;
+        const unsigned int v2354 = v2303 + v2252;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2355 = v2351 ? v2354 : 0u;
+        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2359 = v2297 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2360 = v2359 < v1;
+        const bool v2361 = v2198 && v2360;
+        const unsigned int v2364 = v2303 + v2262;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2365 = v2361 ? v2364 : 0u;
+        iron_copy_async<16>(shm1 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), b + v2365, v2361);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2369 = v2297 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2370 = v2369 < v1;
+        const bool v2371 = v2198 && v2370;
+        const unsigned int v2374 = v2303 + v2272;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2375 = v2371 ? v2374 : 0u;
+        iron_copy_async<16>(shm1 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), b + v2375, v2371);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2379 = v2297 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2380 = v2379 < v1;
+        const bool v2381 = v2198 && v2380;
+        const unsigned int v2384 = v2303 + v2282;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2385 = v2381 ? v2384 : 0u;
+        iron_copy_async<16>(shm1 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), b + v2385, v2381);  // kernels/gemm/gemm_tiles.hpp:93
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
     __syncthreads();
   } else {
-    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v324 = threadIdx.x;
-    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
-    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
-    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
-      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:307
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v332 = v331 < v0;
         const unsigned int v333 = v322 + v330;
         const bool v334 = v333 < v2;
         const bool v335 = v332 && v334;
         if (v335) {
-          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v339 = v337 + v322;
           const unsigned int v340 = v339 + v330;
           const iron_bf16 v341 = a[v340];
-          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v344 = v343 + v330;
           shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v347 = v346 + v330;
           shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v358 = v357 < v1;
         const unsigned int v359 = v322 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
-          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v365 = v363 + v322;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
           const unsigned int v370 = v369 + v356;
           shm1[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v373 = v372 + v356;
           shm1[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:283
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:310
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -694,87 +694,111 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:416
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:417
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:420
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:419
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
+      const unsigned int v456 = v455 & 4u;
+      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
 
       #pragma unroll 1
-      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
-        const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
-        const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 72u;  // kernels/gemm/gemm_tiles.hpp:347
-        const unsigned int v472 = v471 + v464;
-        const iron_f32x4 v2422 = *reinterpret_cast<const iron_f32x4*>(shm2 + v472);  // kernels/gemm/gemm_tiles.hpp:348
-        const float v475 = v2422.v[0];
-        const float v484 = v2422.v[1];
-        const float v493 = v2422.v[2];
-        const float v502 = v2422.v[3];
-        const float v478 = v475 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v479 = iron_f32_to_bf16(v478);
-        const unsigned int v480 = v462 * v1;
-        const float v487 = v484 * v3;
-        const iron_bf16 v488 = iron_f32_to_bf16(v487);
-        const float v496 = v493 * v3;
-        const iron_bf16 v497 = iron_f32_to_bf16(v496);
-        const float v505 = v502 * v3;
-        const iron_bf16 v506 = iron_f32_to_bf16(v505);
-        const unsigned int v510 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
-        const iron_f32x4 v2425 = *reinterpret_cast<const iron_f32x4*>(shm2 + v510);
-        const float v511 = v2425.v[0];
-        const float v520 = v2425.v[1];
-        const float v529 = v2425.v[2];
-        const float v538 = v2425.v[3];
-        const float v514 = v511 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v515 = iron_f32_to_bf16(v514);
-        const float v523 = v520 * v3;
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        const unsigned int v467 = v453 + v466;
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v470 = v448 + v469;
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v477 = v476 + v469;
+        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
+        const iron_f32x4 v2472 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2472.v[0];
+        const float v487 = v2472.v[1];
+        const float v490 = v2472.v[2];
+        const float v493 = v2472.v[3];
+        const iron_f32x4 v2473 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2473.v[0];
+        const float v499 = v2473.v[1];
+        const float v502 = v2473.v[2];
+        const float v505 = v2473.v[3];
+        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v509 = v506 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v510 = iron_f32_to_bf16(v509);
+        const unsigned int v511 = v467 * v1;
+        const float v513 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v516 = v513 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v517 = iron_f32_to_bf16(v516);
+        const float v520 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v523 = v520 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const float v532 = v529 * v3;
-        const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        const float v541 = v538 * v3;
-        const iron_bf16 v542 = iron_f32_to_bf16(v541);
-        const unsigned int v2426 = v465 + v480;
-        *reinterpret_cast<iron_bf16x8*>(out + v2426) = iron_bf16x8{{v479, v488, v497, v506, v515, v524, v533, v542}};
+        const float v527 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
+        const float v530 = v527 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v531 = iron_f32_to_bf16(v530);
+        const unsigned int v2474 = v470 + v511;
+        *reinterpret_cast<iron_bf16x4*>(out + v2474) = iron_bf16x4{{v510, v517, v524, v531}};
+        const float v534 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v537 = v470 + 4u;
+        const float v539 = v534 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v540 = iron_f32_to_bf16(v539);
+        const unsigned int v542 = v511 + v537;
+        out[v542] = v540;
+        const float v543 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v547 = v537 + 1u;
+        const float v548 = v543 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v549 = iron_f32_to_bf16(v548);
+        const unsigned int v551 = v511 + v547;
+        out[v551] = v549;
+        const float v552 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v556 = v537 + 2u;
+        const float v557 = v552 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v558 = iron_f32_to_bf16(v557);
+        const unsigned int v560 = v511 + v556;
+        out[v560] = v558;
+        const float v561 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v565 = v537 + 3u;
+        const float v566 = v561 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v567 = iron_f32_to_bf16(v566);
+        const unsigned int v569 = v511 + v565;
+        out[v569] = v567;
       }
     } else {
-      const unsigned int v545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
+      const unsigned int v570 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v548 = v545; v548 < 4096u; v548 += 128u) {
-        const unsigned int v550 = v548 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
-        const unsigned int v551 = v453 + v550;
-        const unsigned int v553 = v548 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
-        const unsigned int v554 = v448 + v553;
-        const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:363
-        const bool v556 = v554 < v1;
-        const bool v557 = v555 && v556;
-        if (v557) {
-          const unsigned int v563 = v550 * 72u;
-          const unsigned int v564 = v563 + v553;
-          const float v565 = shm2[v564];
-          const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:70
-          const iron_bf16 v567 = iron_f32_to_bf16(v566);
-          const unsigned int v568 = v551 * v1;
-          const unsigned int v569 = v568 + v554;
-          out[v569] = v567;
+      for (unsigned int v573 = v570; v573 < 4096u; v573 += 128u) {
+        const unsigned int v575 = v573 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v576 = v453 + v575;
+        const unsigned int v578 = v573 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v579 = v448 + v578;
+        const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v581 = v579 < v1;
+        const bool v582 = v580 && v581;
+        if (v582) {
+          const unsigned int v588 = v575 * 72u;
+          const unsigned int v589 = v588 + v578;
+          const float v590 = shm2[v589];
+          const float v591 = v590 * v3;  // kernels/gemm/gemm.cpp:70
+          const iron_bf16 v592 = iron_f32_to_bf16(v591);
+          const unsigned int v593 = v576 * v1;
+          const unsigned int v594 = v593 + v579;
+          out[v594] = v592;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:421
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
   }
 }

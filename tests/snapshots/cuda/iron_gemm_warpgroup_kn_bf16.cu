@@ -259,2978 +259,2978 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v312 = v311 < 8u;
-  const unsigned int v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v317;
-  iron_frag_fill(v317, 0.0f);
-  const unsigned int v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v321 = v320 == v308;
-  const unsigned int v324 = v1 & 7u;
-  const bool v325 = v324 == v308;
-  const bool v326 = v321 && v325;
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3518 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3518) {
-      const unsigned int v3522 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3525 = v311 << 5u;
-      const unsigned int v3526 = v3525 + v3522;
-      const unsigned int v3527 = v3526 >> 3u;
-      const unsigned int v3528 = v3526 & 7u;
-      const unsigned int v3529 = v3528 << 3u;
-      const unsigned int v3530 = v22 + v3527;
-      const bool v3532 = v3530 < v0;
-      const bool v3533 = v3529 < v2;
-      const bool v3534 = v3532 && v3533;
-      const unsigned int v3535 = v3530 * v2;
-      const unsigned int v3536 = v3535 + v3529;
-      const unsigned int v3537 = v3534 ? v3536 : v308;
-      const unsigned int v3538 = v3527 << 6u;
-      const unsigned int v3540 = v3538 + v3529;
-      iron_copy_async<16>(shm3 + (v3540 ^ (((v3540 >> 6u) & 7u) << 3u)), a + v3537, v3534);
-      const unsigned int v3542 = v3526 + 384u;
-      const unsigned int v3543 = v3542 >> 3u;
-      const unsigned int v3544 = v3542 & 7u;
-      const unsigned int v3545 = v3544 << 3u;
-      const unsigned int v3546 = v22 + v3543;
-      const bool v3548 = v3546 < v0;
-      const bool v3549 = v3545 < v2;
-      const bool v3550 = v3548 && v3549;
-      const unsigned int v3551 = v3546 * v2;
-      const unsigned int v3552 = v3551 + v3545;
-      const unsigned int v3553 = v3550 ? v3552 : v308;
-      const unsigned int v3554 = v3543 << 6u;
-      const unsigned int v3556 = v3554 + v3545;
-      iron_copy_async<16>(shm3 + (v3556 ^ (((v3556 >> 6u) & 7u) << 3u)), a + v3553, v3550);
-      const unsigned int v3558 = v3526 + 768u;
-      const bool v3560 = v3558 < 1024u;
-      if (v3560) {
-        const unsigned int v3561 = v3558 >> 3u;
-        const unsigned int v3562 = v3558 & 7u;
-        const unsigned int v3563 = v3562 << 3u;
-        const unsigned int v3564 = v22 + v3561;
-        const bool v3566 = v3564 < v0;
-        const bool v3567 = v3563 < v2;
-        const bool v3568 = v3566 && v3567;
-        const unsigned int v3569 = v3564 * v2;
-        const unsigned int v3570 = v3569 + v3563;
-        const unsigned int v3571 = v3568 ? v3570 : v308;
-        const unsigned int v3572 = v3561 << 6u;
-        const unsigned int v3574 = v3572 + v3563;
-        iron_copy_async<16>(shm3 + (v3574 ^ (((v3574 >> 6u) & 7u) << 3u)), a + v3571, v3568);
+  unsigned int v333 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v336 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v337 = v336 < 8u;
+  const unsigned int v340 = v336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v342;
+  iron_frag_fill(v342, 0.0f);
+  const unsigned int v345 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v346 = v345 == v333;
+  const unsigned int v349 = v1 & 7u;
+  const bool v350 = v349 == v333;
+  const bool v351 = v346 && v350;
+  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3543 = v333 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3543) {
+      const unsigned int v3547 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3550 = v336 << 5u;
+      const unsigned int v3551 = v3550 + v3547;
+      const unsigned int v3552 = v3551 >> 3u;
+      const unsigned int v3553 = v3551 & 7u;
+      const unsigned int v3554 = v3553 << 3u;
+      const unsigned int v3555 = v22 + v3552;
+      const bool v3557 = v3555 < v0;
+      const bool v3558 = v3554 < v2;
+      const bool v3559 = v3557 && v3558;
+      const unsigned int v3560 = v3555 * v2;
+      const unsigned int v3561 = v3560 + v3554;
+      const unsigned int v3562 = v3559 ? v3561 : v333;
+      const unsigned int v3563 = v3552 << 6u;
+      const unsigned int v3565 = v3563 + v3554;
+      iron_copy_async<16>(shm3 + (v3565 ^ (((v3565 >> 6u) & 7u) << 3u)), a + v3562, v3559);
+      const unsigned int v3567 = v3551 + 384u;
+      const unsigned int v3568 = v3567 >> 3u;
+      const unsigned int v3569 = v3567 & 7u;
+      const unsigned int v3570 = v3569 << 3u;
+      const unsigned int v3571 = v22 + v3568;
+      const bool v3573 = v3571 < v0;
+      const bool v3574 = v3570 < v2;
+      const bool v3575 = v3573 && v3574;
+      const unsigned int v3576 = v3571 * v2;
+      const unsigned int v3577 = v3576 + v3570;
+      const unsigned int v3578 = v3575 ? v3577 : v333;
+      const unsigned int v3579 = v3568 << 6u;
+      const unsigned int v3581 = v3579 + v3570;
+      iron_copy_async<16>(shm3 + (v3581 ^ (((v3581 >> 6u) & 7u) << 3u)), a + v3578, v3575);
+      const unsigned int v3583 = v3551 + 768u;
+      const bool v3585 = v3583 < 1024u;
+      if (v3585) {
+        const unsigned int v3586 = v3583 >> 3u;
+        const unsigned int v3587 = v3583 & 7u;
+        const unsigned int v3588 = v3587 << 3u;
+        const unsigned int v3589 = v22 + v3586;
+        const bool v3591 = v3589 < v0;
+        const bool v3592 = v3588 < v2;
+        const bool v3593 = v3591 && v3592;
+        const unsigned int v3594 = v3589 * v2;
+        const unsigned int v3595 = v3594 + v3588;
+        const unsigned int v3596 = v3593 ? v3595 : v333;
+        const unsigned int v3597 = v3586 << 6u;
+        const unsigned int v3599 = v3597 + v3588;
+        iron_copy_async<16>(shm3 + (v3599 ^ (((v3599 >> 6u) & 7u) << 3u)), a + v3596, v3593);
       }
-      const unsigned int v3576 = v3526 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3578 = v3526 & 15u;
-      const unsigned int v3579 = v3578 << 3u;
-      const unsigned int v3581 = v26 + v3579;
-      const bool v3582 = v3576 < v2;
-      const bool v3583 = v3581 < v1;
-      const bool v3584 = v3582 && v3583;
-      const unsigned int v3585 = v3576 * v1;
-      const unsigned int v3586 = v3585 + v3581;
-      const unsigned int v3587 = v3584 ? v3586 : v308;
-      const unsigned int v3588 = v3576 << 7u;
-      const unsigned int v3590 = v3588 + v3579;
-      iron_copy_async<16>(shm4 + v3590, b + v3587, v3584);
-      const unsigned int v3591 = v3542 >> 4u;
-      const unsigned int v3592 = v3542 & 15u;
-      const unsigned int v3593 = v3592 << 3u;
-      const unsigned int v3595 = v26 + v3593;
-      const bool v3596 = v3591 < v2;
-      const bool v3597 = v3595 < v1;
-      const bool v3598 = v3596 && v3597;
-      const unsigned int v3599 = v3591 * v1;
-      const unsigned int v3600 = v3599 + v3595;
-      const unsigned int v3601 = v3598 ? v3600 : v308;
-      const unsigned int v3602 = v3591 << 7u;
-      const unsigned int v3604 = v3602 + v3593;
-      iron_copy_async<16>(shm4 + v3604, b + v3601, v3598);
-      if (v3560) {
-        const unsigned int v3605 = v3558 >> 4u;
-        const unsigned int v3606 = v3558 & 15u;
-        const unsigned int v3607 = v3606 << 3u;
-        const unsigned int v3609 = v26 + v3607;
-        const bool v3610 = v3605 < v2;
-        const bool v3611 = v3609 < v1;
-        const bool v3612 = v3610 && v3611;
-        const unsigned int v3613 = v3605 * v1;
-        const unsigned int v3614 = v3613 + v3609;
-        const unsigned int v3615 = v3612 ? v3614 : v308;
-        const unsigned int v3616 = v3605 << 7u;
-        const unsigned int v3618 = v3616 + v3607;
-        iron_copy_async<16>(shm4 + v3618, b + v3615, v3612);
+      const unsigned int v3601 = v3551 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3603 = v3551 & 15u;
+      const unsigned int v3604 = v3603 << 3u;
+      const unsigned int v3606 = v26 + v3604;
+      const bool v3607 = v3601 < v2;
+      const bool v3608 = v3606 < v1;
+      const bool v3609 = v3607 && v3608;
+      const unsigned int v3610 = v3601 * v1;
+      const unsigned int v3611 = v3610 + v3606;
+      const unsigned int v3612 = v3609 ? v3611 : v333;
+      const unsigned int v3613 = v3601 << 7u;
+      const unsigned int v3615 = v3613 + v3604;
+      iron_copy_async<16>(shm4 + v3615, b + v3612, v3609);
+      const unsigned int v3616 = v3567 >> 4u;
+      const unsigned int v3617 = v3567 & 15u;
+      const unsigned int v3618 = v3617 << 3u;
+      const unsigned int v3620 = v26 + v3618;
+      const bool v3621 = v3616 < v2;
+      const bool v3622 = v3620 < v1;
+      const bool v3623 = v3621 && v3622;
+      const unsigned int v3624 = v3616 * v1;
+      const unsigned int v3625 = v3624 + v3620;
+      const unsigned int v3626 = v3623 ? v3625 : v333;
+      const unsigned int v3627 = v3616 << 7u;
+      const unsigned int v3629 = v3627 + v3618;
+      iron_copy_async<16>(shm4 + v3629, b + v3626, v3623);
+      if (v3585) {
+        const unsigned int v3630 = v3583 >> 4u;
+        const unsigned int v3631 = v3583 & 15u;
+        const unsigned int v3632 = v3631 << 3u;
+        const unsigned int v3634 = v26 + v3632;
+        const bool v3635 = v3630 < v2;
+        const bool v3636 = v3634 < v1;
+        const bool v3637 = v3635 && v3636;
+        const unsigned int v3638 = v3630 * v1;
+        const unsigned int v3639 = v3638 + v3634;
+        const unsigned int v3640 = v3637 ? v3639 : v333;
+        const unsigned int v3641 = v3630 << 7u;
+        const unsigned int v3643 = v3641 + v3632;
+        iron_copy_async<16>(shm4 + v3643, b + v3640, v3637);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3621 = 64u < v2;
-    if (v3621) {
-      const unsigned int v3625 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3628 = v311 << 5u;
-      const unsigned int v3629 = v3628 + v3625;
-      const unsigned int v3630 = v3629 >> 3u;
-      const unsigned int v3631 = v3629 & 7u;
-      const unsigned int v3632 = v3631 << 3u;
-      const unsigned int v3633 = v22 + v3630;
-      const unsigned int v3634 = 64u + v3632;
-      const bool v3635 = v3633 < v0;
-      const bool v3636 = v3634 < v2;
-      const bool v3637 = v3635 && v3636;
-      const unsigned int v3638 = v3633 * v2;
-      const unsigned int v3639 = v3638 + v3634;
-      const unsigned int v3640 = v3637 ? v3639 : v308;
-      const unsigned int v3641 = v3630 << 6u;
-      const unsigned int v3642 = 8192u + v3641;
-      const unsigned int v3643 = v3642 + v3632;
-      iron_copy_async<16>(shm3 + (v3643 ^ (((v3643 >> 6u) & 7u) << 3u)), a + v3640, v3637);
-      const unsigned int v3645 = v3629 + 384u;
-      const unsigned int v3646 = v3645 >> 3u;
-      const unsigned int v3647 = v3645 & 7u;
-      const unsigned int v3648 = v3647 << 3u;
-      const unsigned int v3649 = v22 + v3646;
-      const unsigned int v3650 = 64u + v3648;
-      const bool v3651 = v3649 < v0;
-      const bool v3652 = v3650 < v2;
-      const bool v3653 = v3651 && v3652;
-      const unsigned int v3654 = v3649 * v2;
-      const unsigned int v3655 = v3654 + v3650;
-      const unsigned int v3656 = v3653 ? v3655 : v308;
-      const unsigned int v3657 = v3646 << 6u;
-      const unsigned int v3658 = 8192u + v3657;
-      const unsigned int v3659 = v3658 + v3648;
-      iron_copy_async<16>(shm3 + (v3659 ^ (((v3659 >> 6u) & 7u) << 3u)), a + v3656, v3653);
-      const unsigned int v3661 = v3629 + 768u;
-      const bool v3663 = v3661 < 1024u;
-      if (v3663) {
-        const unsigned int v3664 = v3661 >> 3u;
-        const unsigned int v3665 = v3661 & 7u;
-        const unsigned int v3666 = v3665 << 3u;
-        const unsigned int v3667 = v22 + v3664;
-        const unsigned int v3668 = 64u + v3666;
-        const bool v3669 = v3667 < v0;
-        const bool v3670 = v3668 < v2;
-        const bool v3671 = v3669 && v3670;
-        const unsigned int v3672 = v3667 * v2;
-        const unsigned int v3673 = v3672 + v3668;
-        const unsigned int v3674 = v3671 ? v3673 : v308;
-        const unsigned int v3675 = v3664 << 6u;
-        const unsigned int v3676 = 8192u + v3675;
-        const unsigned int v3677 = v3676 + v3666;
-        iron_copy_async<16>(shm3 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), a + v3674, v3671);
+    const bool v3646 = 64u < v2;
+    if (v3646) {
+      const unsigned int v3650 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3653 = v336 << 5u;
+      const unsigned int v3654 = v3653 + v3650;
+      const unsigned int v3655 = v3654 >> 3u;
+      const unsigned int v3656 = v3654 & 7u;
+      const unsigned int v3657 = v3656 << 3u;
+      const unsigned int v3658 = v22 + v3655;
+      const unsigned int v3659 = 64u + v3657;
+      const bool v3660 = v3658 < v0;
+      const bool v3661 = v3659 < v2;
+      const bool v3662 = v3660 && v3661;
+      const unsigned int v3663 = v3658 * v2;
+      const unsigned int v3664 = v3663 + v3659;
+      const unsigned int v3665 = v3662 ? v3664 : v333;
+      const unsigned int v3666 = v3655 << 6u;
+      const unsigned int v3667 = 8192u + v3666;
+      const unsigned int v3668 = v3667 + v3657;
+      iron_copy_async<16>(shm3 + (v3668 ^ (((v3668 >> 6u) & 7u) << 3u)), a + v3665, v3662);
+      const unsigned int v3670 = v3654 + 384u;
+      const unsigned int v3671 = v3670 >> 3u;
+      const unsigned int v3672 = v3670 & 7u;
+      const unsigned int v3673 = v3672 << 3u;
+      const unsigned int v3674 = v22 + v3671;
+      const unsigned int v3675 = 64u + v3673;
+      const bool v3676 = v3674 < v0;
+      const bool v3677 = v3675 < v2;
+      const bool v3678 = v3676 && v3677;
+      const unsigned int v3679 = v3674 * v2;
+      const unsigned int v3680 = v3679 + v3675;
+      const unsigned int v3681 = v3678 ? v3680 : v333;
+      const unsigned int v3682 = v3671 << 6u;
+      const unsigned int v3683 = 8192u + v3682;
+      const unsigned int v3684 = v3683 + v3673;
+      iron_copy_async<16>(shm3 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), a + v3681, v3678);
+      const unsigned int v3686 = v3654 + 768u;
+      const bool v3688 = v3686 < 1024u;
+      if (v3688) {
+        const unsigned int v3689 = v3686 >> 3u;
+        const unsigned int v3690 = v3686 & 7u;
+        const unsigned int v3691 = v3690 << 3u;
+        const unsigned int v3692 = v22 + v3689;
+        const unsigned int v3693 = 64u + v3691;
+        const bool v3694 = v3692 < v0;
+        const bool v3695 = v3693 < v2;
+        const bool v3696 = v3694 && v3695;
+        const unsigned int v3697 = v3692 * v2;
+        const unsigned int v3698 = v3697 + v3693;
+        const unsigned int v3699 = v3696 ? v3698 : v333;
+        const unsigned int v3700 = v3689 << 6u;
+        const unsigned int v3701 = 8192u + v3700;
+        const unsigned int v3702 = v3701 + v3691;
+        iron_copy_async<16>(shm3 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), a + v3699, v3696);
       }
-      const unsigned int v3679 = v3629 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3681 = v3629 & 15u;
-      const unsigned int v3682 = v3681 << 3u;
-      const unsigned int v3683 = 64u + v3679;
-      const unsigned int v3684 = v26 + v3682;
-      const bool v3685 = v3683 < v2;
-      const bool v3686 = v3684 < v1;
-      const bool v3687 = v3685 && v3686;
-      const unsigned int v3688 = v3683 * v1;
-      const unsigned int v3689 = v3688 + v3684;
-      const unsigned int v3690 = v3687 ? v3689 : v308;
-      const unsigned int v3691 = v3679 << 7u;
-      const unsigned int v3692 = 8192u + v3691;
-      const unsigned int v3693 = v3692 + v3682;
-      iron_copy_async<16>(shm4 + v3693, b + v3690, v3687);
-      const unsigned int v3694 = v3645 >> 4u;
-      const unsigned int v3695 = v3645 & 15u;
-      const unsigned int v3696 = v3695 << 3u;
-      const unsigned int v3697 = 64u + v3694;
-      const unsigned int v3698 = v26 + v3696;
-      const bool v3699 = v3697 < v2;
-      const bool v3700 = v3698 < v1;
-      const bool v3701 = v3699 && v3700;
-      const unsigned int v3702 = v3697 * v1;
-      const unsigned int v3703 = v3702 + v3698;
-      const unsigned int v3704 = v3701 ? v3703 : v308;
-      const unsigned int v3705 = v3694 << 7u;
-      const unsigned int v3706 = 8192u + v3705;
-      const unsigned int v3707 = v3706 + v3696;
-      iron_copy_async<16>(shm4 + v3707, b + v3704, v3701);
-      if (v3663) {
-        const unsigned int v3708 = v3661 >> 4u;
-        const unsigned int v3709 = v3661 & 15u;
-        const unsigned int v3710 = v3709 << 3u;
-        const unsigned int v3711 = 64u + v3708;
-        const unsigned int v3712 = v26 + v3710;
-        const bool v3713 = v3711 < v2;
-        const bool v3714 = v3712 < v1;
-        const bool v3715 = v3713 && v3714;
-        const unsigned int v3716 = v3711 * v1;
-        const unsigned int v3717 = v3716 + v3712;
-        const unsigned int v3718 = v3715 ? v3717 : v308;
-        const unsigned int v3719 = v3708 << 7u;
-        const unsigned int v3720 = 8192u + v3719;
-        const unsigned int v3721 = v3720 + v3710;
-        iron_copy_async<16>(shm4 + v3721, b + v3718, v3715);
+      const unsigned int v3704 = v3654 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3706 = v3654 & 15u;
+      const unsigned int v3707 = v3706 << 3u;
+      const unsigned int v3708 = 64u + v3704;
+      const unsigned int v3709 = v26 + v3707;
+      const bool v3710 = v3708 < v2;
+      const bool v3711 = v3709 < v1;
+      const bool v3712 = v3710 && v3711;
+      const unsigned int v3713 = v3708 * v1;
+      const unsigned int v3714 = v3713 + v3709;
+      const unsigned int v3715 = v3712 ? v3714 : v333;
+      const unsigned int v3716 = v3704 << 7u;
+      const unsigned int v3717 = 8192u + v3716;
+      const unsigned int v3718 = v3717 + v3707;
+      iron_copy_async<16>(shm4 + v3718, b + v3715, v3712);
+      const unsigned int v3719 = v3670 >> 4u;
+      const unsigned int v3720 = v3670 & 15u;
+      const unsigned int v3721 = v3720 << 3u;
+      const unsigned int v3722 = 64u + v3719;
+      const unsigned int v3723 = v26 + v3721;
+      const bool v3724 = v3722 < v2;
+      const bool v3725 = v3723 < v1;
+      const bool v3726 = v3724 && v3725;
+      const unsigned int v3727 = v3722 * v1;
+      const unsigned int v3728 = v3727 + v3723;
+      const unsigned int v3729 = v3726 ? v3728 : v333;
+      const unsigned int v3730 = v3719 << 7u;
+      const unsigned int v3731 = 8192u + v3730;
+      const unsigned int v3732 = v3731 + v3721;
+      iron_copy_async<16>(shm4 + v3732, b + v3729, v3726);
+      if (v3688) {
+        const unsigned int v3733 = v3686 >> 4u;
+        const unsigned int v3734 = v3686 & 15u;
+        const unsigned int v3735 = v3734 << 3u;
+        const unsigned int v3736 = 64u + v3733;
+        const unsigned int v3737 = v26 + v3735;
+        const bool v3738 = v3736 < v2;
+        const bool v3739 = v3737 < v1;
+        const bool v3740 = v3738 && v3739;
+        const unsigned int v3741 = v3736 * v1;
+        const unsigned int v3742 = v3741 + v3737;
+        const unsigned int v3743 = v3740 ? v3742 : v333;
+        const unsigned int v3744 = v3733 << 7u;
+        const unsigned int v3745 = 8192u + v3744;
+        const unsigned int v3746 = v3745 + v3735;
+        iron_copy_async<16>(shm4 + v3746, b + v3743, v3740);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2635 = v308; v2635 < v2; v2635 += 64u) {
-      const unsigned int v2637 = v2635 >> 6u;
-      const unsigned int v2639 = v2637 % 3u;
+    for (unsigned int v2660 = v333; v2660 < v2; v2660 += 64u) {
+      const unsigned int v2662 = v2660 >> 6u;
+      const unsigned int v2664 = v2662 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v312) {
-        const unsigned int v2641 = v2639 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2648 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v2649 = v2648 << 6u;
-        const unsigned int v2650 = v2641 + v2649;
-        const unsigned int v3136 = v311 & 3u;
-        const unsigned int v3138 = v3136 << 4u;
-        const unsigned int v3140 = v3138 << 6u;
-        const unsigned int v3142 = v2650 + v3140;
-        iron_frag<iron_bf16, 0, 16, 16> v3151;
-        iron_frag_fill(v3151, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3151, shm3, v3142, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3153;
-        iron_frag_fill(v3153, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3153, shm4, v2641, 128u);
-        iron_frag_mma_sync(v317, v3151, v3153);
-        const unsigned int v3155 = v3142 + 16u;
-        const unsigned int v3160 = v2641 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3162;
-        iron_frag_fill(v3162, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3162, shm3, v3155, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3164;
-        iron_frag_fill(v3164, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3164, shm4, v3160, 128u);
-        iron_frag_mma_sync(v317, v3162, v3164);
-        const unsigned int v3166 = v3142 + 32u;
-        const unsigned int v3171 = v2641 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3173;
-        iron_frag_fill(v3173, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3173, shm3, v3166, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3175;
-        iron_frag_fill(v3175, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3175, shm4, v3171, 128u);
-        iron_frag_mma_sync(v317, v3173, v3175);
-        const unsigned int v3177 = v3142 + 48u;
-        const unsigned int v3182 = v2641 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3184;
-        iron_frag_fill(v3184, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3184, shm3, v3177, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3186;
-        iron_frag_fill(v3186, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3186, shm4, v3182, 128u);
-        iron_frag_mma_sync(v317, v3184, v3186);
+      if (v337) {
+        const unsigned int v2666 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2673 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v2674 = v2673 << 6u;
+        const unsigned int v2675 = v2666 + v2674;
+        const unsigned int v3161 = v336 & 3u;
+        const unsigned int v3163 = v3161 << 4u;
+        const unsigned int v3165 = v3163 << 6u;
+        const unsigned int v3167 = v2675 + v3165;
+        iron_frag<iron_bf16, 0, 16, 16> v3176;
+        iron_frag_fill(v3176, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3176, shm3, v3167, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3178;
+        iron_frag_fill(v3178, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3178, shm4, v2666, 128u);
+        iron_frag_mma_sync(v342, v3176, v3178);
+        const unsigned int v3180 = v3167 + 16u;
+        const unsigned int v3185 = v2666 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3187;
+        iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3187, shm3, v3180, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3189;
+        iron_frag_fill(v3189, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3189, shm4, v3185, 128u);
+        iron_frag_mma_sync(v342, v3187, v3189);
+        const unsigned int v3191 = v3167 + 32u;
+        const unsigned int v3196 = v2666 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3198;
+        iron_frag_fill(v3198, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3198, shm3, v3191, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3200;
+        iron_frag_fill(v3200, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3200, shm4, v3196, 128u);
+        iron_frag_mma_sync(v342, v3198, v3200);
+        const unsigned int v3202 = v3167 + 48u;
+        const unsigned int v3207 = v2666 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3209;
+        iron_frag_fill(v3209, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3209, shm3, v3202, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3211;
+        iron_frag_fill(v3211, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3211, shm4, v3207, 128u);
+        iron_frag_mma_sync(v342, v3209, v3211);
       }
-      const unsigned int v2657 = v2635 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2659 = v2637 + 2u;
-      const unsigned int v2660 = v2659 % 3u;
-      const bool v2661 = v2657 < v2;
-      if (v2661) {
-        const unsigned int v2663 = v2660 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2666 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2668 = v311 << 5u;
-        const unsigned int v2669 = v2668 + v2666;
-        const unsigned int v2673 = v2669 >> 3u;
-        const unsigned int v2675 = v2669 & 7u;
-        const unsigned int v2677 = v2675 << 3u;
-        const unsigned int v2678 = v22 + v2673;
-        const unsigned int v2679 = v2657 + v2677;
-        const bool v2680 = v2678 < v0;
-        const bool v2681 = v2679 < v2;
-        const bool v2682 = v2680 && v2681;
-        const unsigned int v2683 = v2678 * v2;
-        const unsigned int v2685 = v2683 + v2679;
-        const unsigned int v2686 = v2682 ? v2685 : v308;
-        const unsigned int v2688 = v2673 << 6u;
-        const unsigned int v2689 = v2663 + v2688;
-        const unsigned int v2690 = v2689 + v2677;
-        iron_copy_async<16>(shm3 + (v2690 ^ (((v2690 >> 6u) & 7u) << 3u)), a + v2686, v2682);
-        const unsigned int v2692 = v2669 + 384u;
-        const unsigned int v2694 = v2692 >> 3u;
-        const unsigned int v2696 = v2692 & 7u;
-        const unsigned int v2698 = v2696 << 3u;
-        const unsigned int v2699 = v22 + v2694;
-        const unsigned int v2700 = v2657 + v2698;
-        const bool v2701 = v2699 < v0;
-        const bool v2702 = v2700 < v2;
-        const bool v2703 = v2701 && v2702;
-        const unsigned int v2704 = v2699 * v2;
-        const unsigned int v2706 = v2704 + v2700;
-        const unsigned int v2707 = v2703 ? v2706 : v308;
-        const unsigned int v2709 = v2694 << 6u;
-        const unsigned int v2710 = v2663 + v2709;
-        const unsigned int v2711 = v2710 + v2698;
-        iron_copy_async<16>(shm3 + (v2711 ^ (((v2711 >> 6u) & 7u) << 3u)), a + v2707, v2703);
-        const unsigned int v2713 = v2669 + 768u;
-        const bool v2715 = v2713 < 1024u;
-        if (v2715) {
-          const unsigned int v2717 = v2713 >> 3u;
-          const unsigned int v2719 = v2713 & 7u;
-          const unsigned int v2721 = v2719 << 3u;
-          const unsigned int v2722 = v22 + v2717;
-          const unsigned int v2723 = v2657 + v2721;
-          const bool v2724 = v2722 < v0;
-          const bool v2725 = v2723 < v2;
-          const bool v2726 = v2724 && v2725;
-          const unsigned int v2727 = v2722 * v2;
-          const unsigned int v2729 = v2727 + v2723;
-          const unsigned int v2730 = v2726 ? v2729 : v308;
-          const unsigned int v2732 = v2717 << 6u;
-          const unsigned int v2733 = v2663 + v2732;
-          const unsigned int v2734 = v2733 + v2721;
-          iron_copy_async<16>(shm3 + (v2734 ^ (((v2734 >> 6u) & 7u) << 3u)), a + v2730, v2726);
+      const unsigned int v2682 = v2660 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2684 = v2662 + 2u;
+      const unsigned int v2685 = v2684 % 3u;
+      const bool v2686 = v2682 < v2;
+      if (v2686) {
+        const unsigned int v2688 = v2685 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2691 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2693 = v336 << 5u;
+        const unsigned int v2694 = v2693 + v2691;
+        const unsigned int v2698 = v2694 >> 3u;
+        const unsigned int v2700 = v2694 & 7u;
+        const unsigned int v2702 = v2700 << 3u;
+        const unsigned int v2703 = v22 + v2698;
+        const unsigned int v2704 = v2682 + v2702;
+        const bool v2705 = v2703 < v0;
+        const bool v2706 = v2704 < v2;
+        const bool v2707 = v2705 && v2706;
+        const unsigned int v2708 = v2703 * v2;
+        const unsigned int v2710 = v2708 + v2704;
+        const unsigned int v2711 = v2707 ? v2710 : v333;
+        const unsigned int v2713 = v2698 << 6u;
+        const unsigned int v2714 = v2688 + v2713;
+        const unsigned int v2715 = v2714 + v2702;
+        iron_copy_async<16>(shm3 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), a + v2711, v2707);
+        const unsigned int v2717 = v2694 + 384u;
+        const unsigned int v2719 = v2717 >> 3u;
+        const unsigned int v2721 = v2717 & 7u;
+        const unsigned int v2723 = v2721 << 3u;
+        const unsigned int v2724 = v22 + v2719;
+        const unsigned int v2725 = v2682 + v2723;
+        const bool v2726 = v2724 < v0;
+        const bool v2727 = v2725 < v2;
+        const bool v2728 = v2726 && v2727;
+        const unsigned int v2729 = v2724 * v2;
+        const unsigned int v2731 = v2729 + v2725;
+        const unsigned int v2732 = v2728 ? v2731 : v333;
+        const unsigned int v2734 = v2719 << 6u;
+        const unsigned int v2735 = v2688 + v2734;
+        const unsigned int v2736 = v2735 + v2723;
+        iron_copy_async<16>(shm3 + (v2736 ^ (((v2736 >> 6u) & 7u) << 3u)), a + v2732, v2728);
+        const unsigned int v2738 = v2694 + 768u;
+        const bool v2740 = v2738 < 1024u;
+        if (v2740) {
+          const unsigned int v2742 = v2738 >> 3u;
+          const unsigned int v2744 = v2738 & 7u;
+          const unsigned int v2746 = v2744 << 3u;
+          const unsigned int v2747 = v22 + v2742;
+          const unsigned int v2748 = v2682 + v2746;
+          const bool v2749 = v2747 < v0;
+          const bool v2750 = v2748 < v2;
+          const bool v2751 = v2749 && v2750;
+          const unsigned int v2752 = v2747 * v2;
+          const unsigned int v2754 = v2752 + v2748;
+          const unsigned int v2755 = v2751 ? v2754 : v333;
+          const unsigned int v2757 = v2742 << 6u;
+          const unsigned int v2758 = v2688 + v2757;
+          const unsigned int v2759 = v2758 + v2746;
+          iron_copy_async<16>(shm3 + (v2759 ^ (((v2759 >> 6u) & 7u) << 3u)), a + v2755, v2751);
         }
-        const unsigned int v2746 = v2669 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v2748 = v2669 & 15u;
-        const unsigned int v2750 = v2748 << 3u;
-        const unsigned int v2751 = v2657 + v2746;
-        const unsigned int v2752 = v26 + v2750;
-        const bool v2753 = v2751 < v2;
-        const bool v2754 = v2752 < v1;
-        const bool v2755 = v2753 && v2754;
-        const unsigned int v2756 = v2751 * v1;
-        const unsigned int v2758 = v2756 + v2752;
-        const unsigned int v2759 = v2755 ? v2758 : v308;
-        const unsigned int v2761 = v2746 << 7u;
-        const unsigned int v2762 = v2663 + v2761;
-        const unsigned int v2763 = v2762 + v2750;
-        iron_copy_async<16>(shm4 + v2763, b + v2759, v2755);
-        const unsigned int v2767 = v2692 >> 4u;
-        const unsigned int v2769 = v2692 & 15u;
-        const unsigned int v2771 = v2769 << 3u;
-        const unsigned int v2772 = v2657 + v2767;
-        const unsigned int v2773 = v26 + v2771;
-        const bool v2774 = v2772 < v2;
-        const bool v2775 = v2773 < v1;
-        const bool v2776 = v2774 && v2775;
-        const unsigned int v2777 = v2772 * v1;
-        const unsigned int v2779 = v2777 + v2773;
-        const unsigned int v2780 = v2776 ? v2779 : v308;
-        const unsigned int v2782 = v2767 << 7u;
-        const unsigned int v2783 = v2663 + v2782;
-        const unsigned int v2784 = v2783 + v2771;
-        iron_copy_async<16>(shm4 + v2784, b + v2780, v2776);
-        if (v2715) {
-          const unsigned int v2790 = v2713 >> 4u;
-          const unsigned int v2792 = v2713 & 15u;
-          const unsigned int v2794 = v2792 << 3u;
-          const unsigned int v2795 = v2657 + v2790;
-          const unsigned int v2796 = v26 + v2794;
-          const bool v2797 = v2795 < v2;
-          const bool v2798 = v2796 < v1;
-          const bool v2799 = v2797 && v2798;
-          const unsigned int v2800 = v2795 * v1;
-          const unsigned int v2802 = v2800 + v2796;
-          const unsigned int v2803 = v2799 ? v2802 : v308;
-          const unsigned int v2805 = v2790 << 7u;
-          const unsigned int v2806 = v2663 + v2805;
-          const unsigned int v2807 = v2806 + v2794;
-          iron_copy_async<16>(shm4 + v2807, b + v2803, v2799);
+        const unsigned int v2771 = v2694 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v2773 = v2694 & 15u;
+        const unsigned int v2775 = v2773 << 3u;
+        const unsigned int v2776 = v2682 + v2771;
+        const unsigned int v2777 = v26 + v2775;
+        const bool v2778 = v2776 < v2;
+        const bool v2779 = v2777 < v1;
+        const bool v2780 = v2778 && v2779;
+        const unsigned int v2781 = v2776 * v1;
+        const unsigned int v2783 = v2781 + v2777;
+        const unsigned int v2784 = v2780 ? v2783 : v333;
+        const unsigned int v2786 = v2771 << 7u;
+        const unsigned int v2787 = v2688 + v2786;
+        const unsigned int v2788 = v2787 + v2775;
+        iron_copy_async<16>(shm4 + v2788, b + v2784, v2780);
+        const unsigned int v2792 = v2717 >> 4u;
+        const unsigned int v2794 = v2717 & 15u;
+        const unsigned int v2796 = v2794 << 3u;
+        const unsigned int v2797 = v2682 + v2792;
+        const unsigned int v2798 = v26 + v2796;
+        const bool v2799 = v2797 < v2;
+        const bool v2800 = v2798 < v1;
+        const bool v2801 = v2799 && v2800;
+        const unsigned int v2802 = v2797 * v1;
+        const unsigned int v2804 = v2802 + v2798;
+        const unsigned int v2805 = v2801 ? v2804 : v333;
+        const unsigned int v2807 = v2792 << 7u;
+        const unsigned int v2808 = v2688 + v2807;
+        const unsigned int v2809 = v2808 + v2796;
+        iron_copy_async<16>(shm4 + v2809, b + v2805, v2801);
+        if (v2740) {
+          const unsigned int v2815 = v2738 >> 4u;
+          const unsigned int v2817 = v2738 & 15u;
+          const unsigned int v2819 = v2817 << 3u;
+          const unsigned int v2820 = v2682 + v2815;
+          const unsigned int v2821 = v26 + v2819;
+          const bool v2822 = v2820 < v2;
+          const bool v2823 = v2821 < v1;
+          const bool v2824 = v2822 && v2823;
+          const unsigned int v2825 = v2820 * v1;
+          const unsigned int v2827 = v2825 + v2821;
+          const unsigned int v2828 = v2824 ? v2827 : v333;
+          const unsigned int v2830 = v2815 << 7u;
+          const unsigned int v2831 = v2688 + v2830;
+          const unsigned int v2832 = v2831 + v2819;
+          iron_copy_async<16>(shm4 + v2832, b + v2828, v2824);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v356 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const unsigned int v357 = threadIdx.x;
+    const unsigned int v381 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v382 = threadIdx.x;
 
-    for (unsigned int v354 = v308; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v365 = v364 < v0;
-        const unsigned int v366 = v354 + v363;
-        const bool v367 = v366 < v2;
-        const bool v368 = v365 && v367;
-        if (v368) {
-          const unsigned int v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v372 = v370 + v354;
-          const unsigned int v373 = v372 + v363;
-          const iron_bf16 v374 = a[v373];
-          const unsigned int v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v377 = v376 + v363;
-          shm3[(v377 ^ (((v377 >> 6u) & 7u) << 3u))] = v374;
+    for (unsigned int v379 = v333; v379 < v2; v379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v384 = v382; v384 < 8192u; v384 += v381) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v386 = v384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v388 = v384 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v389 = v22 + v386;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v390 = v389 < v0;
+        const unsigned int v391 = v379 + v388;
+        const bool v392 = v391 < v2;
+        const bool v393 = v390 && v392;
+        if (v393) {
+          const unsigned int v395 = v389 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v397 = v395 + v379;
+          const unsigned int v398 = v397 + v388;
+          const iron_bf16 v399 = a[v398];
+          const unsigned int v401 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v402 = v401 + v388;
+          shm3[(v402 ^ (((v402 >> 6u) & 7u) << 3u))] = v399;
         } else {
-          const unsigned int v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v380 = v379 + v363;
-          shm3[(v380 ^ (((v380 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v404 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v405 = v404 + v388;
+          shm3[(v405 ^ (((v405 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v392 = v391 + v389;
-        const unsigned int v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v394 = v393 < v2;
-        const unsigned int v395 = v26 + v389;
-        const bool v396 = v395 < v1;
-        const bool v397 = v394 && v396;
-        if (v397) {
-          const unsigned int v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v400 = v399 + v26;
-          const unsigned int v401 = v400 + v389;
-          const iron_bf16 v402 = b[v401];
-          shm4[v392] = v402;
+      for (unsigned int v410 = v382; v410 < 8192u; v410 += v381) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v412 = v410 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v414 = v410 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v416 = v412 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v417 = v416 + v414;
+        const unsigned int v418 = v379 + v412;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v419 = v418 < v2;
+        const unsigned int v420 = v26 + v414;
+        const bool v421 = v420 < v1;
+        const bool v422 = v419 && v421;
+        if (v422) {
+          const unsigned int v424 = v418 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v425 = v424 + v26;
+          const unsigned int v426 = v425 + v414;
+          const iron_bf16 v427 = b[v426];
+          shm4[v417] = v427;
         } else {
-          shm4[v392] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v417] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v411 = v410 << 6u;
-        const unsigned int v3189 = v311 & 3u;
-        const unsigned int v3191 = v3189 << 4u;
-        const unsigned int v3193 = v3191 << 6u;
-        const unsigned int v3195 = v411 + v3193;
-        iron_frag<iron_bf16, 0, 16, 16> v3204;
-        iron_frag_fill(v3204, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3204, shm3, v3195, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3206;
-        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3206, shm4, v308, 128u);
-        iron_frag_mma_sync(v317, v3204, v3206);
-        const unsigned int v3208 = v3195 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3215;
-        iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3215, shm3, v3208, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3217;
-        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3217, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v317, v3215, v3217);
-        const unsigned int v3219 = v3195 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3226;
-        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3226, shm3, v3219, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3228;
-        iron_frag_fill(v3228, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3228, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v317, v3226, v3228);
-        const unsigned int v3230 = v3195 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3237;
-        iron_frag_fill(v3237, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3237, shm3, v3230, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3239;
-        iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3239, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v317, v3237, v3239);
+      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v435 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v436 = v435 << 6u;
+        const unsigned int v3214 = v336 & 3u;
+        const unsigned int v3216 = v3214 << 4u;
+        const unsigned int v3218 = v3216 << 6u;
+        const unsigned int v3220 = v436 + v3218;
+        iron_frag<iron_bf16, 0, 16, 16> v3229;
+        iron_frag_fill(v3229, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3229, shm3, v3220, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3231;
+        iron_frag_fill(v3231, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3231, shm4, v333, 128u);
+        iron_frag_mma_sync(v342, v3229, v3231);
+        const unsigned int v3233 = v3220 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3240;
+        iron_frag_fill(v3240, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3240, shm3, v3233, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3242;
+        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3242, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v342, v3240, v3242);
+        const unsigned int v3244 = v3220 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3251;
+        iron_frag_fill(v3251, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3251, shm3, v3244, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3253;
+        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3253, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v342, v3251, v3253);
+        const unsigned int v3255 = v3220 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3262;
+        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3262, shm3, v3255, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3264;
+        iron_frag_fill(v3264, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3264, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v342, v3262, v3264);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v418 = v417 << 4u;
-  const unsigned int v420 = v315 << 6u;
-  const unsigned int v421 = v22 + v420;
-  const unsigned int v422 = v421 + v418;
-  const unsigned int v423 = static_cast<unsigned int>(v317.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v424 = v422 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v317.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v312 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v317.x[0];
-    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v433 = iron_f32_to_bf16(v432);
-    const unsigned int v434 = v424 * v1;
-    const unsigned int v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const unsigned int v436 = static_cast<unsigned int>(v317.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v437 = v422 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v317.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v312 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v317.x[1];
-    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v446 = iron_f32_to_bf16(v445);
-    const unsigned int v447 = v437 * v1;
-    const unsigned int v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const unsigned int v449 = static_cast<unsigned int>(v317.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v450 = v422 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v317.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v312 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v317.x[2];
-    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v459 = iron_f32_to_bf16(v458);
-    const unsigned int v460 = v450 * v1;
-    const unsigned int v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const unsigned int v462 = static_cast<unsigned int>(v317.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v463 = v422 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v317.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v312 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v317.x[3];
-    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v472 = iron_f32_to_bf16(v471);
-    const unsigned int v473 = v463 * v1;
-    const unsigned int v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const unsigned int v475 = static_cast<unsigned int>(v317.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v476 = v422 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v317.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v312 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v317.x[4];
-    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v485 = iron_f32_to_bf16(v484);
-    const unsigned int v486 = v476 * v1;
-    const unsigned int v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const unsigned int v488 = static_cast<unsigned int>(v317.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v489 = v422 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v317.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v312 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v317.x[5];
-    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v498 = iron_f32_to_bf16(v497);
-    const unsigned int v499 = v489 * v1;
-    const unsigned int v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const unsigned int v501 = static_cast<unsigned int>(v317.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v502 = v422 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v317.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v312 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v317.x[6];
-    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v511 = iron_f32_to_bf16(v510);
-    const unsigned int v512 = v502 * v1;
-    const unsigned int v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const unsigned int v514 = static_cast<unsigned int>(v317.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v515 = v422 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v317.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v312 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v317.x[7];
-    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v524 = iron_f32_to_bf16(v523);
-    const unsigned int v525 = v515 * v1;
-    const unsigned int v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const unsigned int v527 = static_cast<unsigned int>(v317.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v528 = v422 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v317.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v312 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v317.x[8];
-    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v537 = iron_f32_to_bf16(v536);
-    const unsigned int v538 = v528 * v1;
-    const unsigned int v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const unsigned int v540 = static_cast<unsigned int>(v317.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v541 = v422 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v317.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v312 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v317.x[9];
-    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v550 = iron_f32_to_bf16(v549);
-    const unsigned int v551 = v541 * v1;
-    const unsigned int v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const unsigned int v553 = static_cast<unsigned int>(v317.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v554 = v422 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v317.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v312 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v317.x[10];
-    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v563 = iron_f32_to_bf16(v562);
-    const unsigned int v564 = v554 * v1;
-    const unsigned int v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const unsigned int v566 = static_cast<unsigned int>(v317.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v567 = v422 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v317.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v312 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v317.x[11];
-    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v576 = iron_f32_to_bf16(v575);
-    const unsigned int v577 = v567 * v1;
-    const unsigned int v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const unsigned int v579 = static_cast<unsigned int>(v317.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v580 = v422 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v317.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v312 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v317.x[12];
-    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v589 = iron_f32_to_bf16(v588);
-    const unsigned int v590 = v580 * v1;
-    const unsigned int v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const unsigned int v592 = static_cast<unsigned int>(v317.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v593 = v422 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v317.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v312 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v317.x[13];
-    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v602 = iron_f32_to_bf16(v601);
-    const unsigned int v603 = v593 * v1;
-    const unsigned int v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v317.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v606 = v422 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v317.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v312 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v317.x[14];
-    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v615 = iron_f32_to_bf16(v614);
-    const unsigned int v616 = v606 * v1;
-    const unsigned int v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const unsigned int v618 = static_cast<unsigned int>(v317.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v619 = v422 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v317.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v312 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v317.x[15];
-    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v628 = iron_f32_to_bf16(v627);
-    const unsigned int v629 = v619 * v1;
-    const unsigned int v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const unsigned int v631 = static_cast<unsigned int>(v317.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v632 = v422 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v317.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v312 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v317.x[16];
-    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v641 = iron_f32_to_bf16(v640);
-    const unsigned int v642 = v632 * v1;
-    const unsigned int v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const unsigned int v644 = static_cast<unsigned int>(v317.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v645 = v422 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v317.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v312 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v317.x[17];
-    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v654 = iron_f32_to_bf16(v653);
-    const unsigned int v655 = v645 * v1;
-    const unsigned int v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const unsigned int v657 = static_cast<unsigned int>(v317.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v658 = v422 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v317.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v312 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v317.x[18];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v667 = iron_f32_to_bf16(v666);
-    const unsigned int v668 = v658 * v1;
-    const unsigned int v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const unsigned int v670 = static_cast<unsigned int>(v317.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v671 = v422 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v317.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v312 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v317.x[19];
-    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v680 = iron_f32_to_bf16(v679);
-    const unsigned int v681 = v671 * v1;
-    const unsigned int v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const unsigned int v683 = static_cast<unsigned int>(v317.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v684 = v422 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v317.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v312 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v317.x[20];
-    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v693 = iron_f32_to_bf16(v692);
-    const unsigned int v694 = v684 * v1;
-    const unsigned int v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const unsigned int v696 = static_cast<unsigned int>(v317.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v697 = v422 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v317.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v312 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v317.x[21];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v706 = iron_f32_to_bf16(v705);
-    const unsigned int v707 = v697 * v1;
-    const unsigned int v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const unsigned int v709 = static_cast<unsigned int>(v317.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v710 = v422 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v317.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v312 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v317.x[22];
-    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v719 = iron_f32_to_bf16(v718);
-    const unsigned int v720 = v710 * v1;
-    const unsigned int v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const unsigned int v722 = static_cast<unsigned int>(v317.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v723 = v422 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v317.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v312 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v317.x[23];
-    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v732 = iron_f32_to_bf16(v731);
-    const unsigned int v733 = v723 * v1;
-    const unsigned int v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const unsigned int v735 = static_cast<unsigned int>(v317.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v736 = v422 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v317.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v312 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v317.x[24];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v745 = iron_f32_to_bf16(v744);
-    const unsigned int v746 = v736 * v1;
-    const unsigned int v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v317.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v749 = v422 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v317.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v312 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v317.x[25];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v758 = iron_f32_to_bf16(v757);
-    const unsigned int v759 = v749 * v1;
-    const unsigned int v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v317.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v762 = v422 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v317.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v312 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v317.x[26];
-    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v771 = iron_f32_to_bf16(v770);
-    const unsigned int v772 = v762 * v1;
-    const unsigned int v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const unsigned int v774 = static_cast<unsigned int>(v317.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v775 = v422 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v317.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v312 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v317.x[27];
-    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    const unsigned int v785 = v775 * v1;
-    const unsigned int v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const unsigned int v787 = static_cast<unsigned int>(v317.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v788 = v422 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v317.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v312 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v317.x[28];
-    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    const unsigned int v798 = v788 * v1;
-    const unsigned int v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const unsigned int v800 = static_cast<unsigned int>(v317.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v801 = v422 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v317.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v312 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v317.x[29];
-    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v810 = iron_f32_to_bf16(v809);
-    const unsigned int v811 = v801 * v1;
-    const unsigned int v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v317.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v814 = v422 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v317.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v312 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v317.x[30];
-    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v823 = iron_f32_to_bf16(v822);
-    const unsigned int v824 = v814 * v1;
-    const unsigned int v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const unsigned int v826 = static_cast<unsigned int>(v317.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v827 = v422 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v317.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v312 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v317.x[31];
-    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v836 = iron_f32_to_bf16(v835);
-    const unsigned int v837 = v827 * v1;
-    const unsigned int v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const unsigned int v839 = static_cast<unsigned int>(v317.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v840 = v422 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v317.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v312 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v317.x[32];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v849 = iron_f32_to_bf16(v848);
-    const unsigned int v850 = v840 * v1;
-    const unsigned int v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const unsigned int v852 = static_cast<unsigned int>(v317.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v853 = v422 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v317.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v312 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v317.x[33];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v862 = iron_f32_to_bf16(v861);
-    const unsigned int v863 = v853 * v1;
-    const unsigned int v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const unsigned int v865 = static_cast<unsigned int>(v317.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v866 = v422 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v317.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v312 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v317.x[34];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v875 = iron_f32_to_bf16(v874);
-    const unsigned int v876 = v866 * v1;
-    const unsigned int v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const unsigned int v878 = static_cast<unsigned int>(v317.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v879 = v422 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v317.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v312 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v317.x[35];
-    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v888 = iron_f32_to_bf16(v887);
-    const unsigned int v889 = v879 * v1;
-    const unsigned int v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const unsigned int v891 = static_cast<unsigned int>(v317.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v892 = v422 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v317.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v312 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v317.x[36];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v901 = iron_f32_to_bf16(v900);
-    const unsigned int v902 = v892 * v1;
-    const unsigned int v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const unsigned int v904 = static_cast<unsigned int>(v317.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v905 = v422 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v317.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v312 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v317.x[37];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v914 = iron_f32_to_bf16(v913);
-    const unsigned int v915 = v905 * v1;
-    const unsigned int v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v317.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v918 = v422 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v317.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v312 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v317.x[38];
-    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v927 = iron_f32_to_bf16(v926);
-    const unsigned int v928 = v918 * v1;
-    const unsigned int v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const unsigned int v930 = static_cast<unsigned int>(v317.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v931 = v422 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v317.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v312 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v317.x[39];
-    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v940 = iron_f32_to_bf16(v939);
-    const unsigned int v941 = v931 * v1;
-    const unsigned int v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const unsigned int v943 = static_cast<unsigned int>(v317.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v944 = v422 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v317.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v312 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v317.x[40];
-    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v953 = iron_f32_to_bf16(v952);
-    const unsigned int v954 = v944 * v1;
-    const unsigned int v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const unsigned int v956 = static_cast<unsigned int>(v317.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v957 = v422 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v317.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v312 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v317.x[41];
-    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    const unsigned int v967 = v957 * v1;
-    const unsigned int v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const unsigned int v969 = static_cast<unsigned int>(v317.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v970 = v422 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v317.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v312 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v317.x[42];
-    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);
-    const unsigned int v980 = v970 * v1;
-    const unsigned int v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const unsigned int v982 = static_cast<unsigned int>(v317.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v983 = v422 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v317.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v312 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v317.x[43];
-    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v992 = iron_f32_to_bf16(v991);
-    const unsigned int v993 = v983 * v1;
-    const unsigned int v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const unsigned int v995 = static_cast<unsigned int>(v317.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v996 = v422 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v317.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v312 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v317.x[44];
-    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    const unsigned int v1006 = v996 * v1;
-    const unsigned int v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const unsigned int v1008 = static_cast<unsigned int>(v317.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1009 = v422 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v317.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v312 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v317.x[45];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
-    const unsigned int v1019 = v1009 * v1;
-    const unsigned int v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v317.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1022 = v422 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v317.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v312 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v317.x[46];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
-    const unsigned int v1032 = v1022 * v1;
-    const unsigned int v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const unsigned int v1034 = static_cast<unsigned int>(v317.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1035 = v422 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v317.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v312 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v317.x[47];
-    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1044 = iron_f32_to_bf16(v1043);
-    const unsigned int v1045 = v1035 * v1;
-    const unsigned int v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const unsigned int v1047 = static_cast<unsigned int>(v317.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1048 = v422 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v317.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v312 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v317.x[48];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
-    const unsigned int v1058 = v1048 * v1;
-    const unsigned int v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const unsigned int v1060 = static_cast<unsigned int>(v317.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1061 = v422 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v317.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v312 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v317.x[49];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
-    const unsigned int v1071 = v1061 * v1;
-    const unsigned int v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const unsigned int v1073 = static_cast<unsigned int>(v317.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1074 = v422 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v317.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v312 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v317.x[50];
-    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
-    const unsigned int v1084 = v1074 * v1;
-    const unsigned int v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const unsigned int v1086 = static_cast<unsigned int>(v317.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1087 = v422 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v317.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v312 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v317.x[51];
-    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
-    const unsigned int v1097 = v1087 * v1;
-    const unsigned int v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const unsigned int v1099 = static_cast<unsigned int>(v317.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1100 = v422 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v317.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v312 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v317.x[52];
-    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
-    const unsigned int v1110 = v1100 * v1;
-    const unsigned int v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const unsigned int v1112 = static_cast<unsigned int>(v317.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1113 = v422 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v317.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v312 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v317.x[53];
-    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1122 = iron_f32_to_bf16(v1121);
-    const unsigned int v1123 = v1113 * v1;
-    const unsigned int v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const unsigned int v1125 = static_cast<unsigned int>(v317.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1126 = v422 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v317.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v312 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v317.x[54];
-    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
-    const unsigned int v1136 = v1126 * v1;
-    const unsigned int v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const unsigned int v1138 = static_cast<unsigned int>(v317.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1139 = v422 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v317.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v312 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v317.x[55];
-    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
-    const unsigned int v1149 = v1139 * v1;
-    const unsigned int v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const unsigned int v1151 = static_cast<unsigned int>(v317.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1152 = v422 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v317.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v312 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v317.x[56];
-    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    const unsigned int v1162 = v1152 * v1;
-    const unsigned int v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const unsigned int v1164 = static_cast<unsigned int>(v317.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1165 = v422 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v317.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v312 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v317.x[57];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
-    const unsigned int v1175 = v1165 * v1;
-    const unsigned int v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v317.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1178 = v422 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v317.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v312 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v317.x[58];
-    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
-    const unsigned int v1188 = v1178 * v1;
-    const unsigned int v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const unsigned int v1190 = static_cast<unsigned int>(v317.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1191 = v422 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v317.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v312 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v317.x[59];
-    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
-    const unsigned int v1201 = v1191 * v1;
-    const unsigned int v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const unsigned int v1203 = static_cast<unsigned int>(v317.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1204 = v422 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v317.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1208 = v312 && v1207;
-  const bool v1209 = v1206 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v317.x[60];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-    const unsigned int v1214 = v1204 * v1;
-    const unsigned int v1215 = v1214 + v1206;
-    out[v1215] = v1213;
-  }
-  const unsigned int v1216 = static_cast<unsigned int>(v317.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1217 = v422 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v317.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1221 = v312 && v1220;
-  const bool v1222 = v1219 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v317.x[61];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
-    const unsigned int v1227 = v1217 * v1;
-    const unsigned int v1228 = v1227 + v1219;
-    out[v1228] = v1226;
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v317.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1230 = v422 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v317.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1234 = v312 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v317.x[62];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
-    const unsigned int v1240 = v1230 * v1;
-    const unsigned int v1241 = v1240 + v1232;
-    out[v1241] = v1239;
-  }
-  const unsigned int v1242 = static_cast<unsigned int>(v317.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1243 = v422 + v1242;
-  const unsigned int v1244 = static_cast<unsigned int>(v317.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1245 = v26 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1247 = v312 && v1246;
-  const bool v1248 = v1245 < v1;
-  const bool v1249 = v1247 && v1248;
-  if (v1249) {
-    const float v1250 = v317.x[63];
-    const float v1251 = v1250 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1252 = iron_f32_to_bf16(v1251);
-    const unsigned int v1253 = v1243 * v1;
-    const unsigned int v1254 = v1253 + v1245;
-    out[v1254] = v1252;
-  }
-  const unsigned int v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1264, 0.0f);
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3724 = v308 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3724) {
-      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3731 = v311 << 5u;
-      const unsigned int v3732 = v3731 + v3728;
-      const unsigned int v3733 = v3732 >> 3u;
-      const unsigned int v3734 = v3732 & 7u;
-      const unsigned int v3735 = v3734 << 3u;
-      const unsigned int v3736 = v22 + v3733;
-      const bool v3738 = v3736 < v0;
-      const bool v3739 = v3735 < v2;
-      const bool v3740 = v3738 && v3739;
-      const unsigned int v3741 = v3736 * v2;
-      const unsigned int v3742 = v3741 + v3735;
-      const unsigned int v3743 = v3740 ? v3742 : v308;
-      const unsigned int v3744 = v3733 << 6u;
-      const unsigned int v3746 = v3744 + v3735;
-      iron_copy_async<16>(shm3 + (v3746 ^ (((v3746 >> 6u) & 7u) << 3u)), a + v3743, v3740);
-      const unsigned int v3748 = v3732 + 384u;
-      const unsigned int v3749 = v3748 >> 3u;
-      const unsigned int v3750 = v3748 & 7u;
-      const unsigned int v3751 = v3750 << 3u;
-      const unsigned int v3752 = v22 + v3749;
-      const bool v3754 = v3752 < v0;
-      const bool v3755 = v3751 < v2;
-      const bool v3756 = v3754 && v3755;
-      const unsigned int v3757 = v3752 * v2;
-      const unsigned int v3758 = v3757 + v3751;
-      const unsigned int v3759 = v3756 ? v3758 : v308;
-      const unsigned int v3760 = v3749 << 6u;
-      const unsigned int v3762 = v3760 + v3751;
-      iron_copy_async<16>(shm3 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), a + v3759, v3756);
-      const unsigned int v3764 = v3732 + 768u;
-      const bool v3766 = v3764 < 1024u;
-      if (v3766) {
-        const unsigned int v3767 = v3764 >> 3u;
-        const unsigned int v3768 = v3764 & 7u;
-        const unsigned int v3769 = v3768 << 3u;
-        const unsigned int v3770 = v22 + v3767;
-        const bool v3772 = v3770 < v0;
-        const bool v3773 = v3769 < v2;
-        const bool v3774 = v3772 && v3773;
-        const unsigned int v3775 = v3770 * v2;
-        const unsigned int v3776 = v3775 + v3769;
-        const unsigned int v3777 = v3774 ? v3776 : v308;
-        const unsigned int v3778 = v3767 << 6u;
-        const unsigned int v3780 = v3778 + v3769;
-        iron_copy_async<16>(shm3 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), a + v3777, v3774);
+  const unsigned int v442 = v336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v443 = v442 << 4u;
+  const unsigned int v445 = v340 << 6u;
+  const unsigned int v446 = v22 + v445;
+  const unsigned int v447 = v446 + v443;
+  const unsigned int v448 = static_cast<unsigned int>(v342.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v449 = v447 + v448;
+  const unsigned int v450 = static_cast<unsigned int>(v342.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v451 = v26 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v453 = v337 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v342.x[0];
+    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v458 = iron_f32_to_bf16(v457);
+    const unsigned int v459 = v449 * v1;
+    const unsigned int v460 = v459 + v451;
+    out[v460] = v458;
+  }
+  const unsigned int v461 = static_cast<unsigned int>(v342.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v462 = v447 + v461;
+  const unsigned int v463 = static_cast<unsigned int>(v342.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v464 = v26 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v466 = v337 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v342.x[1];
+    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v471 = iron_f32_to_bf16(v470);
+    const unsigned int v472 = v462 * v1;
+    const unsigned int v473 = v472 + v464;
+    out[v473] = v471;
+  }
+  const unsigned int v474 = static_cast<unsigned int>(v342.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v475 = v447 + v474;
+  const unsigned int v476 = static_cast<unsigned int>(v342.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v477 = v26 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v337 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v342.x[2];
+    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v484 = iron_f32_to_bf16(v483);
+    const unsigned int v485 = v475 * v1;
+    const unsigned int v486 = v485 + v477;
+    out[v486] = v484;
+  }
+  const unsigned int v487 = static_cast<unsigned int>(v342.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v488 = v447 + v487;
+  const unsigned int v489 = static_cast<unsigned int>(v342.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v490 = v26 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v492 = v337 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v342.x[3];
+    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v497 = iron_f32_to_bf16(v496);
+    const unsigned int v498 = v488 * v1;
+    const unsigned int v499 = v498 + v490;
+    out[v499] = v497;
+  }
+  const unsigned int v500 = static_cast<unsigned int>(v342.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v501 = v447 + v500;
+  const unsigned int v502 = static_cast<unsigned int>(v342.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v503 = v26 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v505 = v337 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v342.x[4];
+    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v510 = iron_f32_to_bf16(v509);
+    const unsigned int v511 = v501 * v1;
+    const unsigned int v512 = v511 + v503;
+    out[v512] = v510;
+  }
+  const unsigned int v513 = static_cast<unsigned int>(v342.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v514 = v447 + v513;
+  const unsigned int v515 = static_cast<unsigned int>(v342.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v516 = v26 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v518 = v337 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v342.x[5];
+    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v523 = iron_f32_to_bf16(v522);
+    const unsigned int v524 = v514 * v1;
+    const unsigned int v525 = v524 + v516;
+    out[v525] = v523;
+  }
+  const unsigned int v526 = static_cast<unsigned int>(v342.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v527 = v447 + v526;
+  const unsigned int v528 = static_cast<unsigned int>(v342.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v529 = v26 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v531 = v337 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v342.x[6];
+    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v536 = iron_f32_to_bf16(v535);
+    const unsigned int v537 = v527 * v1;
+    const unsigned int v538 = v537 + v529;
+    out[v538] = v536;
+  }
+  const unsigned int v539 = static_cast<unsigned int>(v342.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v540 = v447 + v539;
+  const unsigned int v541 = static_cast<unsigned int>(v342.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v542 = v26 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v544 = v337 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v342.x[7];
+    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v549 = iron_f32_to_bf16(v548);
+    const unsigned int v550 = v540 * v1;
+    const unsigned int v551 = v550 + v542;
+    out[v551] = v549;
+  }
+  const unsigned int v552 = static_cast<unsigned int>(v342.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v553 = v447 + v552;
+  const unsigned int v554 = static_cast<unsigned int>(v342.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v555 = v26 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v557 = v337 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v342.x[8];
+    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v562 = iron_f32_to_bf16(v561);
+    const unsigned int v563 = v553 * v1;
+    const unsigned int v564 = v563 + v555;
+    out[v564] = v562;
+  }
+  const unsigned int v565 = static_cast<unsigned int>(v342.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v566 = v447 + v565;
+  const unsigned int v567 = static_cast<unsigned int>(v342.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v568 = v26 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v570 = v337 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v342.x[9];
+    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v575 = iron_f32_to_bf16(v574);
+    const unsigned int v576 = v566 * v1;
+    const unsigned int v577 = v576 + v568;
+    out[v577] = v575;
+  }
+  const unsigned int v578 = static_cast<unsigned int>(v342.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v579 = v447 + v578;
+  const unsigned int v580 = static_cast<unsigned int>(v342.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v581 = v26 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v583 = v337 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v342.x[10];
+    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v588 = iron_f32_to_bf16(v587);
+    const unsigned int v589 = v579 * v1;
+    const unsigned int v590 = v589 + v581;
+    out[v590] = v588;
+  }
+  const unsigned int v591 = static_cast<unsigned int>(v342.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v592 = v447 + v591;
+  const unsigned int v593 = static_cast<unsigned int>(v342.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v594 = v26 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v596 = v337 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v342.x[11];
+    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v601 = iron_f32_to_bf16(v600);
+    const unsigned int v602 = v592 * v1;
+    const unsigned int v603 = v602 + v594;
+    out[v603] = v601;
+  }
+  const unsigned int v604 = static_cast<unsigned int>(v342.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v605 = v447 + v604;
+  const unsigned int v606 = static_cast<unsigned int>(v342.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v607 = v26 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v609 = v337 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v342.x[12];
+    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v614 = iron_f32_to_bf16(v613);
+    const unsigned int v615 = v605 * v1;
+    const unsigned int v616 = v615 + v607;
+    out[v616] = v614;
+  }
+  const unsigned int v617 = static_cast<unsigned int>(v342.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v618 = v447 + v617;
+  const unsigned int v619 = static_cast<unsigned int>(v342.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v620 = v26 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v622 = v337 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v342.x[13];
+    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v627 = iron_f32_to_bf16(v626);
+    const unsigned int v628 = v618 * v1;
+    const unsigned int v629 = v628 + v620;
+    out[v629] = v627;
+  }
+  const unsigned int v630 = static_cast<unsigned int>(v342.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v631 = v447 + v630;
+  const unsigned int v632 = static_cast<unsigned int>(v342.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v633 = v26 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v635 = v337 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v342.x[14];
+    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v640 = iron_f32_to_bf16(v639);
+    const unsigned int v641 = v631 * v1;
+    const unsigned int v642 = v641 + v633;
+    out[v642] = v640;
+  }
+  const unsigned int v643 = static_cast<unsigned int>(v342.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v644 = v447 + v643;
+  const unsigned int v645 = static_cast<unsigned int>(v342.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v646 = v26 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v648 = v337 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v342.x[15];
+    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v653 = iron_f32_to_bf16(v652);
+    const unsigned int v654 = v644 * v1;
+    const unsigned int v655 = v654 + v646;
+    out[v655] = v653;
+  }
+  const unsigned int v656 = static_cast<unsigned int>(v342.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v657 = v447 + v656;
+  const unsigned int v658 = static_cast<unsigned int>(v342.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v659 = v26 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v661 = v337 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v342.x[16];
+    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v666 = iron_f32_to_bf16(v665);
+    const unsigned int v667 = v657 * v1;
+    const unsigned int v668 = v667 + v659;
+    out[v668] = v666;
+  }
+  const unsigned int v669 = static_cast<unsigned int>(v342.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v670 = v447 + v669;
+  const unsigned int v671 = static_cast<unsigned int>(v342.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v672 = v26 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v674 = v337 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v342.x[17];
+    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v679 = iron_f32_to_bf16(v678);
+    const unsigned int v680 = v670 * v1;
+    const unsigned int v681 = v680 + v672;
+    out[v681] = v679;
+  }
+  const unsigned int v682 = static_cast<unsigned int>(v342.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v683 = v447 + v682;
+  const unsigned int v684 = static_cast<unsigned int>(v342.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v685 = v26 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v337 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v342.x[18];
+    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v692 = iron_f32_to_bf16(v691);
+    const unsigned int v693 = v683 * v1;
+    const unsigned int v694 = v693 + v685;
+    out[v694] = v692;
+  }
+  const unsigned int v695 = static_cast<unsigned int>(v342.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v696 = v447 + v695;
+  const unsigned int v697 = static_cast<unsigned int>(v342.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v698 = v26 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v700 = v337 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v342.x[19];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v705 = iron_f32_to_bf16(v704);
+    const unsigned int v706 = v696 * v1;
+    const unsigned int v707 = v706 + v698;
+    out[v707] = v705;
+  }
+  const unsigned int v708 = static_cast<unsigned int>(v342.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v709 = v447 + v708;
+  const unsigned int v710 = static_cast<unsigned int>(v342.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v711 = v26 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v713 = v337 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v342.x[20];
+    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v718 = iron_f32_to_bf16(v717);
+    const unsigned int v719 = v709 * v1;
+    const unsigned int v720 = v719 + v711;
+    out[v720] = v718;
+  }
+  const unsigned int v721 = static_cast<unsigned int>(v342.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v722 = v447 + v721;
+  const unsigned int v723 = static_cast<unsigned int>(v342.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v724 = v26 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v726 = v337 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v342.x[21];
+    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v731 = iron_f32_to_bf16(v730);
+    const unsigned int v732 = v722 * v1;
+    const unsigned int v733 = v732 + v724;
+    out[v733] = v731;
+  }
+  const unsigned int v734 = static_cast<unsigned int>(v342.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v735 = v447 + v734;
+  const unsigned int v736 = static_cast<unsigned int>(v342.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v737 = v26 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v739 = v337 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v342.x[22];
+    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v744 = iron_f32_to_bf16(v743);
+    const unsigned int v745 = v735 * v1;
+    const unsigned int v746 = v745 + v737;
+    out[v746] = v744;
+  }
+  const unsigned int v747 = static_cast<unsigned int>(v342.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v748 = v447 + v747;
+  const unsigned int v749 = static_cast<unsigned int>(v342.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v750 = v26 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v752 = v337 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v342.x[23];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v757 = iron_f32_to_bf16(v756);
+    const unsigned int v758 = v748 * v1;
+    const unsigned int v759 = v758 + v750;
+    out[v759] = v757;
+  }
+  const unsigned int v760 = static_cast<unsigned int>(v342.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v761 = v447 + v760;
+  const unsigned int v762 = static_cast<unsigned int>(v342.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v763 = v26 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v765 = v337 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v342.x[24];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v770 = iron_f32_to_bf16(v769);
+    const unsigned int v771 = v761 * v1;
+    const unsigned int v772 = v771 + v763;
+    out[v772] = v770;
+  }
+  const unsigned int v773 = static_cast<unsigned int>(v342.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v774 = v447 + v773;
+  const unsigned int v775 = static_cast<unsigned int>(v342.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v776 = v26 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v778 = v337 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v342.x[25];
+    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v783 = iron_f32_to_bf16(v782);
+    const unsigned int v784 = v774 * v1;
+    const unsigned int v785 = v784 + v776;
+    out[v785] = v783;
+  }
+  const unsigned int v786 = static_cast<unsigned int>(v342.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v787 = v447 + v786;
+  const unsigned int v788 = static_cast<unsigned int>(v342.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v789 = v26 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v791 = v337 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v342.x[26];
+    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v796 = iron_f32_to_bf16(v795);
+    const unsigned int v797 = v787 * v1;
+    const unsigned int v798 = v797 + v789;
+    out[v798] = v796;
+  }
+  const unsigned int v799 = static_cast<unsigned int>(v342.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v800 = v447 + v799;
+  const unsigned int v801 = static_cast<unsigned int>(v342.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v802 = v26 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v804 = v337 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v342.x[27];
+    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v809 = iron_f32_to_bf16(v808);
+    const unsigned int v810 = v800 * v1;
+    const unsigned int v811 = v810 + v802;
+    out[v811] = v809;
+  }
+  const unsigned int v812 = static_cast<unsigned int>(v342.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v813 = v447 + v812;
+  const unsigned int v814 = static_cast<unsigned int>(v342.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v815 = v26 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v817 = v337 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v342.x[28];
+    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v822 = iron_f32_to_bf16(v821);
+    const unsigned int v823 = v813 * v1;
+    const unsigned int v824 = v823 + v815;
+    out[v824] = v822;
+  }
+  const unsigned int v825 = static_cast<unsigned int>(v342.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v826 = v447 + v825;
+  const unsigned int v827 = static_cast<unsigned int>(v342.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v828 = v26 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v830 = v337 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v342.x[29];
+    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v835 = iron_f32_to_bf16(v834);
+    const unsigned int v836 = v826 * v1;
+    const unsigned int v837 = v836 + v828;
+    out[v837] = v835;
+  }
+  const unsigned int v838 = static_cast<unsigned int>(v342.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v839 = v447 + v838;
+  const unsigned int v840 = static_cast<unsigned int>(v342.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v841 = v26 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v843 = v337 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v342.x[30];
+    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v848 = iron_f32_to_bf16(v847);
+    const unsigned int v849 = v839 * v1;
+    const unsigned int v850 = v849 + v841;
+    out[v850] = v848;
+  }
+  const unsigned int v851 = static_cast<unsigned int>(v342.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v852 = v447 + v851;
+  const unsigned int v853 = static_cast<unsigned int>(v342.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v854 = v26 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v856 = v337 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v342.x[31];
+    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v861 = iron_f32_to_bf16(v860);
+    const unsigned int v862 = v852 * v1;
+    const unsigned int v863 = v862 + v854;
+    out[v863] = v861;
+  }
+  const unsigned int v864 = static_cast<unsigned int>(v342.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v865 = v447 + v864;
+  const unsigned int v866 = static_cast<unsigned int>(v342.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v867 = v26 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v869 = v337 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v342.x[32];
+    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v874 = iron_f32_to_bf16(v873);
+    const unsigned int v875 = v865 * v1;
+    const unsigned int v876 = v875 + v867;
+    out[v876] = v874;
+  }
+  const unsigned int v877 = static_cast<unsigned int>(v342.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v878 = v447 + v877;
+  const unsigned int v879 = static_cast<unsigned int>(v342.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v880 = v26 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v882 = v337 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v342.x[33];
+    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
+    const unsigned int v888 = v878 * v1;
+    const unsigned int v889 = v888 + v880;
+    out[v889] = v887;
+  }
+  const unsigned int v890 = static_cast<unsigned int>(v342.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v891 = v447 + v890;
+  const unsigned int v892 = static_cast<unsigned int>(v342.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v893 = v26 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v337 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v342.x[34];
+    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v900 = iron_f32_to_bf16(v899);
+    const unsigned int v901 = v891 * v1;
+    const unsigned int v902 = v901 + v893;
+    out[v902] = v900;
+  }
+  const unsigned int v903 = static_cast<unsigned int>(v342.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v904 = v447 + v903;
+  const unsigned int v905 = static_cast<unsigned int>(v342.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v906 = v26 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v908 = v337 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v342.x[35];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v913 = iron_f32_to_bf16(v912);
+    const unsigned int v914 = v904 * v1;
+    const unsigned int v915 = v914 + v906;
+    out[v915] = v913;
+  }
+  const unsigned int v916 = static_cast<unsigned int>(v342.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v917 = v447 + v916;
+  const unsigned int v918 = static_cast<unsigned int>(v342.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v919 = v26 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v921 = v337 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v342.x[36];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v926 = iron_f32_to_bf16(v925);
+    const unsigned int v927 = v917 * v1;
+    const unsigned int v928 = v927 + v919;
+    out[v928] = v926;
+  }
+  const unsigned int v929 = static_cast<unsigned int>(v342.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v930 = v447 + v929;
+  const unsigned int v931 = static_cast<unsigned int>(v342.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v932 = v26 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v934 = v337 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v342.x[37];
+    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v939 = iron_f32_to_bf16(v938);
+    const unsigned int v940 = v930 * v1;
+    const unsigned int v941 = v940 + v932;
+    out[v941] = v939;
+  }
+  const unsigned int v942 = static_cast<unsigned int>(v342.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v943 = v447 + v942;
+  const unsigned int v944 = static_cast<unsigned int>(v342.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v945 = v26 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v947 = v337 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v342.x[38];
+    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v952 = iron_f32_to_bf16(v951);
+    const unsigned int v953 = v943 * v1;
+    const unsigned int v954 = v953 + v945;
+    out[v954] = v952;
+  }
+  const unsigned int v955 = static_cast<unsigned int>(v342.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v956 = v447 + v955;
+  const unsigned int v957 = static_cast<unsigned int>(v342.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v958 = v26 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v960 = v337 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v342.x[39];
+    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v965 = iron_f32_to_bf16(v964);
+    const unsigned int v966 = v956 * v1;
+    const unsigned int v967 = v966 + v958;
+    out[v967] = v965;
+  }
+  const unsigned int v968 = static_cast<unsigned int>(v342.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v969 = v447 + v968;
+  const unsigned int v970 = static_cast<unsigned int>(v342.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v971 = v26 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v973 = v337 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v342.x[40];
+    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v978 = iron_f32_to_bf16(v977);
+    const unsigned int v979 = v969 * v1;
+    const unsigned int v980 = v979 + v971;
+    out[v980] = v978;
+  }
+  const unsigned int v981 = static_cast<unsigned int>(v342.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v982 = v447 + v981;
+  const unsigned int v983 = static_cast<unsigned int>(v342.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v984 = v26 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v986 = v337 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v342.x[41];
+    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v991 = iron_f32_to_bf16(v990);
+    const unsigned int v992 = v982 * v1;
+    const unsigned int v993 = v992 + v984;
+    out[v993] = v991;
+  }
+  const unsigned int v994 = static_cast<unsigned int>(v342.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v995 = v447 + v994;
+  const unsigned int v996 = static_cast<unsigned int>(v342.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v997 = v26 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v999 = v337 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v342.x[42];
+    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);
+    const unsigned int v1005 = v995 * v1;
+    const unsigned int v1006 = v1005 + v997;
+    out[v1006] = v1004;
+  }
+  const unsigned int v1007 = static_cast<unsigned int>(v342.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1008 = v447 + v1007;
+  const unsigned int v1009 = static_cast<unsigned int>(v342.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1010 = v26 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1012 = v337 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v342.x[43];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
+    const unsigned int v1018 = v1008 * v1;
+    const unsigned int v1019 = v1018 + v1010;
+    out[v1019] = v1017;
+  }
+  const unsigned int v1020 = static_cast<unsigned int>(v342.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1021 = v447 + v1020;
+  const unsigned int v1022 = static_cast<unsigned int>(v342.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1023 = v26 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1025 = v337 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v342.x[44];
+    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
+    const unsigned int v1031 = v1021 * v1;
+    const unsigned int v1032 = v1031 + v1023;
+    out[v1032] = v1030;
+  }
+  const unsigned int v1033 = static_cast<unsigned int>(v342.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1034 = v447 + v1033;
+  const unsigned int v1035 = static_cast<unsigned int>(v342.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1036 = v26 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1038 = v337 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v342.x[45];
+    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
+    const unsigned int v1044 = v1034 * v1;
+    const unsigned int v1045 = v1044 + v1036;
+    out[v1045] = v1043;
+  }
+  const unsigned int v1046 = static_cast<unsigned int>(v342.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1047 = v447 + v1046;
+  const unsigned int v1048 = static_cast<unsigned int>(v342.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1049 = v26 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1051 = v337 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v342.x[46];
+    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
+    const unsigned int v1057 = v1047 * v1;
+    const unsigned int v1058 = v1057 + v1049;
+    out[v1058] = v1056;
+  }
+  const unsigned int v1059 = static_cast<unsigned int>(v342.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1060 = v447 + v1059;
+  const unsigned int v1061 = static_cast<unsigned int>(v342.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1062 = v26 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1064 = v337 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v342.x[47];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
+    const unsigned int v1070 = v1060 * v1;
+    const unsigned int v1071 = v1070 + v1062;
+    out[v1071] = v1069;
+  }
+  const unsigned int v1072 = static_cast<unsigned int>(v342.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1073 = v447 + v1072;
+  const unsigned int v1074 = static_cast<unsigned int>(v342.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1075 = v26 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1077 = v337 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v342.x[48];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
+    const unsigned int v1083 = v1073 * v1;
+    const unsigned int v1084 = v1083 + v1075;
+    out[v1084] = v1082;
+  }
+  const unsigned int v1085 = static_cast<unsigned int>(v342.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1086 = v447 + v1085;
+  const unsigned int v1087 = static_cast<unsigned int>(v342.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1088 = v26 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1090 = v337 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v342.x[49];
+    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
+    const unsigned int v1096 = v1086 * v1;
+    const unsigned int v1097 = v1096 + v1088;
+    out[v1097] = v1095;
+  }
+  const unsigned int v1098 = static_cast<unsigned int>(v342.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1099 = v447 + v1098;
+  const unsigned int v1100 = static_cast<unsigned int>(v342.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1101 = v26 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v337 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v342.x[50];
+    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
+    const unsigned int v1109 = v1099 * v1;
+    const unsigned int v1110 = v1109 + v1101;
+    out[v1110] = v1108;
+  }
+  const unsigned int v1111 = static_cast<unsigned int>(v342.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1112 = v447 + v1111;
+  const unsigned int v1113 = static_cast<unsigned int>(v342.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1114 = v26 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1116 = v337 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v342.x[51];
+    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
+    const unsigned int v1122 = v1112 * v1;
+    const unsigned int v1123 = v1122 + v1114;
+    out[v1123] = v1121;
+  }
+  const unsigned int v1124 = static_cast<unsigned int>(v342.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1125 = v447 + v1124;
+  const unsigned int v1126 = static_cast<unsigned int>(v342.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1127 = v26 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1129 = v337 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v342.x[52];
+    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
+    const unsigned int v1135 = v1125 * v1;
+    const unsigned int v1136 = v1135 + v1127;
+    out[v1136] = v1134;
+  }
+  const unsigned int v1137 = static_cast<unsigned int>(v342.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1138 = v447 + v1137;
+  const unsigned int v1139 = static_cast<unsigned int>(v342.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1140 = v26 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1142 = v337 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v342.x[53];
+    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
+    const unsigned int v1148 = v1138 * v1;
+    const unsigned int v1149 = v1148 + v1140;
+    out[v1149] = v1147;
+  }
+  const unsigned int v1150 = static_cast<unsigned int>(v342.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1151 = v447 + v1150;
+  const unsigned int v1152 = static_cast<unsigned int>(v342.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1153 = v26 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1155 = v337 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v342.x[54];
+    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
+    const unsigned int v1161 = v1151 * v1;
+    const unsigned int v1162 = v1161 + v1153;
+    out[v1162] = v1160;
+  }
+  const unsigned int v1163 = static_cast<unsigned int>(v342.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1164 = v447 + v1163;
+  const unsigned int v1165 = static_cast<unsigned int>(v342.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1166 = v26 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1168 = v337 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v342.x[55];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
+    const unsigned int v1174 = v1164 * v1;
+    const unsigned int v1175 = v1174 + v1166;
+    out[v1175] = v1173;
+  }
+  const unsigned int v1176 = static_cast<unsigned int>(v342.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1177 = v447 + v1176;
+  const unsigned int v1178 = static_cast<unsigned int>(v342.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1179 = v26 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1181 = v337 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v342.x[56];
+    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
+    const unsigned int v1187 = v1177 * v1;
+    const unsigned int v1188 = v1187 + v1179;
+    out[v1188] = v1186;
+  }
+  const unsigned int v1189 = static_cast<unsigned int>(v342.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1190 = v447 + v1189;
+  const unsigned int v1191 = static_cast<unsigned int>(v342.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1192 = v26 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1194 = v337 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v342.x[57];
+    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
+    const unsigned int v1200 = v1190 * v1;
+    const unsigned int v1201 = v1200 + v1192;
+    out[v1201] = v1199;
+  }
+  const unsigned int v1202 = static_cast<unsigned int>(v342.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1203 = v447 + v1202;
+  const unsigned int v1204 = static_cast<unsigned int>(v342.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1205 = v26 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1207 = v337 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v342.x[58];
+    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
+    const unsigned int v1213 = v1203 * v1;
+    const unsigned int v1214 = v1213 + v1205;
+    out[v1214] = v1212;
+  }
+  const unsigned int v1215 = static_cast<unsigned int>(v342.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1216 = v447 + v1215;
+  const unsigned int v1217 = static_cast<unsigned int>(v342.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1218 = v26 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1220 = v337 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v342.x[59];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
+    const unsigned int v1226 = v1216 * v1;
+    const unsigned int v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const unsigned int v1228 = static_cast<unsigned int>(v342.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1229 = v447 + v1228;
+  const unsigned int v1230 = static_cast<unsigned int>(v342.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1231 = v26 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1233 = v337 && v1232;
+  const bool v1234 = v1231 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v342.x[60];
+    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
+    const unsigned int v1239 = v1229 * v1;
+    const unsigned int v1240 = v1239 + v1231;
+    out[v1240] = v1238;
+  }
+  const unsigned int v1241 = static_cast<unsigned int>(v342.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1242 = v447 + v1241;
+  const unsigned int v1243 = static_cast<unsigned int>(v342.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1244 = v26 + v1243;
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1246 = v337 && v1245;
+  const bool v1247 = v1244 < v1;
+  const bool v1248 = v1246 && v1247;
+  if (v1248) {
+    const float v1249 = v342.x[61];
+    const float v1250 = v1249 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1251 = iron_f32_to_bf16(v1250);
+    const unsigned int v1252 = v1242 * v1;
+    const unsigned int v1253 = v1252 + v1244;
+    out[v1253] = v1251;
+  }
+  const unsigned int v1254 = static_cast<unsigned int>(v342.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1255 = v447 + v1254;
+  const unsigned int v1256 = static_cast<unsigned int>(v342.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1257 = v26 + v1256;
+  const bool v1258 = v1255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1259 = v337 && v1258;
+  const bool v1260 = v1257 < v1;
+  const bool v1261 = v1259 && v1260;
+  if (v1261) {
+    const float v1262 = v342.x[62];
+    const float v1263 = v1262 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1264 = iron_f32_to_bf16(v1263);
+    const unsigned int v1265 = v1255 * v1;
+    const unsigned int v1266 = v1265 + v1257;
+    out[v1266] = v1264;
+  }
+  const unsigned int v1267 = static_cast<unsigned int>(v342.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1268 = v447 + v1267;
+  const unsigned int v1269 = static_cast<unsigned int>(v342.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1270 = v26 + v1269;
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1272 = v337 && v1271;
+  const bool v1273 = v1270 < v1;
+  const bool v1274 = v1272 && v1273;
+  if (v1274) {
+    const float v1275 = v342.x[63];
+    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
+    const unsigned int v1278 = v1268 * v1;
+    const unsigned int v1279 = v1278 + v1270;
+    out[v1279] = v1277;
+  }
+  const unsigned int v1281 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1289;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1289, 0.0f);
+  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3749 = v333 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3749) {
+      const unsigned int v3753 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3756 = v336 << 5u;
+      const unsigned int v3757 = v3756 + v3753;
+      const unsigned int v3758 = v3757 >> 3u;
+      const unsigned int v3759 = v3757 & 7u;
+      const unsigned int v3760 = v3759 << 3u;
+      const unsigned int v3761 = v22 + v3758;
+      const bool v3763 = v3761 < v0;
+      const bool v3764 = v3760 < v2;
+      const bool v3765 = v3763 && v3764;
+      const unsigned int v3766 = v3761 * v2;
+      const unsigned int v3767 = v3766 + v3760;
+      const unsigned int v3768 = v3765 ? v3767 : v333;
+      const unsigned int v3769 = v3758 << 6u;
+      const unsigned int v3771 = v3769 + v3760;
+      iron_copy_async<16>(shm3 + (v3771 ^ (((v3771 >> 6u) & 7u) << 3u)), a + v3768, v3765);
+      const unsigned int v3773 = v3757 + 384u;
+      const unsigned int v3774 = v3773 >> 3u;
+      const unsigned int v3775 = v3773 & 7u;
+      const unsigned int v3776 = v3775 << 3u;
+      const unsigned int v3777 = v22 + v3774;
+      const bool v3779 = v3777 < v0;
+      const bool v3780 = v3776 < v2;
+      const bool v3781 = v3779 && v3780;
+      const unsigned int v3782 = v3777 * v2;
+      const unsigned int v3783 = v3782 + v3776;
+      const unsigned int v3784 = v3781 ? v3783 : v333;
+      const unsigned int v3785 = v3774 << 6u;
+      const unsigned int v3787 = v3785 + v3776;
+      iron_copy_async<16>(shm3 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), a + v3784, v3781);
+      const unsigned int v3789 = v3757 + 768u;
+      const bool v3791 = v3789 < 1024u;
+      if (v3791) {
+        const unsigned int v3792 = v3789 >> 3u;
+        const unsigned int v3793 = v3789 & 7u;
+        const unsigned int v3794 = v3793 << 3u;
+        const unsigned int v3795 = v22 + v3792;
+        const bool v3797 = v3795 < v0;
+        const bool v3798 = v3794 < v2;
+        const bool v3799 = v3797 && v3798;
+        const unsigned int v3800 = v3795 * v2;
+        const unsigned int v3801 = v3800 + v3794;
+        const unsigned int v3802 = v3799 ? v3801 : v333;
+        const unsigned int v3803 = v3792 << 6u;
+        const unsigned int v3805 = v3803 + v3794;
+        iron_copy_async<16>(shm3 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), a + v3802, v3799);
       }
-      const unsigned int v3781 = v3732 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3783 = v3732 & 15u;
-      const unsigned int v3784 = v3783 << 3u;
-      const unsigned int v3786 = v1256 + v3784;
-      const bool v3787 = v3781 < v2;
-      const bool v3788 = v3786 < v1;
-      const bool v3789 = v3787 && v3788;
-      const unsigned int v3790 = v3781 * v1;
-      const unsigned int v3791 = v3790 + v3786;
-      const unsigned int v3792 = v3789 ? v3791 : v308;
-      const unsigned int v3793 = v3781 << 7u;
-      const unsigned int v3795 = v3793 + v3784;
-      iron_copy_async<16>(shm4 + v3795, b + v3792, v3789);
-      const unsigned int v3796 = v3748 >> 4u;
-      const unsigned int v3797 = v3748 & 15u;
-      const unsigned int v3798 = v3797 << 3u;
-      const unsigned int v3800 = v1256 + v3798;
-      const bool v3801 = v3796 < v2;
-      const bool v3802 = v3800 < v1;
-      const bool v3803 = v3801 && v3802;
-      const unsigned int v3804 = v3796 * v1;
-      const unsigned int v3805 = v3804 + v3800;
-      const unsigned int v3806 = v3803 ? v3805 : v308;
-      const unsigned int v3807 = v3796 << 7u;
-      const unsigned int v3809 = v3807 + v3798;
-      iron_copy_async<16>(shm4 + v3809, b + v3806, v3803);
-      if (v3766) {
-        const unsigned int v3810 = v3764 >> 4u;
-        const unsigned int v3811 = v3764 & 15u;
-        const unsigned int v3812 = v3811 << 3u;
-        const unsigned int v3814 = v1256 + v3812;
-        const bool v3815 = v3810 < v2;
-        const bool v3816 = v3814 < v1;
-        const bool v3817 = v3815 && v3816;
-        const unsigned int v3818 = v3810 * v1;
-        const unsigned int v3819 = v3818 + v3814;
-        const unsigned int v3820 = v3817 ? v3819 : v308;
-        const unsigned int v3821 = v3810 << 7u;
-        const unsigned int v3823 = v3821 + v3812;
-        iron_copy_async<16>(shm4 + v3823, b + v3820, v3817);
+      const unsigned int v3806 = v3757 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3808 = v3757 & 15u;
+      const unsigned int v3809 = v3808 << 3u;
+      const unsigned int v3811 = v1281 + v3809;
+      const bool v3812 = v3806 < v2;
+      const bool v3813 = v3811 < v1;
+      const bool v3814 = v3812 && v3813;
+      const unsigned int v3815 = v3806 * v1;
+      const unsigned int v3816 = v3815 + v3811;
+      const unsigned int v3817 = v3814 ? v3816 : v333;
+      const unsigned int v3818 = v3806 << 7u;
+      const unsigned int v3820 = v3818 + v3809;
+      iron_copy_async<16>(shm4 + v3820, b + v3817, v3814);
+      const unsigned int v3821 = v3773 >> 4u;
+      const unsigned int v3822 = v3773 & 15u;
+      const unsigned int v3823 = v3822 << 3u;
+      const unsigned int v3825 = v1281 + v3823;
+      const bool v3826 = v3821 < v2;
+      const bool v3827 = v3825 < v1;
+      const bool v3828 = v3826 && v3827;
+      const unsigned int v3829 = v3821 * v1;
+      const unsigned int v3830 = v3829 + v3825;
+      const unsigned int v3831 = v3828 ? v3830 : v333;
+      const unsigned int v3832 = v3821 << 7u;
+      const unsigned int v3834 = v3832 + v3823;
+      iron_copy_async<16>(shm4 + v3834, b + v3831, v3828);
+      if (v3791) {
+        const unsigned int v3835 = v3789 >> 4u;
+        const unsigned int v3836 = v3789 & 15u;
+        const unsigned int v3837 = v3836 << 3u;
+        const unsigned int v3839 = v1281 + v3837;
+        const bool v3840 = v3835 < v2;
+        const bool v3841 = v3839 < v1;
+        const bool v3842 = v3840 && v3841;
+        const unsigned int v3843 = v3835 * v1;
+        const unsigned int v3844 = v3843 + v3839;
+        const unsigned int v3845 = v3842 ? v3844 : v333;
+        const unsigned int v3846 = v3835 << 7u;
+        const unsigned int v3848 = v3846 + v3837;
+        iron_copy_async<16>(shm4 + v3848, b + v3845, v3842);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3826 = 64u < v2;
-    if (v3826) {
-      const unsigned int v3830 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3833 = v311 << 5u;
-      const unsigned int v3834 = v3833 + v3830;
-      const unsigned int v3835 = v3834 >> 3u;
-      const unsigned int v3836 = v3834 & 7u;
-      const unsigned int v3837 = v3836 << 3u;
-      const unsigned int v3838 = v22 + v3835;
-      const unsigned int v3839 = 64u + v3837;
-      const bool v3840 = v3838 < v0;
-      const bool v3841 = v3839 < v2;
-      const bool v3842 = v3840 && v3841;
-      const unsigned int v3843 = v3838 * v2;
-      const unsigned int v3844 = v3843 + v3839;
-      const unsigned int v3845 = v3842 ? v3844 : v308;
-      const unsigned int v3846 = v3835 << 6u;
-      const unsigned int v3847 = 8192u + v3846;
-      const unsigned int v3848 = v3847 + v3837;
-      iron_copy_async<16>(shm3 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), a + v3845, v3842);
-      const unsigned int v3850 = v3834 + 384u;
-      const unsigned int v3851 = v3850 >> 3u;
-      const unsigned int v3852 = v3850 & 7u;
-      const unsigned int v3853 = v3852 << 3u;
-      const unsigned int v3854 = v22 + v3851;
-      const unsigned int v3855 = 64u + v3853;
-      const bool v3856 = v3854 < v0;
-      const bool v3857 = v3855 < v2;
-      const bool v3858 = v3856 && v3857;
-      const unsigned int v3859 = v3854 * v2;
-      const unsigned int v3860 = v3859 + v3855;
-      const unsigned int v3861 = v3858 ? v3860 : v308;
-      const unsigned int v3862 = v3851 << 6u;
-      const unsigned int v3863 = 8192u + v3862;
-      const unsigned int v3864 = v3863 + v3853;
-      iron_copy_async<16>(shm3 + (v3864 ^ (((v3864 >> 6u) & 7u) << 3u)), a + v3861, v3858);
-      const unsigned int v3866 = v3834 + 768u;
-      const bool v3868 = v3866 < 1024u;
-      if (v3868) {
-        const unsigned int v3869 = v3866 >> 3u;
-        const unsigned int v3870 = v3866 & 7u;
-        const unsigned int v3871 = v3870 << 3u;
-        const unsigned int v3872 = v22 + v3869;
-        const unsigned int v3873 = 64u + v3871;
-        const bool v3874 = v3872 < v0;
-        const bool v3875 = v3873 < v2;
-        const bool v3876 = v3874 && v3875;
-        const unsigned int v3877 = v3872 * v2;
-        const unsigned int v3878 = v3877 + v3873;
-        const unsigned int v3879 = v3876 ? v3878 : v308;
-        const unsigned int v3880 = v3869 << 6u;
-        const unsigned int v3881 = 8192u + v3880;
-        const unsigned int v3882 = v3881 + v3871;
-        iron_copy_async<16>(shm3 + (v3882 ^ (((v3882 >> 6u) & 7u) << 3u)), a + v3879, v3876);
+    const bool v3851 = 64u < v2;
+    if (v3851) {
+      const unsigned int v3855 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3858 = v336 << 5u;
+      const unsigned int v3859 = v3858 + v3855;
+      const unsigned int v3860 = v3859 >> 3u;
+      const unsigned int v3861 = v3859 & 7u;
+      const unsigned int v3862 = v3861 << 3u;
+      const unsigned int v3863 = v22 + v3860;
+      const unsigned int v3864 = 64u + v3862;
+      const bool v3865 = v3863 < v0;
+      const bool v3866 = v3864 < v2;
+      const bool v3867 = v3865 && v3866;
+      const unsigned int v3868 = v3863 * v2;
+      const unsigned int v3869 = v3868 + v3864;
+      const unsigned int v3870 = v3867 ? v3869 : v333;
+      const unsigned int v3871 = v3860 << 6u;
+      const unsigned int v3872 = 8192u + v3871;
+      const unsigned int v3873 = v3872 + v3862;
+      iron_copy_async<16>(shm3 + (v3873 ^ (((v3873 >> 6u) & 7u) << 3u)), a + v3870, v3867);
+      const unsigned int v3875 = v3859 + 384u;
+      const unsigned int v3876 = v3875 >> 3u;
+      const unsigned int v3877 = v3875 & 7u;
+      const unsigned int v3878 = v3877 << 3u;
+      const unsigned int v3879 = v22 + v3876;
+      const unsigned int v3880 = 64u + v3878;
+      const bool v3881 = v3879 < v0;
+      const bool v3882 = v3880 < v2;
+      const bool v3883 = v3881 && v3882;
+      const unsigned int v3884 = v3879 * v2;
+      const unsigned int v3885 = v3884 + v3880;
+      const unsigned int v3886 = v3883 ? v3885 : v333;
+      const unsigned int v3887 = v3876 << 6u;
+      const unsigned int v3888 = 8192u + v3887;
+      const unsigned int v3889 = v3888 + v3878;
+      iron_copy_async<16>(shm3 + (v3889 ^ (((v3889 >> 6u) & 7u) << 3u)), a + v3886, v3883);
+      const unsigned int v3891 = v3859 + 768u;
+      const bool v3893 = v3891 < 1024u;
+      if (v3893) {
+        const unsigned int v3894 = v3891 >> 3u;
+        const unsigned int v3895 = v3891 & 7u;
+        const unsigned int v3896 = v3895 << 3u;
+        const unsigned int v3897 = v22 + v3894;
+        const unsigned int v3898 = 64u + v3896;
+        const bool v3899 = v3897 < v0;
+        const bool v3900 = v3898 < v2;
+        const bool v3901 = v3899 && v3900;
+        const unsigned int v3902 = v3897 * v2;
+        const unsigned int v3903 = v3902 + v3898;
+        const unsigned int v3904 = v3901 ? v3903 : v333;
+        const unsigned int v3905 = v3894 << 6u;
+        const unsigned int v3906 = 8192u + v3905;
+        const unsigned int v3907 = v3906 + v3896;
+        iron_copy_async<16>(shm3 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), a + v3904, v3901);
       }
-      const unsigned int v3883 = v3834 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3885 = v3834 & 15u;
-      const unsigned int v3886 = v3885 << 3u;
-      const unsigned int v3887 = 64u + v3883;
-      const unsigned int v3888 = v1256 + v3886;
-      const bool v3889 = v3887 < v2;
-      const bool v3890 = v3888 < v1;
-      const bool v3891 = v3889 && v3890;
-      const unsigned int v3892 = v3887 * v1;
-      const unsigned int v3893 = v3892 + v3888;
-      const unsigned int v3894 = v3891 ? v3893 : v308;
-      const unsigned int v3895 = v3883 << 7u;
-      const unsigned int v3896 = 8192u + v3895;
-      const unsigned int v3897 = v3896 + v3886;
-      iron_copy_async<16>(shm4 + v3897, b + v3894, v3891);
-      const unsigned int v3898 = v3850 >> 4u;
-      const unsigned int v3899 = v3850 & 15u;
-      const unsigned int v3900 = v3899 << 3u;
-      const unsigned int v3901 = 64u + v3898;
-      const unsigned int v3902 = v1256 + v3900;
-      const bool v3903 = v3901 < v2;
-      const bool v3904 = v3902 < v1;
-      const bool v3905 = v3903 && v3904;
-      const unsigned int v3906 = v3901 * v1;
-      const unsigned int v3907 = v3906 + v3902;
-      const unsigned int v3908 = v3905 ? v3907 : v308;
-      const unsigned int v3909 = v3898 << 7u;
-      const unsigned int v3910 = 8192u + v3909;
-      const unsigned int v3911 = v3910 + v3900;
-      iron_copy_async<16>(shm4 + v3911, b + v3908, v3905);
-      if (v3868) {
-        const unsigned int v3912 = v3866 >> 4u;
-        const unsigned int v3913 = v3866 & 15u;
-        const unsigned int v3914 = v3913 << 3u;
-        const unsigned int v3915 = 64u + v3912;
-        const unsigned int v3916 = v1256 + v3914;
-        const bool v3917 = v3915 < v2;
-        const bool v3918 = v3916 < v1;
-        const bool v3919 = v3917 && v3918;
-        const unsigned int v3920 = v3915 * v1;
-        const unsigned int v3921 = v3920 + v3916;
-        const unsigned int v3922 = v3919 ? v3921 : v308;
-        const unsigned int v3923 = v3912 << 7u;
-        const unsigned int v3924 = 8192u + v3923;
-        const unsigned int v3925 = v3924 + v3914;
-        iron_copy_async<16>(shm4 + v3925, b + v3922, v3919);
+      const unsigned int v3908 = v3859 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3910 = v3859 & 15u;
+      const unsigned int v3911 = v3910 << 3u;
+      const unsigned int v3912 = 64u + v3908;
+      const unsigned int v3913 = v1281 + v3911;
+      const bool v3914 = v3912 < v2;
+      const bool v3915 = v3913 < v1;
+      const bool v3916 = v3914 && v3915;
+      const unsigned int v3917 = v3912 * v1;
+      const unsigned int v3918 = v3917 + v3913;
+      const unsigned int v3919 = v3916 ? v3918 : v333;
+      const unsigned int v3920 = v3908 << 7u;
+      const unsigned int v3921 = 8192u + v3920;
+      const unsigned int v3922 = v3921 + v3911;
+      iron_copy_async<16>(shm4 + v3922, b + v3919, v3916);
+      const unsigned int v3923 = v3875 >> 4u;
+      const unsigned int v3924 = v3875 & 15u;
+      const unsigned int v3925 = v3924 << 3u;
+      const unsigned int v3926 = 64u + v3923;
+      const unsigned int v3927 = v1281 + v3925;
+      const bool v3928 = v3926 < v2;
+      const bool v3929 = v3927 < v1;
+      const bool v3930 = v3928 && v3929;
+      const unsigned int v3931 = v3926 * v1;
+      const unsigned int v3932 = v3931 + v3927;
+      const unsigned int v3933 = v3930 ? v3932 : v333;
+      const unsigned int v3934 = v3923 << 7u;
+      const unsigned int v3935 = 8192u + v3934;
+      const unsigned int v3936 = v3935 + v3925;
+      iron_copy_async<16>(shm4 + v3936, b + v3933, v3930);
+      if (v3893) {
+        const unsigned int v3937 = v3891 >> 4u;
+        const unsigned int v3938 = v3891 & 15u;
+        const unsigned int v3939 = v3938 << 3u;
+        const unsigned int v3940 = 64u + v3937;
+        const unsigned int v3941 = v1281 + v3939;
+        const bool v3942 = v3940 < v2;
+        const bool v3943 = v3941 < v1;
+        const bool v3944 = v3942 && v3943;
+        const unsigned int v3945 = v3940 * v1;
+        const unsigned int v3946 = v3945 + v3941;
+        const unsigned int v3947 = v3944 ? v3946 : v333;
+        const unsigned int v3948 = v3937 << 7u;
+        const unsigned int v3949 = 8192u + v3948;
+        const unsigned int v3950 = v3949 + v3939;
+        iron_copy_async<16>(shm4 + v3950, b + v3947, v3944);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2961 = v308; v2961 < v2; v2961 += 64u) {
-      const unsigned int v2963 = v2961 >> 6u;
-      const unsigned int v2965 = v2963 % 3u;
+    for (unsigned int v2986 = v333; v2986 < v2; v2986 += 64u) {
+      const unsigned int v2988 = v2986 >> 6u;
+      const unsigned int v2990 = v2988 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v312) {
-        const unsigned int v2967 = v2965 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2975 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v2976 = v2967 + v2975;
-        const unsigned int v3246 = v418 << 6u;
-        const unsigned int v3248 = v2976 + v3246;
-        iron_frag<iron_bf16, 0, 16, 16> v3257;
-        iron_frag_fill(v3257, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3257, shm3, v3248, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3259;
-        iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3259, shm4, v2967, 128u);
-        iron_frag_mma_sync(v1264, v3257, v3259);
-        const unsigned int v3261 = v3248 + 16u;
-        const unsigned int v3266 = v2967 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3268;
-        iron_frag_fill(v3268, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3268, shm3, v3261, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3270;
-        iron_frag_fill(v3270, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3270, shm4, v3266, 128u);
-        iron_frag_mma_sync(v1264, v3268, v3270);
-        const unsigned int v3272 = v3248 + 32u;
-        const unsigned int v3277 = v2967 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3279;
-        iron_frag_fill(v3279, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3279, shm3, v3272, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3281;
-        iron_frag_fill(v3281, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3281, shm4, v3277, 128u);
-        iron_frag_mma_sync(v1264, v3279, v3281);
-        const unsigned int v3283 = v3248 + 48u;
-        const unsigned int v3288 = v2967 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3290;
-        iron_frag_fill(v3290, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3290, shm3, v3283, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3292;
-        iron_frag_fill(v3292, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3292, shm4, v3288, 128u);
-        iron_frag_mma_sync(v1264, v3290, v3292);
+      if (v337) {
+        const unsigned int v2992 = v2990 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v3000 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v3001 = v2992 + v3000;
+        const unsigned int v3271 = v443 << 6u;
+        const unsigned int v3273 = v3001 + v3271;
+        iron_frag<iron_bf16, 0, 16, 16> v3282;
+        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3282, shm3, v3273, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3284;
+        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3284, shm4, v2992, 128u);
+        iron_frag_mma_sync(v1289, v3282, v3284);
+        const unsigned int v3286 = v3273 + 16u;
+        const unsigned int v3291 = v2992 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3293;
+        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3293, shm3, v3286, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3295;
+        iron_frag_fill(v3295, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3295, shm4, v3291, 128u);
+        iron_frag_mma_sync(v1289, v3293, v3295);
+        const unsigned int v3297 = v3273 + 32u;
+        const unsigned int v3302 = v2992 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3304;
+        iron_frag_fill(v3304, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3304, shm3, v3297, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3306;
+        iron_frag_fill(v3306, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3306, shm4, v3302, 128u);
+        iron_frag_mma_sync(v1289, v3304, v3306);
+        const unsigned int v3308 = v3273 + 48u;
+        const unsigned int v3313 = v2992 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3315;
+        iron_frag_fill(v3315, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3315, shm3, v3308, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3317;
+        iron_frag_fill(v3317, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3317, shm4, v3313, 128u);
+        iron_frag_mma_sync(v1289, v3315, v3317);
       }
-      const unsigned int v2983 = v2961 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2985 = v2963 + 2u;
-      const unsigned int v2986 = v2985 % 3u;
-      const bool v2987 = v2983 < v2;
-      if (v2987) {
-        const unsigned int v2989 = v2986 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2992 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2994 = v311 << 5u;
-        const unsigned int v2995 = v2994 + v2992;
-        const unsigned int v2999 = v2995 >> 3u;
-        const unsigned int v3001 = v2995 & 7u;
-        const unsigned int v3003 = v3001 << 3u;
-        const unsigned int v3004 = v22 + v2999;
-        const unsigned int v3005 = v2983 + v3003;
-        const bool v3006 = v3004 < v0;
-        const bool v3007 = v3005 < v2;
-        const bool v3008 = v3006 && v3007;
-        const unsigned int v3009 = v3004 * v2;
-        const unsigned int v3011 = v3009 + v3005;
-        const unsigned int v3012 = v3008 ? v3011 : v308;
-        const unsigned int v3014 = v2999 << 6u;
-        const unsigned int v3015 = v2989 + v3014;
-        const unsigned int v3016 = v3015 + v3003;
-        iron_copy_async<16>(shm3 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), a + v3012, v3008);
-        const unsigned int v3018 = v2995 + 384u;
-        const unsigned int v3020 = v3018 >> 3u;
-        const unsigned int v3022 = v3018 & 7u;
-        const unsigned int v3024 = v3022 << 3u;
-        const unsigned int v3025 = v22 + v3020;
-        const unsigned int v3026 = v2983 + v3024;
-        const bool v3027 = v3025 < v0;
-        const bool v3028 = v3026 < v2;
-        const bool v3029 = v3027 && v3028;
-        const unsigned int v3030 = v3025 * v2;
-        const unsigned int v3032 = v3030 + v3026;
-        const unsigned int v3033 = v3029 ? v3032 : v308;
-        const unsigned int v3035 = v3020 << 6u;
-        const unsigned int v3036 = v2989 + v3035;
-        const unsigned int v3037 = v3036 + v3024;
-        iron_copy_async<16>(shm3 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), a + v3033, v3029);
-        const unsigned int v3039 = v2995 + 768u;
-        const bool v3041 = v3039 < 1024u;
-        if (v3041) {
-          const unsigned int v3043 = v3039 >> 3u;
-          const unsigned int v3045 = v3039 & 7u;
-          const unsigned int v3047 = v3045 << 3u;
-          const unsigned int v3048 = v22 + v3043;
-          const unsigned int v3049 = v2983 + v3047;
-          const bool v3050 = v3048 < v0;
-          const bool v3051 = v3049 < v2;
-          const bool v3052 = v3050 && v3051;
-          const unsigned int v3053 = v3048 * v2;
-          const unsigned int v3055 = v3053 + v3049;
-          const unsigned int v3056 = v3052 ? v3055 : v308;
-          const unsigned int v3058 = v3043 << 6u;
-          const unsigned int v3059 = v2989 + v3058;
-          const unsigned int v3060 = v3059 + v3047;
-          iron_copy_async<16>(shm3 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), a + v3056, v3052);
+      const unsigned int v3008 = v2986 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v3010 = v2988 + 2u;
+      const unsigned int v3011 = v3010 % 3u;
+      const bool v3012 = v3008 < v2;
+      if (v3012) {
+        const unsigned int v3014 = v3011 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v3017 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v3019 = v336 << 5u;
+        const unsigned int v3020 = v3019 + v3017;
+        const unsigned int v3024 = v3020 >> 3u;
+        const unsigned int v3026 = v3020 & 7u;
+        const unsigned int v3028 = v3026 << 3u;
+        const unsigned int v3029 = v22 + v3024;
+        const unsigned int v3030 = v3008 + v3028;
+        const bool v3031 = v3029 < v0;
+        const bool v3032 = v3030 < v2;
+        const bool v3033 = v3031 && v3032;
+        const unsigned int v3034 = v3029 * v2;
+        const unsigned int v3036 = v3034 + v3030;
+        const unsigned int v3037 = v3033 ? v3036 : v333;
+        const unsigned int v3039 = v3024 << 6u;
+        const unsigned int v3040 = v3014 + v3039;
+        const unsigned int v3041 = v3040 + v3028;
+        iron_copy_async<16>(shm3 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), a + v3037, v3033);
+        const unsigned int v3043 = v3020 + 384u;
+        const unsigned int v3045 = v3043 >> 3u;
+        const unsigned int v3047 = v3043 & 7u;
+        const unsigned int v3049 = v3047 << 3u;
+        const unsigned int v3050 = v22 + v3045;
+        const unsigned int v3051 = v3008 + v3049;
+        const bool v3052 = v3050 < v0;
+        const bool v3053 = v3051 < v2;
+        const bool v3054 = v3052 && v3053;
+        const unsigned int v3055 = v3050 * v2;
+        const unsigned int v3057 = v3055 + v3051;
+        const unsigned int v3058 = v3054 ? v3057 : v333;
+        const unsigned int v3060 = v3045 << 6u;
+        const unsigned int v3061 = v3014 + v3060;
+        const unsigned int v3062 = v3061 + v3049;
+        iron_copy_async<16>(shm3 + (v3062 ^ (((v3062 >> 6u) & 7u) << 3u)), a + v3058, v3054);
+        const unsigned int v3064 = v3020 + 768u;
+        const bool v3066 = v3064 < 1024u;
+        if (v3066) {
+          const unsigned int v3068 = v3064 >> 3u;
+          const unsigned int v3070 = v3064 & 7u;
+          const unsigned int v3072 = v3070 << 3u;
+          const unsigned int v3073 = v22 + v3068;
+          const unsigned int v3074 = v3008 + v3072;
+          const bool v3075 = v3073 < v0;
+          const bool v3076 = v3074 < v2;
+          const bool v3077 = v3075 && v3076;
+          const unsigned int v3078 = v3073 * v2;
+          const unsigned int v3080 = v3078 + v3074;
+          const unsigned int v3081 = v3077 ? v3080 : v333;
+          const unsigned int v3083 = v3068 << 6u;
+          const unsigned int v3084 = v3014 + v3083;
+          const unsigned int v3085 = v3084 + v3072;
+          iron_copy_async<16>(shm3 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), a + v3081, v3077);
         }
-        const unsigned int v3072 = v2995 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v3074 = v2995 & 15u;
-        const unsigned int v3076 = v3074 << 3u;
-        const unsigned int v3077 = v2983 + v3072;
-        const unsigned int v3078 = v1256 + v3076;
-        const bool v3079 = v3077 < v2;
-        const bool v3080 = v3078 < v1;
-        const bool v3081 = v3079 && v3080;
-        const unsigned int v3082 = v3077 * v1;
-        const unsigned int v3084 = v3082 + v3078;
-        const unsigned int v3085 = v3081 ? v3084 : v308;
-        const unsigned int v3087 = v3072 << 7u;
-        const unsigned int v3088 = v2989 + v3087;
-        const unsigned int v3089 = v3088 + v3076;
-        iron_copy_async<16>(shm4 + v3089, b + v3085, v3081);
-        const unsigned int v3093 = v3018 >> 4u;
-        const unsigned int v3095 = v3018 & 15u;
-        const unsigned int v3097 = v3095 << 3u;
-        const unsigned int v3098 = v2983 + v3093;
-        const unsigned int v3099 = v1256 + v3097;
-        const bool v3100 = v3098 < v2;
-        const bool v3101 = v3099 < v1;
-        const bool v3102 = v3100 && v3101;
-        const unsigned int v3103 = v3098 * v1;
-        const unsigned int v3105 = v3103 + v3099;
-        const unsigned int v3106 = v3102 ? v3105 : v308;
-        const unsigned int v3108 = v3093 << 7u;
-        const unsigned int v3109 = v2989 + v3108;
-        const unsigned int v3110 = v3109 + v3097;
-        iron_copy_async<16>(shm4 + v3110, b + v3106, v3102);
-        if (v3041) {
-          const unsigned int v3116 = v3039 >> 4u;
-          const unsigned int v3118 = v3039 & 15u;
-          const unsigned int v3120 = v3118 << 3u;
-          const unsigned int v3121 = v2983 + v3116;
-          const unsigned int v3122 = v1256 + v3120;
-          const bool v3123 = v3121 < v2;
-          const bool v3124 = v3122 < v1;
-          const bool v3125 = v3123 && v3124;
-          const unsigned int v3126 = v3121 * v1;
-          const unsigned int v3128 = v3126 + v3122;
-          const unsigned int v3129 = v3125 ? v3128 : v308;
-          const unsigned int v3131 = v3116 << 7u;
-          const unsigned int v3132 = v2989 + v3131;
-          const unsigned int v3133 = v3132 + v3120;
-          iron_copy_async<16>(shm4 + v3133, b + v3129, v3125);
+        const unsigned int v3097 = v3020 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v3099 = v3020 & 15u;
+        const unsigned int v3101 = v3099 << 3u;
+        const unsigned int v3102 = v3008 + v3097;
+        const unsigned int v3103 = v1281 + v3101;
+        const bool v3104 = v3102 < v2;
+        const bool v3105 = v3103 < v1;
+        const bool v3106 = v3104 && v3105;
+        const unsigned int v3107 = v3102 * v1;
+        const unsigned int v3109 = v3107 + v3103;
+        const unsigned int v3110 = v3106 ? v3109 : v333;
+        const unsigned int v3112 = v3097 << 7u;
+        const unsigned int v3113 = v3014 + v3112;
+        const unsigned int v3114 = v3113 + v3101;
+        iron_copy_async<16>(shm4 + v3114, b + v3110, v3106);
+        const unsigned int v3118 = v3043 >> 4u;
+        const unsigned int v3120 = v3043 & 15u;
+        const unsigned int v3122 = v3120 << 3u;
+        const unsigned int v3123 = v3008 + v3118;
+        const unsigned int v3124 = v1281 + v3122;
+        const bool v3125 = v3123 < v2;
+        const bool v3126 = v3124 < v1;
+        const bool v3127 = v3125 && v3126;
+        const unsigned int v3128 = v3123 * v1;
+        const unsigned int v3130 = v3128 + v3124;
+        const unsigned int v3131 = v3127 ? v3130 : v333;
+        const unsigned int v3133 = v3118 << 7u;
+        const unsigned int v3134 = v3014 + v3133;
+        const unsigned int v3135 = v3134 + v3122;
+        iron_copy_async<16>(shm4 + v3135, b + v3131, v3127);
+        if (v3066) {
+          const unsigned int v3141 = v3064 >> 4u;
+          const unsigned int v3143 = v3064 & 15u;
+          const unsigned int v3145 = v3143 << 3u;
+          const unsigned int v3146 = v3008 + v3141;
+          const unsigned int v3147 = v1281 + v3145;
+          const bool v3148 = v3146 < v2;
+          const bool v3149 = v3147 < v1;
+          const bool v3150 = v3148 && v3149;
+          const unsigned int v3151 = v3146 * v1;
+          const unsigned int v3153 = v3151 + v3147;
+          const unsigned int v3154 = v3150 ? v3153 : v333;
+          const unsigned int v3156 = v3141 << 7u;
+          const unsigned int v3157 = v3014 + v3156;
+          const unsigned int v3158 = v3157 + v3145;
+          iron_copy_async<16>(shm4 + v3158, b + v3154, v3150);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v1303 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const unsigned int v1304 = threadIdx.x;
+    const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1329 = threadIdx.x;
 
-    for (unsigned int v1301 = v308; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1312 = v1311 < v0;
-        const unsigned int v1313 = v1301 + v1310;
-        const bool v1314 = v1313 < v2;
-        const bool v1315 = v1312 && v1314;
-        if (v1315) {
-          const unsigned int v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1319 = v1317 + v1301;
-          const unsigned int v1320 = v1319 + v1310;
-          const iron_bf16 v1321 = a[v1320];
-          const unsigned int v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v1324 = v1323 + v1310;
-          shm3[(v1324 ^ (((v1324 >> 6u) & 7u) << 3u))] = v1321;
+    for (unsigned int v1326 = v333; v1326 < v2; v1326 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v1331 = v1329; v1331 < 8192u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1336 = v22 + v1333;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1337 = v1336 < v0;
+        const unsigned int v1338 = v1326 + v1335;
+        const bool v1339 = v1338 < v2;
+        const bool v1340 = v1337 && v1339;
+        if (v1340) {
+          const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1344 = v1342 + v1326;
+          const unsigned int v1345 = v1344 + v1335;
+          const iron_bf16 v1346 = a[v1345];
+          const unsigned int v1348 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1349 = v1348 + v1335;
+          shm3[(v1349 ^ (((v1349 >> 6u) & 7u) << 3u))] = v1346;
         } else {
-          const unsigned int v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v1327 = v1326 + v1310;
-          shm3[(v1327 ^ (((v1327 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1351 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1352 = v1351 + v1335;
+          shm3[(v1352 ^ (((v1352 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v1339 = v1338 + v1336;
-        const unsigned int v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1341 = v1340 < v2;
-        const unsigned int v1342 = v1256 + v1336;
-        const bool v1343 = v1342 < v1;
-        const bool v1344 = v1341 && v1343;
-        if (v1344) {
-          const unsigned int v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v1347 = v1346 + v1256;
-          const unsigned int v1348 = v1347 + v1336;
-          const iron_bf16 v1349 = b[v1348];
-          shm4[v1339] = v1349;
+      for (unsigned int v1357 = v1329; v1357 < 8192u; v1357 += v1328) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v1359 = v1357 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v1361 = v1357 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v1363 = v1359 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v1364 = v1363 + v1361;
+        const unsigned int v1365 = v1326 + v1359;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1366 = v1365 < v2;
+        const unsigned int v1367 = v1281 + v1361;
+        const bool v1368 = v1367 < v1;
+        const bool v1369 = v1366 && v1368;
+        if (v1369) {
+          const unsigned int v1371 = v1365 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v1372 = v1371 + v1281;
+          const unsigned int v1373 = v1372 + v1361;
+          const iron_bf16 v1374 = b[v1373];
+          shm4[v1364] = v1374;
         } else {
-          shm4[v1339] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1364] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v3299 = v418 << 6u;
-        const unsigned int v3301 = v1358 + v3299;
-        iron_frag<iron_bf16, 0, 16, 16> v3310;
-        iron_frag_fill(v3310, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3310, shm3, v3301, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3312;
-        iron_frag_fill(v3312, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3312, shm4, v308, 128u);
-        iron_frag_mma_sync(v1264, v3310, v3312);
-        const unsigned int v3314 = v3301 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3321;
-        iron_frag_fill(v3321, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3321, shm3, v3314, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3323;
-        iron_frag_fill(v3323, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3323, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v1264, v3321, v3323);
-        const unsigned int v3325 = v3301 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3332;
-        iron_frag_fill(v3332, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3332, shm3, v3325, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3334;
-        iron_frag_fill(v3334, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3334, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v1264, v3332, v3334);
-        const unsigned int v3336 = v3301 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3343;
-        iron_frag_fill(v3343, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3343, shm3, v3336, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3345;
-        iron_frag_fill(v3345, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3345, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v1264, v3343, v3345);
+      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1383 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v3324 = v443 << 6u;
+        const unsigned int v3326 = v1383 + v3324;
+        iron_frag<iron_bf16, 0, 16, 16> v3335;
+        iron_frag_fill(v3335, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3335, shm3, v3326, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3337;
+        iron_frag_fill(v3337, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3337, shm4, v333, 128u);
+        iron_frag_mma_sync(v1289, v3335, v3337);
+        const unsigned int v3339 = v3326 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3346;
+        iron_frag_fill(v3346, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3346, shm3, v3339, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3348;
+        iron_frag_fill(v3348, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3348, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v1289, v3346, v3348);
+        const unsigned int v3350 = v3326 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3357;
+        iron_frag_fill(v3357, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3357, shm3, v3350, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3359;
+        iron_frag_fill(v3359, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3359, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v1289, v3357, v3359);
+        const unsigned int v3361 = v3326 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3368;
+        iron_frag_fill(v3368, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3368, shm3, v3361, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3370;
+        iron_frag_fill(v3370, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3370, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v1289, v3368, v3370);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v1264.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1371 = v422 + v1370;
-  const unsigned int v1372 = static_cast<unsigned int>(v1264.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1373 = v1256 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1375 = v312 && v1374;
-  const bool v1376 = v1373 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v1264.x[0];
-    const float v1379 = v1378 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
-    const unsigned int v1381 = v1371 * v1;
-    const unsigned int v1382 = v1381 + v1373;
-    out[v1382] = v1380;
+  const unsigned int v1395 = static_cast<unsigned int>(v1289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1396 = v447 + v1395;
+  const unsigned int v1397 = static_cast<unsigned int>(v1289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1398 = v1281 + v1397;
+  const bool v1399 = v1396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1400 = v337 && v1399;
+  const bool v1401 = v1398 < v1;
+  const bool v1402 = v1400 && v1401;
+  if (v1402) {
+    const float v1403 = v1289.x[0];
+    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
+    const unsigned int v1406 = v1396 * v1;
+    const unsigned int v1407 = v1406 + v1398;
+    out[v1407] = v1405;
   }
-  const unsigned int v1383 = static_cast<unsigned int>(v1264.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1384 = v422 + v1383;
-  const unsigned int v1385 = static_cast<unsigned int>(v1264.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1386 = v1256 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1388 = v312 && v1387;
-  const bool v1389 = v1386 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v1264.x[1];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1393 = iron_f32_to_bf16(v1392);
-    const unsigned int v1394 = v1384 * v1;
-    const unsigned int v1395 = v1394 + v1386;
-    out[v1395] = v1393;
+  const unsigned int v1408 = static_cast<unsigned int>(v1289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1409 = v447 + v1408;
+  const unsigned int v1410 = static_cast<unsigned int>(v1289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1411 = v1281 + v1410;
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1413 = v337 && v1412;
+  const bool v1414 = v1411 < v1;
+  const bool v1415 = v1413 && v1414;
+  if (v1415) {
+    const float v1416 = v1289.x[1];
+    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1418 = iron_f32_to_bf16(v1417);
+    const unsigned int v1419 = v1409 * v1;
+    const unsigned int v1420 = v1419 + v1411;
+    out[v1420] = v1418;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v1264.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1397 = v422 + v1396;
-  const unsigned int v1398 = static_cast<unsigned int>(v1264.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1399 = v1256 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1401 = v312 && v1400;
-  const bool v1402 = v1399 < v1;
-  const bool v1403 = v1401 && v1402;
-  if (v1403) {
-    const float v1404 = v1264.x[2];
-    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1406 = iron_f32_to_bf16(v1405);
-    const unsigned int v1407 = v1397 * v1;
-    const unsigned int v1408 = v1407 + v1399;
-    out[v1408] = v1406;
+  const unsigned int v1421 = static_cast<unsigned int>(v1289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1422 = v447 + v1421;
+  const unsigned int v1423 = static_cast<unsigned int>(v1289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1424 = v1281 + v1423;
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1426 = v337 && v1425;
+  const bool v1427 = v1424 < v1;
+  const bool v1428 = v1426 && v1427;
+  if (v1428) {
+    const float v1429 = v1289.x[2];
+    const float v1430 = v1429 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
+    const unsigned int v1432 = v1422 * v1;
+    const unsigned int v1433 = v1432 + v1424;
+    out[v1433] = v1431;
   }
-  const unsigned int v1409 = static_cast<unsigned int>(v1264.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1410 = v422 + v1409;
-  const unsigned int v1411 = static_cast<unsigned int>(v1264.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1412 = v1256 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1414 = v312 && v1413;
-  const bool v1415 = v1412 < v1;
-  const bool v1416 = v1414 && v1415;
-  if (v1416) {
-    const float v1417 = v1264.x[3];
-    const float v1418 = v1417 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1419 = iron_f32_to_bf16(v1418);
-    const unsigned int v1420 = v1410 * v1;
-    const unsigned int v1421 = v1420 + v1412;
-    out[v1421] = v1419;
+  const unsigned int v1434 = static_cast<unsigned int>(v1289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1435 = v447 + v1434;
+  const unsigned int v1436 = static_cast<unsigned int>(v1289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1437 = v1281 + v1436;
+  const bool v1438 = v1435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1439 = v337 && v1438;
+  const bool v1440 = v1437 < v1;
+  const bool v1441 = v1439 && v1440;
+  if (v1441) {
+    const float v1442 = v1289.x[3];
+    const float v1443 = v1442 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1444 = iron_f32_to_bf16(v1443);
+    const unsigned int v1445 = v1435 * v1;
+    const unsigned int v1446 = v1445 + v1437;
+    out[v1446] = v1444;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v1264.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1423 = v422 + v1422;
-  const unsigned int v1424 = static_cast<unsigned int>(v1264.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1425 = v1256 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1427 = v312 && v1426;
-  const bool v1428 = v1425 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v1264.x[4];
-    const float v1431 = v1430 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1432 = iron_f32_to_bf16(v1431);
-    const unsigned int v1433 = v1423 * v1;
-    const unsigned int v1434 = v1433 + v1425;
-    out[v1434] = v1432;
+  const unsigned int v1447 = static_cast<unsigned int>(v1289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1448 = v447 + v1447;
+  const unsigned int v1449 = static_cast<unsigned int>(v1289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1450 = v1281 + v1449;
+  const bool v1451 = v1448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1452 = v337 && v1451;
+  const bool v1453 = v1450 < v1;
+  const bool v1454 = v1452 && v1453;
+  if (v1454) {
+    const float v1455 = v1289.x[4];
+    const float v1456 = v1455 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
+    const unsigned int v1458 = v1448 * v1;
+    const unsigned int v1459 = v1458 + v1450;
+    out[v1459] = v1457;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v1264.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1436 = v422 + v1435;
-  const unsigned int v1437 = static_cast<unsigned int>(v1264.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1438 = v1256 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1440 = v312 && v1439;
-  const bool v1441 = v1438 < v1;
-  const bool v1442 = v1440 && v1441;
-  if (v1442) {
-    const float v1443 = v1264.x[5];
-    const float v1444 = v1443 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1445 = iron_f32_to_bf16(v1444);
-    const unsigned int v1446 = v1436 * v1;
-    const unsigned int v1447 = v1446 + v1438;
-    out[v1447] = v1445;
+  const unsigned int v1460 = static_cast<unsigned int>(v1289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1461 = v447 + v1460;
+  const unsigned int v1462 = static_cast<unsigned int>(v1289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1463 = v1281 + v1462;
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1465 = v337 && v1464;
+  const bool v1466 = v1463 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v1289.x[5];
+    const float v1469 = v1468 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
+    const unsigned int v1471 = v1461 * v1;
+    const unsigned int v1472 = v1471 + v1463;
+    out[v1472] = v1470;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v1264.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1449 = v422 + v1448;
-  const unsigned int v1450 = static_cast<unsigned int>(v1264.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1451 = v1256 + v1450;
-  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1453 = v312 && v1452;
-  const bool v1454 = v1451 < v1;
-  const bool v1455 = v1453 && v1454;
-  if (v1455) {
-    const float v1456 = v1264.x[6];
-    const float v1457 = v1456 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1458 = iron_f32_to_bf16(v1457);
-    const unsigned int v1459 = v1449 * v1;
-    const unsigned int v1460 = v1459 + v1451;
-    out[v1460] = v1458;
+  const unsigned int v1473 = static_cast<unsigned int>(v1289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1474 = v447 + v1473;
+  const unsigned int v1475 = static_cast<unsigned int>(v1289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1476 = v1281 + v1475;
+  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1478 = v337 && v1477;
+  const bool v1479 = v1476 < v1;
+  const bool v1480 = v1478 && v1479;
+  if (v1480) {
+    const float v1481 = v1289.x[6];
+    const float v1482 = v1481 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1483 = iron_f32_to_bf16(v1482);
+    const unsigned int v1484 = v1474 * v1;
+    const unsigned int v1485 = v1484 + v1476;
+    out[v1485] = v1483;
   }
-  const unsigned int v1461 = static_cast<unsigned int>(v1264.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1462 = v422 + v1461;
-  const unsigned int v1463 = static_cast<unsigned int>(v1264.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1464 = v1256 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1466 = v312 && v1465;
-  const bool v1467 = v1464 < v1;
-  const bool v1468 = v1466 && v1467;
-  if (v1468) {
-    const float v1469 = v1264.x[7];
-    const float v1470 = v1469 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1471 = iron_f32_to_bf16(v1470);
-    const unsigned int v1472 = v1462 * v1;
-    const unsigned int v1473 = v1472 + v1464;
-    out[v1473] = v1471;
+  const unsigned int v1486 = static_cast<unsigned int>(v1289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1487 = v447 + v1486;
+  const unsigned int v1488 = static_cast<unsigned int>(v1289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1489 = v1281 + v1488;
+  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1491 = v337 && v1490;
+  const bool v1492 = v1489 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v1289.x[7];
+    const float v1495 = v1494 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1496 = iron_f32_to_bf16(v1495);
+    const unsigned int v1497 = v1487 * v1;
+    const unsigned int v1498 = v1497 + v1489;
+    out[v1498] = v1496;
   }
-  const unsigned int v1474 = static_cast<unsigned int>(v1264.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1475 = v422 + v1474;
-  const unsigned int v1476 = static_cast<unsigned int>(v1264.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1477 = v1256 + v1476;
-  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1479 = v312 && v1478;
-  const bool v1480 = v1477 < v1;
-  const bool v1481 = v1479 && v1480;
-  if (v1481) {
-    const float v1482 = v1264.x[8];
-    const float v1483 = v1482 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1484 = iron_f32_to_bf16(v1483);
-    const unsigned int v1485 = v1475 * v1;
-    const unsigned int v1486 = v1485 + v1477;
-    out[v1486] = v1484;
+  const unsigned int v1499 = static_cast<unsigned int>(v1289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1500 = v447 + v1499;
+  const unsigned int v1501 = static_cast<unsigned int>(v1289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1502 = v1281 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1504 = v337 && v1503;
+  const bool v1505 = v1502 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v1289.x[8];
+    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
+    const unsigned int v1510 = v1500 * v1;
+    const unsigned int v1511 = v1510 + v1502;
+    out[v1511] = v1509;
   }
-  const unsigned int v1487 = static_cast<unsigned int>(v1264.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1488 = v422 + v1487;
-  const unsigned int v1489 = static_cast<unsigned int>(v1264.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1490 = v1256 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1492 = v312 && v1491;
-  const bool v1493 = v1490 < v1;
-  const bool v1494 = v1492 && v1493;
-  if (v1494) {
-    const float v1495 = v1264.x[9];
-    const float v1496 = v1495 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1497 = iron_f32_to_bf16(v1496);
-    const unsigned int v1498 = v1488 * v1;
-    const unsigned int v1499 = v1498 + v1490;
-    out[v1499] = v1497;
+  const unsigned int v1512 = static_cast<unsigned int>(v1289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1513 = v447 + v1512;
+  const unsigned int v1514 = static_cast<unsigned int>(v1289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1515 = v1281 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1517 = v337 && v1516;
+  const bool v1518 = v1515 < v1;
+  const bool v1519 = v1517 && v1518;
+  if (v1519) {
+    const float v1520 = v1289.x[9];
+    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1522 = iron_f32_to_bf16(v1521);
+    const unsigned int v1523 = v1513 * v1;
+    const unsigned int v1524 = v1523 + v1515;
+    out[v1524] = v1522;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v1264.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1501 = v422 + v1500;
-  const unsigned int v1502 = static_cast<unsigned int>(v1264.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1503 = v1256 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1505 = v312 && v1504;
-  const bool v1506 = v1503 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v1264.x[10];
-    const float v1509 = v1508 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1510 = iron_f32_to_bf16(v1509);
-    const unsigned int v1511 = v1501 * v1;
-    const unsigned int v1512 = v1511 + v1503;
-    out[v1512] = v1510;
+  const unsigned int v1525 = static_cast<unsigned int>(v1289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1526 = v447 + v1525;
+  const unsigned int v1527 = static_cast<unsigned int>(v1289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1528 = v1281 + v1527;
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1530 = v337 && v1529;
+  const bool v1531 = v1528 < v1;
+  const bool v1532 = v1530 && v1531;
+  if (v1532) {
+    const float v1533 = v1289.x[10];
+    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1535 = iron_f32_to_bf16(v1534);
+    const unsigned int v1536 = v1526 * v1;
+    const unsigned int v1537 = v1536 + v1528;
+    out[v1537] = v1535;
   }
-  const unsigned int v1513 = static_cast<unsigned int>(v1264.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1514 = v422 + v1513;
-  const unsigned int v1515 = static_cast<unsigned int>(v1264.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1516 = v1256 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1518 = v312 && v1517;
-  const bool v1519 = v1516 < v1;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v1264.x[11];
-    const float v1522 = v1521 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1523 = iron_f32_to_bf16(v1522);
-    const unsigned int v1524 = v1514 * v1;
-    const unsigned int v1525 = v1524 + v1516;
-    out[v1525] = v1523;
+  const unsigned int v1538 = static_cast<unsigned int>(v1289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1539 = v447 + v1538;
+  const unsigned int v1540 = static_cast<unsigned int>(v1289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1541 = v1281 + v1540;
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1543 = v337 && v1542;
+  const bool v1544 = v1541 < v1;
+  const bool v1545 = v1543 && v1544;
+  if (v1545) {
+    const float v1546 = v1289.x[11];
+    const float v1547 = v1546 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1548 = iron_f32_to_bf16(v1547);
+    const unsigned int v1549 = v1539 * v1;
+    const unsigned int v1550 = v1549 + v1541;
+    out[v1550] = v1548;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v1264.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1527 = v422 + v1526;
-  const unsigned int v1528 = static_cast<unsigned int>(v1264.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1529 = v1256 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1531 = v312 && v1530;
-  const bool v1532 = v1529 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v1264.x[12];
-    const float v1535 = v1534 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1536 = iron_f32_to_bf16(v1535);
-    const unsigned int v1537 = v1527 * v1;
-    const unsigned int v1538 = v1537 + v1529;
-    out[v1538] = v1536;
+  const unsigned int v1551 = static_cast<unsigned int>(v1289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1552 = v447 + v1551;
+  const unsigned int v1553 = static_cast<unsigned int>(v1289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1554 = v1281 + v1553;
+  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1556 = v337 && v1555;
+  const bool v1557 = v1554 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v1289.x[12];
+    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
+    const unsigned int v1562 = v1552 * v1;
+    const unsigned int v1563 = v1562 + v1554;
+    out[v1563] = v1561;
   }
-  const unsigned int v1539 = static_cast<unsigned int>(v1264.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1540 = v422 + v1539;
-  const unsigned int v1541 = static_cast<unsigned int>(v1264.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1542 = v1256 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1544 = v312 && v1543;
-  const bool v1545 = v1542 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v1264.x[13];
-    const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
-    const unsigned int v1550 = v1540 * v1;
-    const unsigned int v1551 = v1550 + v1542;
-    out[v1551] = v1549;
+  const unsigned int v1564 = static_cast<unsigned int>(v1289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1565 = v447 + v1564;
+  const unsigned int v1566 = static_cast<unsigned int>(v1289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1567 = v1281 + v1566;
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1569 = v337 && v1568;
+  const bool v1570 = v1567 < v1;
+  const bool v1571 = v1569 && v1570;
+  if (v1571) {
+    const float v1572 = v1289.x[13];
+    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1574 = iron_f32_to_bf16(v1573);
+    const unsigned int v1575 = v1565 * v1;
+    const unsigned int v1576 = v1575 + v1567;
+    out[v1576] = v1574;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v1264.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1553 = v422 + v1552;
-  const unsigned int v1554 = static_cast<unsigned int>(v1264.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1555 = v1256 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1557 = v312 && v1556;
-  const bool v1558 = v1555 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v1264.x[14];
-    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1562 = iron_f32_to_bf16(v1561);
-    const unsigned int v1563 = v1553 * v1;
-    const unsigned int v1564 = v1563 + v1555;
-    out[v1564] = v1562;
+  const unsigned int v1577 = static_cast<unsigned int>(v1289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1578 = v447 + v1577;
+  const unsigned int v1579 = static_cast<unsigned int>(v1289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1580 = v1281 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1582 = v337 && v1581;
+  const bool v1583 = v1580 < v1;
+  const bool v1584 = v1582 && v1583;
+  if (v1584) {
+    const float v1585 = v1289.x[14];
+    const float v1586 = v1585 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1587 = iron_f32_to_bf16(v1586);
+    const unsigned int v1588 = v1578 * v1;
+    const unsigned int v1589 = v1588 + v1580;
+    out[v1589] = v1587;
   }
-  const unsigned int v1565 = static_cast<unsigned int>(v1264.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1566 = v422 + v1565;
-  const unsigned int v1567 = static_cast<unsigned int>(v1264.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1568 = v1256 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1570 = v312 && v1569;
-  const bool v1571 = v1568 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v1264.x[15];
-    const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1575 = iron_f32_to_bf16(v1574);
-    const unsigned int v1576 = v1566 * v1;
-    const unsigned int v1577 = v1576 + v1568;
-    out[v1577] = v1575;
+  const unsigned int v1590 = static_cast<unsigned int>(v1289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1591 = v447 + v1590;
+  const unsigned int v1592 = static_cast<unsigned int>(v1289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1593 = v1281 + v1592;
+  const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1595 = v337 && v1594;
+  const bool v1596 = v1593 < v1;
+  const bool v1597 = v1595 && v1596;
+  if (v1597) {
+    const float v1598 = v1289.x[15];
+    const float v1599 = v1598 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
+    const unsigned int v1601 = v1591 * v1;
+    const unsigned int v1602 = v1601 + v1593;
+    out[v1602] = v1600;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v1264.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1579 = v422 + v1578;
-  const unsigned int v1580 = static_cast<unsigned int>(v1264.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1581 = v1256 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1583 = v312 && v1582;
-  const bool v1584 = v1581 < v1;
-  const bool v1585 = v1583 && v1584;
-  if (v1585) {
-    const float v1586 = v1264.x[16];
-    const float v1587 = v1586 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1588 = iron_f32_to_bf16(v1587);
-    const unsigned int v1589 = v1579 * v1;
-    const unsigned int v1590 = v1589 + v1581;
-    out[v1590] = v1588;
+  const unsigned int v1603 = static_cast<unsigned int>(v1289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1604 = v447 + v1603;
+  const unsigned int v1605 = static_cast<unsigned int>(v1289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1606 = v1281 + v1605;
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1608 = v337 && v1607;
+  const bool v1609 = v1606 < v1;
+  const bool v1610 = v1608 && v1609;
+  if (v1610) {
+    const float v1611 = v1289.x[16];
+    const float v1612 = v1611 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1613 = iron_f32_to_bf16(v1612);
+    const unsigned int v1614 = v1604 * v1;
+    const unsigned int v1615 = v1614 + v1606;
+    out[v1615] = v1613;
   }
-  const unsigned int v1591 = static_cast<unsigned int>(v1264.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1592 = v422 + v1591;
-  const unsigned int v1593 = static_cast<unsigned int>(v1264.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1594 = v1256 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1596 = v312 && v1595;
-  const bool v1597 = v1594 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v1264.x[17];
-    const float v1600 = v1599 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
-    const unsigned int v1602 = v1592 * v1;
-    const unsigned int v1603 = v1602 + v1594;
-    out[v1603] = v1601;
+  const unsigned int v1616 = static_cast<unsigned int>(v1289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1617 = v447 + v1616;
+  const unsigned int v1618 = static_cast<unsigned int>(v1289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1619 = v1281 + v1618;
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1621 = v337 && v1620;
+  const bool v1622 = v1619 < v1;
+  const bool v1623 = v1621 && v1622;
+  if (v1623) {
+    const float v1624 = v1289.x[17];
+    const float v1625 = v1624 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1626 = iron_f32_to_bf16(v1625);
+    const unsigned int v1627 = v1617 * v1;
+    const unsigned int v1628 = v1627 + v1619;
+    out[v1628] = v1626;
   }
-  const unsigned int v1604 = static_cast<unsigned int>(v1264.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1605 = v422 + v1604;
-  const unsigned int v1606 = static_cast<unsigned int>(v1264.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1607 = v1256 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1609 = v312 && v1608;
-  const bool v1610 = v1607 < v1;
-  const bool v1611 = v1609 && v1610;
-  if (v1611) {
-    const float v1612 = v1264.x[18];
-    const float v1613 = v1612 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1614 = iron_f32_to_bf16(v1613);
-    const unsigned int v1615 = v1605 * v1;
-    const unsigned int v1616 = v1615 + v1607;
-    out[v1616] = v1614;
+  const unsigned int v1629 = static_cast<unsigned int>(v1289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1630 = v447 + v1629;
+  const unsigned int v1631 = static_cast<unsigned int>(v1289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1632 = v1281 + v1631;
+  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1634 = v337 && v1633;
+  const bool v1635 = v1632 < v1;
+  const bool v1636 = v1634 && v1635;
+  if (v1636) {
+    const float v1637 = v1289.x[18];
+    const float v1638 = v1637 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1639 = iron_f32_to_bf16(v1638);
+    const unsigned int v1640 = v1630 * v1;
+    const unsigned int v1641 = v1640 + v1632;
+    out[v1641] = v1639;
   }
-  const unsigned int v1617 = static_cast<unsigned int>(v1264.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1618 = v422 + v1617;
-  const unsigned int v1619 = static_cast<unsigned int>(v1264.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1620 = v1256 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1622 = v312 && v1621;
-  const bool v1623 = v1620 < v1;
-  const bool v1624 = v1622 && v1623;
-  if (v1624) {
-    const float v1625 = v1264.x[19];
-    const float v1626 = v1625 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1627 = iron_f32_to_bf16(v1626);
-    const unsigned int v1628 = v1618 * v1;
-    const unsigned int v1629 = v1628 + v1620;
-    out[v1629] = v1627;
+  const unsigned int v1642 = static_cast<unsigned int>(v1289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1643 = v447 + v1642;
+  const unsigned int v1644 = static_cast<unsigned int>(v1289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1645 = v1281 + v1644;
+  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1647 = v337 && v1646;
+  const bool v1648 = v1645 < v1;
+  const bool v1649 = v1647 && v1648;
+  if (v1649) {
+    const float v1650 = v1289.x[19];
+    const float v1651 = v1650 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
+    const unsigned int v1653 = v1643 * v1;
+    const unsigned int v1654 = v1653 + v1645;
+    out[v1654] = v1652;
   }
-  const unsigned int v1630 = static_cast<unsigned int>(v1264.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1631 = v422 + v1630;
-  const unsigned int v1632 = static_cast<unsigned int>(v1264.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1633 = v1256 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1635 = v312 && v1634;
-  const bool v1636 = v1633 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v1264.x[20];
-    const float v1639 = v1638 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1640 = iron_f32_to_bf16(v1639);
-    const unsigned int v1641 = v1631 * v1;
-    const unsigned int v1642 = v1641 + v1633;
-    out[v1642] = v1640;
+  const unsigned int v1655 = static_cast<unsigned int>(v1289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1656 = v447 + v1655;
+  const unsigned int v1657 = static_cast<unsigned int>(v1289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1658 = v1281 + v1657;
+  const bool v1659 = v1656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1660 = v337 && v1659;
+  const bool v1661 = v1658 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v1289.x[20];
+    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
+    const unsigned int v1666 = v1656 * v1;
+    const unsigned int v1667 = v1666 + v1658;
+    out[v1667] = v1665;
   }
-  const unsigned int v1643 = static_cast<unsigned int>(v1264.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1644 = v422 + v1643;
-  const unsigned int v1645 = static_cast<unsigned int>(v1264.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1646 = v1256 + v1645;
-  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1648 = v312 && v1647;
-  const bool v1649 = v1646 < v1;
-  const bool v1650 = v1648 && v1649;
-  if (v1650) {
-    const float v1651 = v1264.x[21];
-    const float v1652 = v1651 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1653 = iron_f32_to_bf16(v1652);
-    const unsigned int v1654 = v1644 * v1;
-    const unsigned int v1655 = v1654 + v1646;
-    out[v1655] = v1653;
+  const unsigned int v1668 = static_cast<unsigned int>(v1289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1669 = v447 + v1668;
+  const unsigned int v1670 = static_cast<unsigned int>(v1289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1671 = v1281 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1673 = v337 && v1672;
+  const bool v1674 = v1671 < v1;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v1289.x[21];
+    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
+    const unsigned int v1679 = v1669 * v1;
+    const unsigned int v1680 = v1679 + v1671;
+    out[v1680] = v1678;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v1264.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1657 = v422 + v1656;
-  const unsigned int v1658 = static_cast<unsigned int>(v1264.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1659 = v1256 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1661 = v312 && v1660;
-  const bool v1662 = v1659 < v1;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v1264.x[22];
-    const float v1665 = v1664 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1666 = iron_f32_to_bf16(v1665);
-    const unsigned int v1667 = v1657 * v1;
-    const unsigned int v1668 = v1667 + v1659;
-    out[v1668] = v1666;
+  const unsigned int v1681 = static_cast<unsigned int>(v1289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1682 = v447 + v1681;
+  const unsigned int v1683 = static_cast<unsigned int>(v1289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1684 = v1281 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1686 = v337 && v1685;
+  const bool v1687 = v1684 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v1289.x[22];
+    const float v1690 = v1689 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1691 = iron_f32_to_bf16(v1690);
+    const unsigned int v1692 = v1682 * v1;
+    const unsigned int v1693 = v1692 + v1684;
+    out[v1693] = v1691;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v1264.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1670 = v422 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v1264.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1672 = v1256 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1674 = v312 && v1673;
-  const bool v1675 = v1672 < v1;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v1264.x[23];
-    const float v1678 = v1677 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1679 = iron_f32_to_bf16(v1678);
-    const unsigned int v1680 = v1670 * v1;
-    const unsigned int v1681 = v1680 + v1672;
-    out[v1681] = v1679;
+  const unsigned int v1694 = static_cast<unsigned int>(v1289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1695 = v447 + v1694;
+  const unsigned int v1696 = static_cast<unsigned int>(v1289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1697 = v1281 + v1696;
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1699 = v337 && v1698;
+  const bool v1700 = v1697 < v1;
+  const bool v1701 = v1699 && v1700;
+  if (v1701) {
+    const float v1702 = v1289.x[23];
+    const float v1703 = v1702 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1704 = iron_f32_to_bf16(v1703);
+    const unsigned int v1705 = v1695 * v1;
+    const unsigned int v1706 = v1705 + v1697;
+    out[v1706] = v1704;
   }
-  const unsigned int v1682 = static_cast<unsigned int>(v1264.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1683 = v422 + v1682;
-  const unsigned int v1684 = static_cast<unsigned int>(v1264.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1685 = v1256 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1687 = v312 && v1686;
-  const bool v1688 = v1685 < v1;
-  const bool v1689 = v1687 && v1688;
-  if (v1689) {
-    const float v1690 = v1264.x[24];
-    const float v1691 = v1690 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1692 = iron_f32_to_bf16(v1691);
-    const unsigned int v1693 = v1683 * v1;
-    const unsigned int v1694 = v1693 + v1685;
-    out[v1694] = v1692;
+  const unsigned int v1707 = static_cast<unsigned int>(v1289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1708 = v447 + v1707;
+  const unsigned int v1709 = static_cast<unsigned int>(v1289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1710 = v1281 + v1709;
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1712 = v337 && v1711;
+  const bool v1713 = v1710 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v1289.x[24];
+    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
+    const unsigned int v1718 = v1708 * v1;
+    const unsigned int v1719 = v1718 + v1710;
+    out[v1719] = v1717;
   }
-  const unsigned int v1695 = static_cast<unsigned int>(v1264.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1696 = v422 + v1695;
-  const unsigned int v1697 = static_cast<unsigned int>(v1264.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1698 = v1256 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1700 = v312 && v1699;
-  const bool v1701 = v1698 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v1264.x[25];
-    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1705 = iron_f32_to_bf16(v1704);
-    const unsigned int v1706 = v1696 * v1;
-    const unsigned int v1707 = v1706 + v1698;
-    out[v1707] = v1705;
+  const unsigned int v1720 = static_cast<unsigned int>(v1289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1721 = v447 + v1720;
+  const unsigned int v1722 = static_cast<unsigned int>(v1289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1723 = v1281 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1725 = v337 && v1724;
+  const bool v1726 = v1723 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v1289.x[25];
+    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1730 = iron_f32_to_bf16(v1729);
+    const unsigned int v1731 = v1721 * v1;
+    const unsigned int v1732 = v1731 + v1723;
+    out[v1732] = v1730;
   }
-  const unsigned int v1708 = static_cast<unsigned int>(v1264.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1709 = v422 + v1708;
-  const unsigned int v1710 = static_cast<unsigned int>(v1264.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1711 = v1256 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1713 = v312 && v1712;
-  const bool v1714 = v1711 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v1264.x[26];
-    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
-    const unsigned int v1719 = v1709 * v1;
-    const unsigned int v1720 = v1719 + v1711;
-    out[v1720] = v1718;
+  const unsigned int v1733 = static_cast<unsigned int>(v1289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1734 = v447 + v1733;
+  const unsigned int v1735 = static_cast<unsigned int>(v1289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1736 = v1281 + v1735;
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1738 = v337 && v1737;
+  const bool v1739 = v1736 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v1289.x[26];
+    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1743 = iron_f32_to_bf16(v1742);
+    const unsigned int v1744 = v1734 * v1;
+    const unsigned int v1745 = v1744 + v1736;
+    out[v1745] = v1743;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v1264.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1722 = v422 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v1264.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1724 = v1256 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1726 = v312 && v1725;
-  const bool v1727 = v1724 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v1264.x[27];
-    const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1731 = iron_f32_to_bf16(v1730);
-    const unsigned int v1732 = v1722 * v1;
-    const unsigned int v1733 = v1732 + v1724;
-    out[v1733] = v1731;
+  const unsigned int v1746 = static_cast<unsigned int>(v1289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1747 = v447 + v1746;
+  const unsigned int v1748 = static_cast<unsigned int>(v1289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1749 = v1281 + v1748;
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1751 = v337 && v1750;
+  const bool v1752 = v1749 < v1;
+  const bool v1753 = v1751 && v1752;
+  if (v1753) {
+    const float v1754 = v1289.x[27];
+    const float v1755 = v1754 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
+    const unsigned int v1757 = v1747 * v1;
+    const unsigned int v1758 = v1757 + v1749;
+    out[v1758] = v1756;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v1264.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1735 = v422 + v1734;
-  const unsigned int v1736 = static_cast<unsigned int>(v1264.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1737 = v1256 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1739 = v312 && v1738;
-  const bool v1740 = v1737 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v1264.x[28];
-    const float v1743 = v1742 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1744 = iron_f32_to_bf16(v1743);
-    const unsigned int v1745 = v1735 * v1;
-    const unsigned int v1746 = v1745 + v1737;
-    out[v1746] = v1744;
+  const unsigned int v1759 = static_cast<unsigned int>(v1289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1760 = v447 + v1759;
+  const unsigned int v1761 = static_cast<unsigned int>(v1289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1762 = v1281 + v1761;
+  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1764 = v337 && v1763;
+  const bool v1765 = v1762 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v1289.x[28];
+    const float v1768 = v1767 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1769 = iron_f32_to_bf16(v1768);
+    const unsigned int v1770 = v1760 * v1;
+    const unsigned int v1771 = v1770 + v1762;
+    out[v1771] = v1769;
   }
-  const unsigned int v1747 = static_cast<unsigned int>(v1264.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1748 = v422 + v1747;
-  const unsigned int v1749 = static_cast<unsigned int>(v1264.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1750 = v1256 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1752 = v312 && v1751;
-  const bool v1753 = v1750 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v1264.x[29];
-    const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1757 = iron_f32_to_bf16(v1756);
-    const unsigned int v1758 = v1748 * v1;
-    const unsigned int v1759 = v1758 + v1750;
-    out[v1759] = v1757;
+  const unsigned int v1772 = static_cast<unsigned int>(v1289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1773 = v447 + v1772;
+  const unsigned int v1774 = static_cast<unsigned int>(v1289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1775 = v1281 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1777 = v337 && v1776;
+  const bool v1778 = v1775 < v1;
+  const bool v1779 = v1777 && v1778;
+  if (v1779) {
+    const float v1780 = v1289.x[29];
+    const float v1781 = v1780 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1782 = iron_f32_to_bf16(v1781);
+    const unsigned int v1783 = v1773 * v1;
+    const unsigned int v1784 = v1783 + v1775;
+    out[v1784] = v1782;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v1264.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1761 = v422 + v1760;
-  const unsigned int v1762 = static_cast<unsigned int>(v1264.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1763 = v1256 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1765 = v312 && v1764;
-  const bool v1766 = v1763 < v1;
-  const bool v1767 = v1765 && v1766;
-  if (v1767) {
-    const float v1768 = v1264.x[30];
-    const float v1769 = v1768 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
-    const unsigned int v1771 = v1761 * v1;
-    const unsigned int v1772 = v1771 + v1763;
-    out[v1772] = v1770;
+  const unsigned int v1785 = static_cast<unsigned int>(v1289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1786 = v447 + v1785;
+  const unsigned int v1787 = static_cast<unsigned int>(v1289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1788 = v1281 + v1787;
+  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1790 = v337 && v1789;
+  const bool v1791 = v1788 < v1;
+  const bool v1792 = v1790 && v1791;
+  if (v1792) {
+    const float v1793 = v1289.x[30];
+    const float v1794 = v1793 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1795 = iron_f32_to_bf16(v1794);
+    const unsigned int v1796 = v1786 * v1;
+    const unsigned int v1797 = v1796 + v1788;
+    out[v1797] = v1795;
   }
-  const unsigned int v1773 = static_cast<unsigned int>(v1264.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1774 = v422 + v1773;
-  const unsigned int v1775 = static_cast<unsigned int>(v1264.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1776 = v1256 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1778 = v312 && v1777;
-  const bool v1779 = v1776 < v1;
-  const bool v1780 = v1778 && v1779;
-  if (v1780) {
-    const float v1781 = v1264.x[31];
-    const float v1782 = v1781 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1783 = iron_f32_to_bf16(v1782);
-    const unsigned int v1784 = v1774 * v1;
-    const unsigned int v1785 = v1784 + v1776;
-    out[v1785] = v1783;
+  const unsigned int v1798 = static_cast<unsigned int>(v1289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1799 = v447 + v1798;
+  const unsigned int v1800 = static_cast<unsigned int>(v1289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1801 = v1281 + v1800;
+  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1803 = v337 && v1802;
+  const bool v1804 = v1801 < v1;
+  const bool v1805 = v1803 && v1804;
+  if (v1805) {
+    const float v1806 = v1289.x[31];
+    const float v1807 = v1806 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
+    const unsigned int v1809 = v1799 * v1;
+    const unsigned int v1810 = v1809 + v1801;
+    out[v1810] = v1808;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v1264.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1787 = v422 + v1786;
-  const unsigned int v1788 = static_cast<unsigned int>(v1264.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1789 = v1256 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1791 = v312 && v1790;
-  const bool v1792 = v1789 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v1264.x[32];
-    const float v1795 = v1794 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1796 = iron_f32_to_bf16(v1795);
-    const unsigned int v1797 = v1787 * v1;
-    const unsigned int v1798 = v1797 + v1789;
-    out[v1798] = v1796;
+  const unsigned int v1811 = static_cast<unsigned int>(v1289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1812 = v447 + v1811;
+  const unsigned int v1813 = static_cast<unsigned int>(v1289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1814 = v1281 + v1813;
+  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1816 = v337 && v1815;
+  const bool v1817 = v1814 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v1289.x[32];
+    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
+    const unsigned int v1822 = v1812 * v1;
+    const unsigned int v1823 = v1822 + v1814;
+    out[v1823] = v1821;
   }
-  const unsigned int v1799 = static_cast<unsigned int>(v1264.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1800 = v422 + v1799;
-  const unsigned int v1801 = static_cast<unsigned int>(v1264.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1802 = v1256 + v1801;
-  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1804 = v312 && v1803;
-  const bool v1805 = v1802 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v1264.x[33];
-    const float v1808 = v1807 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1809 = iron_f32_to_bf16(v1808);
-    const unsigned int v1810 = v1800 * v1;
-    const unsigned int v1811 = v1810 + v1802;
-    out[v1811] = v1809;
+  const unsigned int v1824 = static_cast<unsigned int>(v1289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1825 = v447 + v1824;
+  const unsigned int v1826 = static_cast<unsigned int>(v1289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1827 = v1281 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1829 = v337 && v1828;
+  const bool v1830 = v1827 < v1;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v1289.x[33];
+    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
+    const unsigned int v1835 = v1825 * v1;
+    const unsigned int v1836 = v1835 + v1827;
+    out[v1836] = v1834;
   }
-  const unsigned int v1812 = static_cast<unsigned int>(v1264.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1813 = v422 + v1812;
-  const unsigned int v1814 = static_cast<unsigned int>(v1264.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1815 = v1256 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1817 = v312 && v1816;
-  const bool v1818 = v1815 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v1264.x[34];
-    const float v1821 = v1820 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
-    const unsigned int v1823 = v1813 * v1;
-    const unsigned int v1824 = v1823 + v1815;
-    out[v1824] = v1822;
+  const unsigned int v1837 = static_cast<unsigned int>(v1289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1838 = v447 + v1837;
+  const unsigned int v1839 = static_cast<unsigned int>(v1289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1840 = v1281 + v1839;
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1842 = v337 && v1841;
+  const bool v1843 = v1840 < v1;
+  const bool v1844 = v1842 && v1843;
+  if (v1844) {
+    const float v1845 = v1289.x[34];
+    const float v1846 = v1845 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
+    const unsigned int v1848 = v1838 * v1;
+    const unsigned int v1849 = v1848 + v1840;
+    out[v1849] = v1847;
   }
-  const unsigned int v1825 = static_cast<unsigned int>(v1264.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1826 = v422 + v1825;
-  const unsigned int v1827 = static_cast<unsigned int>(v1264.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1828 = v1256 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1830 = v312 && v1829;
-  const bool v1831 = v1828 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v1264.x[35];
-    const float v1834 = v1833 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1835 = iron_f32_to_bf16(v1834);
-    const unsigned int v1836 = v1826 * v1;
-    const unsigned int v1837 = v1836 + v1828;
-    out[v1837] = v1835;
+  const unsigned int v1850 = static_cast<unsigned int>(v1289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1851 = v447 + v1850;
+  const unsigned int v1852 = static_cast<unsigned int>(v1289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1853 = v1281 + v1852;
+  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1855 = v337 && v1854;
+  const bool v1856 = v1853 < v1;
+  const bool v1857 = v1855 && v1856;
+  if (v1857) {
+    const float v1858 = v1289.x[35];
+    const float v1859 = v1858 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1860 = iron_f32_to_bf16(v1859);
+    const unsigned int v1861 = v1851 * v1;
+    const unsigned int v1862 = v1861 + v1853;
+    out[v1862] = v1860;
   }
-  const unsigned int v1838 = static_cast<unsigned int>(v1264.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1839 = v422 + v1838;
-  const unsigned int v1840 = static_cast<unsigned int>(v1264.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1841 = v1256 + v1840;
-  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1843 = v312 && v1842;
-  const bool v1844 = v1841 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v1264.x[36];
-    const float v1847 = v1846 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1848 = iron_f32_to_bf16(v1847);
-    const unsigned int v1849 = v1839 * v1;
-    const unsigned int v1850 = v1849 + v1841;
-    out[v1850] = v1848;
+  const unsigned int v1863 = static_cast<unsigned int>(v1289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1864 = v447 + v1863;
+  const unsigned int v1865 = static_cast<unsigned int>(v1289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1866 = v1281 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1868 = v337 && v1867;
+  const bool v1869 = v1866 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v1289.x[36];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
+    const unsigned int v1874 = v1864 * v1;
+    const unsigned int v1875 = v1874 + v1866;
+    out[v1875] = v1873;
   }
-  const unsigned int v1851 = static_cast<unsigned int>(v1264.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1852 = v422 + v1851;
-  const unsigned int v1853 = static_cast<unsigned int>(v1264.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1854 = v1256 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1856 = v312 && v1855;
-  const bool v1857 = v1854 < v1;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v1264.x[37];
-    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1861 = iron_f32_to_bf16(v1860);
-    const unsigned int v1862 = v1852 * v1;
-    const unsigned int v1863 = v1862 + v1854;
-    out[v1863] = v1861;
+  const unsigned int v1876 = static_cast<unsigned int>(v1289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1877 = v447 + v1876;
+  const unsigned int v1878 = static_cast<unsigned int>(v1289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1879 = v1281 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1881 = v337 && v1880;
+  const bool v1882 = v1879 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v1289.x[37];
+    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
+    const unsigned int v1887 = v1877 * v1;
+    const unsigned int v1888 = v1887 + v1879;
+    out[v1888] = v1886;
   }
-  const unsigned int v1864 = static_cast<unsigned int>(v1264.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1865 = v422 + v1864;
-  const unsigned int v1866 = static_cast<unsigned int>(v1264.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1867 = v1256 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1869 = v312 && v1868;
-  const bool v1870 = v1867 < v1;
-  const bool v1871 = v1869 && v1870;
-  if (v1871) {
-    const float v1872 = v1264.x[38];
-    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1874 = iron_f32_to_bf16(v1873);
-    const unsigned int v1875 = v1865 * v1;
-    const unsigned int v1876 = v1875 + v1867;
-    out[v1876] = v1874;
+  const unsigned int v1889 = static_cast<unsigned int>(v1289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1890 = v447 + v1889;
+  const unsigned int v1891 = static_cast<unsigned int>(v1289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1892 = v1281 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1894 = v337 && v1893;
+  const bool v1895 = v1892 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v1289.x[38];
+    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1899 = iron_f32_to_bf16(v1898);
+    const unsigned int v1900 = v1890 * v1;
+    const unsigned int v1901 = v1900 + v1892;
+    out[v1901] = v1899;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v1264.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1878 = v422 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v1264.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1880 = v1256 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1882 = v312 && v1881;
-  const bool v1883 = v1880 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v1264.x[39];
-    const float v1886 = v1885 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1887 = iron_f32_to_bf16(v1886);
-    const unsigned int v1888 = v1878 * v1;
-    const unsigned int v1889 = v1888 + v1880;
-    out[v1889] = v1887;
+  const unsigned int v1902 = static_cast<unsigned int>(v1289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1903 = v447 + v1902;
+  const unsigned int v1904 = static_cast<unsigned int>(v1289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1905 = v1281 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1907 = v337 && v1906;
+  const bool v1908 = v1905 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v1289.x[39];
+    const float v1911 = v1910 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1912 = iron_f32_to_bf16(v1911);
+    const unsigned int v1913 = v1903 * v1;
+    const unsigned int v1914 = v1913 + v1905;
+    out[v1914] = v1912;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v1264.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1891 = v422 + v1890;
-  const unsigned int v1892 = static_cast<unsigned int>(v1264.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1893 = v1256 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1895 = v312 && v1894;
-  const bool v1896 = v1893 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v1264.x[40];
-    const float v1899 = v1898 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1900 = iron_f32_to_bf16(v1899);
-    const unsigned int v1901 = v1891 * v1;
-    const unsigned int v1902 = v1901 + v1893;
-    out[v1902] = v1900;
+  const unsigned int v1915 = static_cast<unsigned int>(v1289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1916 = v447 + v1915;
+  const unsigned int v1917 = static_cast<unsigned int>(v1289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1918 = v1281 + v1917;
+  const bool v1919 = v1916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1920 = v337 && v1919;
+  const bool v1921 = v1918 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v1289.x[40];
+    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
+    const unsigned int v1926 = v1916 * v1;
+    const unsigned int v1927 = v1926 + v1918;
+    out[v1927] = v1925;
   }
-  const unsigned int v1903 = static_cast<unsigned int>(v1264.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1904 = v422 + v1903;
-  const unsigned int v1905 = static_cast<unsigned int>(v1264.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1906 = v1256 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1908 = v312 && v1907;
-  const bool v1909 = v1906 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v1264.x[41];
-    const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1913 = iron_f32_to_bf16(v1912);
-    const unsigned int v1914 = v1904 * v1;
-    const unsigned int v1915 = v1914 + v1906;
-    out[v1915] = v1913;
+  const unsigned int v1928 = static_cast<unsigned int>(v1289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1929 = v447 + v1928;
+  const unsigned int v1930 = static_cast<unsigned int>(v1289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1931 = v1281 + v1930;
+  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1933 = v337 && v1932;
+  const bool v1934 = v1931 < v1;
+  const bool v1935 = v1933 && v1934;
+  if (v1935) {
+    const float v1936 = v1289.x[41];
+    const float v1937 = v1936 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1938 = iron_f32_to_bf16(v1937);
+    const unsigned int v1939 = v1929 * v1;
+    const unsigned int v1940 = v1939 + v1931;
+    out[v1940] = v1938;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v1264.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1917 = v422 + v1916;
-  const unsigned int v1918 = static_cast<unsigned int>(v1264.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1919 = v1256 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1921 = v312 && v1920;
-  const bool v1922 = v1919 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v1264.x[42];
-    const float v1925 = v1924 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1926 = iron_f32_to_bf16(v1925);
-    const unsigned int v1927 = v1917 * v1;
-    const unsigned int v1928 = v1927 + v1919;
-    out[v1928] = v1926;
+  const unsigned int v1941 = static_cast<unsigned int>(v1289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1942 = v447 + v1941;
+  const unsigned int v1943 = static_cast<unsigned int>(v1289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1944 = v1281 + v1943;
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1946 = v337 && v1945;
+  const bool v1947 = v1944 < v1;
+  const bool v1948 = v1946 && v1947;
+  if (v1948) {
+    const float v1949 = v1289.x[42];
+    const float v1950 = v1949 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
+    const unsigned int v1952 = v1942 * v1;
+    const unsigned int v1953 = v1952 + v1944;
+    out[v1953] = v1951;
   }
-  const unsigned int v1929 = static_cast<unsigned int>(v1264.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1930 = v422 + v1929;
-  const unsigned int v1931 = static_cast<unsigned int>(v1264.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1932 = v1256 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1934 = v312 && v1933;
-  const bool v1935 = v1932 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v1264.x[43];
-    const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1939 = iron_f32_to_bf16(v1938);
-    const unsigned int v1940 = v1930 * v1;
-    const unsigned int v1941 = v1940 + v1932;
-    out[v1941] = v1939;
+  const unsigned int v1954 = static_cast<unsigned int>(v1289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1955 = v447 + v1954;
+  const unsigned int v1956 = static_cast<unsigned int>(v1289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1957 = v1281 + v1956;
+  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1959 = v337 && v1958;
+  const bool v1960 = v1957 < v1;
+  const bool v1961 = v1959 && v1960;
+  if (v1961) {
+    const float v1962 = v1289.x[43];
+    const float v1963 = v1962 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1964 = iron_f32_to_bf16(v1963);
+    const unsigned int v1965 = v1955 * v1;
+    const unsigned int v1966 = v1965 + v1957;
+    out[v1966] = v1964;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v1264.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1943 = v422 + v1942;
-  const unsigned int v1944 = static_cast<unsigned int>(v1264.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1945 = v1256 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1947 = v312 && v1946;
-  const bool v1948 = v1945 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v1264.x[44];
-    const float v1951 = v1950 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1952 = iron_f32_to_bf16(v1951);
-    const unsigned int v1953 = v1943 * v1;
-    const unsigned int v1954 = v1953 + v1945;
-    out[v1954] = v1952;
+  const unsigned int v1967 = static_cast<unsigned int>(v1289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1968 = v447 + v1967;
+  const unsigned int v1969 = static_cast<unsigned int>(v1289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1970 = v1281 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1972 = v337 && v1971;
+  const bool v1973 = v1970 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v1289.x[44];
+    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1977 = iron_f32_to_bf16(v1976);
+    const unsigned int v1978 = v1968 * v1;
+    const unsigned int v1979 = v1978 + v1970;
+    out[v1979] = v1977;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v1264.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1956 = v422 + v1955;
-  const unsigned int v1957 = static_cast<unsigned int>(v1264.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1958 = v1256 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1960 = v312 && v1959;
-  const bool v1961 = v1958 < v1;
-  const bool v1962 = v1960 && v1961;
-  if (v1962) {
-    const float v1963 = v1264.x[45];
-    const float v1964 = v1963 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1965 = iron_f32_to_bf16(v1964);
-    const unsigned int v1966 = v1956 * v1;
-    const unsigned int v1967 = v1966 + v1958;
-    out[v1967] = v1965;
+  const unsigned int v1980 = static_cast<unsigned int>(v1289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1981 = v447 + v1980;
+  const unsigned int v1982 = static_cast<unsigned int>(v1289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1983 = v1281 + v1982;
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1985 = v337 && v1984;
+  const bool v1986 = v1983 < v1;
+  const bool v1987 = v1985 && v1986;
+  if (v1987) {
+    const float v1988 = v1289.x[45];
+    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1990 = iron_f32_to_bf16(v1989);
+    const unsigned int v1991 = v1981 * v1;
+    const unsigned int v1992 = v1991 + v1983;
+    out[v1992] = v1990;
   }
-  const unsigned int v1968 = static_cast<unsigned int>(v1264.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1969 = v422 + v1968;
-  const unsigned int v1970 = static_cast<unsigned int>(v1264.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1971 = v1256 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1973 = v312 && v1972;
-  const bool v1974 = v1971 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v1264.x[46];
-    const float v1977 = v1976 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1978 = iron_f32_to_bf16(v1977);
-    const unsigned int v1979 = v1969 * v1;
-    const unsigned int v1980 = v1979 + v1971;
-    out[v1980] = v1978;
+  const unsigned int v1993 = static_cast<unsigned int>(v1289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1994 = v447 + v1993;
+  const unsigned int v1995 = static_cast<unsigned int>(v1289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1996 = v1281 + v1995;
+  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1998 = v337 && v1997;
+  const bool v1999 = v1996 < v1;
+  const bool v2000 = v1998 && v1999;
+  if (v2000) {
+    const float v2001 = v1289.x[46];
+    const float v2002 = v2001 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2003 = iron_f32_to_bf16(v2002);
+    const unsigned int v2004 = v1994 * v1;
+    const unsigned int v2005 = v2004 + v1996;
+    out[v2005] = v2003;
   }
-  const unsigned int v1981 = static_cast<unsigned int>(v1264.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1982 = v422 + v1981;
-  const unsigned int v1983 = static_cast<unsigned int>(v1264.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1984 = v1256 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1986 = v312 && v1985;
-  const bool v1987 = v1984 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v1264.x[47];
-    const float v1990 = v1989 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1991 = iron_f32_to_bf16(v1990);
-    const unsigned int v1992 = v1982 * v1;
-    const unsigned int v1993 = v1992 + v1984;
-    out[v1993] = v1991;
+  const unsigned int v2006 = static_cast<unsigned int>(v1289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2007 = v447 + v2006;
+  const unsigned int v2008 = static_cast<unsigned int>(v1289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2009 = v1281 + v2008;
+  const bool v2010 = v2007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2011 = v337 && v2010;
+  const bool v2012 = v2009 < v1;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v1289.x[47];
+    const float v2015 = v2014 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
+    const unsigned int v2017 = v2007 * v1;
+    const unsigned int v2018 = v2017 + v2009;
+    out[v2018] = v2016;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v1264.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1995 = v422 + v1994;
-  const unsigned int v1996 = static_cast<unsigned int>(v1264.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1997 = v1256 + v1996;
-  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1999 = v312 && v1998;
-  const bool v2000 = v1997 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v1264.x[48];
-    const float v2003 = v2002 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2004 = iron_f32_to_bf16(v2003);
-    const unsigned int v2005 = v1995 * v1;
-    const unsigned int v2006 = v2005 + v1997;
-    out[v2006] = v2004;
+  const unsigned int v2019 = static_cast<unsigned int>(v1289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2020 = v447 + v2019;
+  const unsigned int v2021 = static_cast<unsigned int>(v1289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2022 = v1281 + v2021;
+  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2024 = v337 && v2023;
+  const bool v2025 = v2022 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1289.x[48];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
+    const unsigned int v2030 = v2020 * v1;
+    const unsigned int v2031 = v2030 + v2022;
+    out[v2031] = v2029;
   }
-  const unsigned int v2007 = static_cast<unsigned int>(v1264.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2008 = v422 + v2007;
-  const unsigned int v2009 = static_cast<unsigned int>(v1264.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2010 = v1256 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2012 = v312 && v2011;
-  const bool v2013 = v2010 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v1264.x[49];
-    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2017 = iron_f32_to_bf16(v2016);
-    const unsigned int v2018 = v2008 * v1;
-    const unsigned int v2019 = v2018 + v2010;
-    out[v2019] = v2017;
+  const unsigned int v2032 = static_cast<unsigned int>(v1289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2033 = v447 + v2032;
+  const unsigned int v2034 = static_cast<unsigned int>(v1289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2035 = v1281 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2037 = v337 && v2036;
+  const bool v2038 = v2035 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v1289.x[49];
+    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
+    const unsigned int v2043 = v2033 * v1;
+    const unsigned int v2044 = v2043 + v2035;
+    out[v2044] = v2042;
   }
-  const unsigned int v2020 = static_cast<unsigned int>(v1264.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2021 = v422 + v2020;
-  const unsigned int v2022 = static_cast<unsigned int>(v1264.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2023 = v1256 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2025 = v312 && v2024;
-  const bool v2026 = v2023 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v1264.x[50];
-    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
-    const unsigned int v2031 = v2021 * v1;
-    const unsigned int v2032 = v2031 + v2023;
-    out[v2032] = v2030;
+  const unsigned int v2045 = static_cast<unsigned int>(v1289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2046 = v447 + v2045;
+  const unsigned int v2047 = static_cast<unsigned int>(v1289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2048 = v1281 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2050 = v337 && v2049;
+  const bool v2051 = v2048 < v1;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v1289.x[50];
+    const float v2054 = v2053 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
+    const unsigned int v2056 = v2046 * v1;
+    const unsigned int v2057 = v2056 + v2048;
+    out[v2057] = v2055;
   }
-  const unsigned int v2033 = static_cast<unsigned int>(v1264.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2034 = v422 + v2033;
-  const unsigned int v2035 = static_cast<unsigned int>(v1264.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2036 = v1256 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2038 = v312 && v2037;
-  const bool v2039 = v2036 < v1;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v1264.x[51];
-    const float v2042 = v2041 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
-    const unsigned int v2044 = v2034 * v1;
-    const unsigned int v2045 = v2044 + v2036;
-    out[v2045] = v2043;
+  const unsigned int v2058 = static_cast<unsigned int>(v1289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2059 = v447 + v2058;
+  const unsigned int v2060 = static_cast<unsigned int>(v1289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2061 = v1281 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2063 = v337 && v2062;
+  const bool v2064 = v2061 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v1289.x[51];
+    const float v2067 = v2066 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2068 = iron_f32_to_bf16(v2067);
+    const unsigned int v2069 = v2059 * v1;
+    const unsigned int v2070 = v2069 + v2061;
+    out[v2070] = v2068;
   }
-  const unsigned int v2046 = static_cast<unsigned int>(v1264.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2047 = v422 + v2046;
-  const unsigned int v2048 = static_cast<unsigned int>(v1264.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2049 = v1256 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2051 = v312 && v2050;
-  const bool v2052 = v2049 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v1264.x[52];
-    const float v2055 = v2054 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2056 = iron_f32_to_bf16(v2055);
-    const unsigned int v2057 = v2047 * v1;
-    const unsigned int v2058 = v2057 + v2049;
-    out[v2058] = v2056;
+  const unsigned int v2071 = static_cast<unsigned int>(v1289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2072 = v447 + v2071;
+  const unsigned int v2073 = static_cast<unsigned int>(v1289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2074 = v1281 + v2073;
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2076 = v337 && v2075;
+  const bool v2077 = v2074 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v1289.x[52];
+    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);
+    const unsigned int v2082 = v2072 * v1;
+    const unsigned int v2083 = v2082 + v2074;
+    out[v2083] = v2081;
   }
-  const unsigned int v2059 = static_cast<unsigned int>(v1264.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2060 = v422 + v2059;
-  const unsigned int v2061 = static_cast<unsigned int>(v1264.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2062 = v1256 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2064 = v312 && v2063;
-  const bool v2065 = v2062 < v1;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v1264.x[53];
-    const float v2068 = v2067 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2069 = iron_f32_to_bf16(v2068);
-    const unsigned int v2070 = v2060 * v1;
-    const unsigned int v2071 = v2070 + v2062;
-    out[v2071] = v2069;
+  const unsigned int v2084 = static_cast<unsigned int>(v1289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2085 = v447 + v2084;
+  const unsigned int v2086 = static_cast<unsigned int>(v1289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2087 = v1281 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2089 = v337 && v2088;
+  const bool v2090 = v2087 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v1289.x[53];
+    const float v2093 = v2092 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2094 = iron_f32_to_bf16(v2093);
+    const unsigned int v2095 = v2085 * v1;
+    const unsigned int v2096 = v2095 + v2087;
+    out[v2096] = v2094;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v1264.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2073 = v422 + v2072;
-  const unsigned int v2074 = static_cast<unsigned int>(v1264.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2075 = v1256 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2077 = v312 && v2076;
-  const bool v2078 = v2075 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v1264.x[54];
-    const float v2081 = v2080 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2082 = iron_f32_to_bf16(v2081);
-    const unsigned int v2083 = v2073 * v1;
-    const unsigned int v2084 = v2083 + v2075;
-    out[v2084] = v2082;
+  const unsigned int v2097 = static_cast<unsigned int>(v1289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2098 = v447 + v2097;
+  const unsigned int v2099 = static_cast<unsigned int>(v1289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2100 = v1281 + v2099;
+  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2102 = v337 && v2101;
+  const bool v2103 = v2100 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v1289.x[54];
+    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2107 = iron_f32_to_bf16(v2106);
+    const unsigned int v2108 = v2098 * v1;
+    const unsigned int v2109 = v2108 + v2100;
+    out[v2109] = v2107;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v1264.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2086 = v422 + v2085;
-  const unsigned int v2087 = static_cast<unsigned int>(v1264.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2088 = v1256 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2090 = v312 && v2089;
-  const bool v2091 = v2088 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v1264.x[55];
-    const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2095 = iron_f32_to_bf16(v2094);
-    const unsigned int v2096 = v2086 * v1;
-    const unsigned int v2097 = v2096 + v2088;
-    out[v2097] = v2095;
+  const unsigned int v2110 = static_cast<unsigned int>(v1289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2111 = v447 + v2110;
+  const unsigned int v2112 = static_cast<unsigned int>(v1289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2113 = v1281 + v2112;
+  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2115 = v337 && v2114;
+  const bool v2116 = v2113 < v1;
+  const bool v2117 = v2115 && v2116;
+  if (v2117) {
+    const float v2118 = v1289.x[55];
+    const float v2119 = v2118 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2120 = iron_f32_to_bf16(v2119);
+    const unsigned int v2121 = v2111 * v1;
+    const unsigned int v2122 = v2121 + v2113;
+    out[v2122] = v2120;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v1264.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2099 = v422 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v1264.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2101 = v1256 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2103 = v312 && v2102;
-  const bool v2104 = v2101 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v1264.x[56];
-    const float v2107 = v2106 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2108 = iron_f32_to_bf16(v2107);
-    const unsigned int v2109 = v2099 * v1;
-    const unsigned int v2110 = v2109 + v2101;
-    out[v2110] = v2108;
+  const unsigned int v2123 = static_cast<unsigned int>(v1289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2124 = v447 + v2123;
+  const unsigned int v2125 = static_cast<unsigned int>(v1289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2126 = v1281 + v2125;
+  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2128 = v337 && v2127;
+  const bool v2129 = v2126 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v1289.x[56];
+    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2133 = iron_f32_to_bf16(v2132);
+    const unsigned int v2134 = v2124 * v1;
+    const unsigned int v2135 = v2134 + v2126;
+    out[v2135] = v2133;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v1264.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2112 = v422 + v2111;
-  const unsigned int v2113 = static_cast<unsigned int>(v1264.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2114 = v1256 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2116 = v312 && v2115;
-  const bool v2117 = v2114 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v1264.x[57];
-    const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2121 = iron_f32_to_bf16(v2120);
-    const unsigned int v2122 = v2112 * v1;
-    const unsigned int v2123 = v2122 + v2114;
-    out[v2123] = v2121;
+  const unsigned int v2136 = static_cast<unsigned int>(v1289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2137 = v447 + v2136;
+  const unsigned int v2138 = static_cast<unsigned int>(v1289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2139 = v1281 + v2138;
+  const bool v2140 = v2137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2141 = v337 && v2140;
+  const bool v2142 = v2139 < v1;
+  const bool v2143 = v2141 && v2142;
+  if (v2143) {
+    const float v2144 = v1289.x[57];
+    const float v2145 = v2144 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
+    const unsigned int v2147 = v2137 * v1;
+    const unsigned int v2148 = v2147 + v2139;
+    out[v2148] = v2146;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v1264.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2125 = v422 + v2124;
-  const unsigned int v2126 = static_cast<unsigned int>(v1264.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2127 = v1256 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2129 = v312 && v2128;
-  const bool v2130 = v2127 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v1264.x[58];
-    const float v2133 = v2132 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2134 = iron_f32_to_bf16(v2133);
-    const unsigned int v2135 = v2125 * v1;
-    const unsigned int v2136 = v2135 + v2127;
-    out[v2136] = v2134;
+  const unsigned int v2149 = static_cast<unsigned int>(v1289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2150 = v447 + v2149;
+  const unsigned int v2151 = static_cast<unsigned int>(v1289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2152 = v1281 + v2151;
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2154 = v337 && v2153;
+  const bool v2155 = v2152 < v1;
+  const bool v2156 = v2154 && v2155;
+  if (v2156) {
+    const float v2157 = v1289.x[58];
+    const float v2158 = v2157 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2159 = iron_f32_to_bf16(v2158);
+    const unsigned int v2160 = v2150 * v1;
+    const unsigned int v2161 = v2160 + v2152;
+    out[v2161] = v2159;
   }
-  const unsigned int v2137 = static_cast<unsigned int>(v1264.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2138 = v422 + v2137;
-  const unsigned int v2139 = static_cast<unsigned int>(v1264.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2140 = v1256 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2142 = v312 && v2141;
-  const bool v2143 = v2140 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v1264.x[59];
-    const float v2146 = v2145 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
-    const unsigned int v2148 = v2138 * v1;
-    const unsigned int v2149 = v2148 + v2140;
-    out[v2149] = v2147;
+  const unsigned int v2162 = static_cast<unsigned int>(v1289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2163 = v447 + v2162;
+  const unsigned int v2164 = static_cast<unsigned int>(v1289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2165 = v1281 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2167 = v337 && v2166;
+  const bool v2168 = v2165 < v1;
+  const bool v2169 = v2167 && v2168;
+  if (v2169) {
+    const float v2170 = v1289.x[59];
+    const float v2171 = v2170 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2172 = iron_f32_to_bf16(v2171);
+    const unsigned int v2173 = v2163 * v1;
+    const unsigned int v2174 = v2173 + v2165;
+    out[v2174] = v2172;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v1264.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2151 = v422 + v2150;
-  const unsigned int v2152 = static_cast<unsigned int>(v1264.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2153 = v1256 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2155 = v312 && v2154;
-  const bool v2156 = v2153 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v1264.x[60];
-    const float v2159 = v2158 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
-    const unsigned int v2161 = v2151 * v1;
-    const unsigned int v2162 = v2161 + v2153;
-    out[v2162] = v2160;
+  const unsigned int v2175 = static_cast<unsigned int>(v1289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2176 = v447 + v2175;
+  const unsigned int v2177 = static_cast<unsigned int>(v1289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2178 = v1281 + v2177;
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2180 = v337 && v2179;
+  const bool v2181 = v2178 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1289.x[60];
+    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2185 = iron_f32_to_bf16(v2184);
+    const unsigned int v2186 = v2176 * v1;
+    const unsigned int v2187 = v2186 + v2178;
+    out[v2187] = v2185;
   }
-  const unsigned int v2163 = static_cast<unsigned int>(v1264.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2164 = v422 + v2163;
-  const unsigned int v2165 = static_cast<unsigned int>(v1264.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2166 = v1256 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2168 = v312 && v2167;
-  const bool v2169 = v2166 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v1264.x[61];
-    const float v2172 = v2171 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2173 = iron_f32_to_bf16(v2172);
-    const unsigned int v2174 = v2164 * v1;
-    const unsigned int v2175 = v2174 + v2166;
-    out[v2175] = v2173;
+  const unsigned int v2188 = static_cast<unsigned int>(v1289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2189 = v447 + v2188;
+  const unsigned int v2190 = static_cast<unsigned int>(v1289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2191 = v1281 + v2190;
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2193 = v337 && v2192;
+  const bool v2194 = v2191 < v1;
+  const bool v2195 = v2193 && v2194;
+  if (v2195) {
+    const float v2196 = v1289.x[61];
+    const float v2197 = v2196 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
+    const unsigned int v2199 = v2189 * v1;
+    const unsigned int v2200 = v2199 + v2191;
+    out[v2200] = v2198;
   }
-  const unsigned int v2176 = static_cast<unsigned int>(v1264.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2177 = v422 + v2176;
-  const unsigned int v2178 = static_cast<unsigned int>(v1264.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2179 = v1256 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2181 = v312 && v2180;
-  const bool v2182 = v2179 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v1264.x[62];
-    const float v2185 = v2184 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2186 = iron_f32_to_bf16(v2185);
-    const unsigned int v2187 = v2177 * v1;
-    const unsigned int v2188 = v2187 + v2179;
-    out[v2188] = v2186;
+  const unsigned int v2201 = static_cast<unsigned int>(v1289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2202 = v447 + v2201;
+  const unsigned int v2203 = static_cast<unsigned int>(v1289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2204 = v1281 + v2203;
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2206 = v337 && v2205;
+  const bool v2207 = v2204 < v1;
+  const bool v2208 = v2206 && v2207;
+  if (v2208) {
+    const float v2209 = v1289.x[62];
+    const float v2210 = v2209 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
+    const unsigned int v2212 = v2202 * v1;
+    const unsigned int v2213 = v2212 + v2204;
+    out[v2213] = v2211;
   }
-  const unsigned int v2189 = static_cast<unsigned int>(v1264.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2190 = v422 + v2189;
-  const unsigned int v2191 = static_cast<unsigned int>(v1264.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2192 = v1256 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2194 = v312 && v2193;
-  const bool v2195 = v2192 < v1;
-  const bool v2196 = v2194 && v2195;
-  if (v2196) {
-    const float v2197 = v1264.x[63];
-    const float v2198 = v2197 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2199 = iron_f32_to_bf16(v2198);
-    const unsigned int v2200 = v2190 * v1;
-    const unsigned int v2201 = v2200 + v2192;
-    out[v2201] = v2199;
+  const unsigned int v2214 = static_cast<unsigned int>(v1289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2215 = v447 + v2214;
+  const unsigned int v2216 = static_cast<unsigned int>(v1289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2217 = v1281 + v2216;
+  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2219 = v337 && v2218;
+  const bool v2220 = v2217 < v1;
+  const bool v2221 = v2219 && v2220;
+  if (v2221) {
+    const float v2222 = v1289.x[63];
+    const float v2223 = v2222 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
+    const unsigned int v2225 = v2215 * v1;
+    const unsigned int v2226 = v2225 + v2217;
+    out[v2226] = v2224;
   }
 }

@@ -259,2891 +259,2891 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v284 = v283 < 8u;
-  const unsigned int v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v289;
-  iron_frag_fill(v289, 0.0f);
-  const unsigned int v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v293 = v292 == v280;
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3452 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3452) {
-      const unsigned int v3456 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3459 = v283 << 5u;
-      const unsigned int v3460 = v3459 + v3456;
-      const unsigned int v3461 = v3460 >> 3u;
-      const unsigned int v3462 = v3460 & 7u;
-      const unsigned int v3463 = v3462 << 3u;
-      const unsigned int v3464 = v22 + v3461;
-      const bool v3466 = v3464 < v0;
-      const bool v3467 = v3463 < v2;
-      const bool v3468 = v3466 && v3467;
-      const unsigned int v3469 = v3464 * v2;
-      const unsigned int v3470 = v3469 + v3463;
-      const unsigned int v3471 = v3468 ? v3470 : v280;
-      const unsigned int v3472 = v3461 << 6u;
-      const unsigned int v3474 = v3472 + v3463;
-      iron_copy_async<16>(shm3 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), a + v3471, v3468);
-      const unsigned int v3476 = v3460 + 384u;
-      const unsigned int v3477 = v3476 >> 3u;
-      const unsigned int v3478 = v3476 & 7u;
-      const unsigned int v3479 = v3478 << 3u;
-      const unsigned int v3480 = v22 + v3477;
-      const bool v3482 = v3480 < v0;
-      const bool v3483 = v3479 < v2;
-      const bool v3484 = v3482 && v3483;
-      const unsigned int v3485 = v3480 * v2;
-      const unsigned int v3486 = v3485 + v3479;
-      const unsigned int v3487 = v3484 ? v3486 : v280;
-      const unsigned int v3488 = v3477 << 6u;
-      const unsigned int v3490 = v3488 + v3479;
-      iron_copy_async<16>(shm3 + (v3490 ^ (((v3490 >> 6u) & 7u) << 3u)), a + v3487, v3484);
-      const unsigned int v3492 = v3460 + 768u;
-      const bool v3494 = v3492 < 1024u;
-      if (v3494) {
-        const unsigned int v3495 = v3492 >> 3u;
-        const unsigned int v3496 = v3492 & 7u;
-        const unsigned int v3497 = v3496 << 3u;
-        const unsigned int v3498 = v22 + v3495;
-        const bool v3500 = v3498 < v0;
-        const bool v3501 = v3497 < v2;
-        const bool v3502 = v3500 && v3501;
-        const unsigned int v3503 = v3498 * v2;
-        const unsigned int v3504 = v3503 + v3497;
-        const unsigned int v3505 = v3502 ? v3504 : v280;
-        const unsigned int v3506 = v3495 << 6u;
-        const unsigned int v3508 = v3506 + v3497;
-        iron_copy_async<16>(shm3 + (v3508 ^ (((v3508 >> 6u) & 7u) << 3u)), a + v3505, v3502);
+  unsigned int v305 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v308 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v309 = v308 < 8u;
+  const unsigned int v312 = v308 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v314;
+  iron_frag_fill(v314, 0.0f);
+  const unsigned int v317 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v318 = v317 == v305;
+  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3477 = v305 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3477) {
+      const unsigned int v3481 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3484 = v308 << 5u;
+      const unsigned int v3485 = v3484 + v3481;
+      const unsigned int v3486 = v3485 >> 3u;
+      const unsigned int v3487 = v3485 & 7u;
+      const unsigned int v3488 = v3487 << 3u;
+      const unsigned int v3489 = v22 + v3486;
+      const bool v3491 = v3489 < v0;
+      const bool v3492 = v3488 < v2;
+      const bool v3493 = v3491 && v3492;
+      const unsigned int v3494 = v3489 * v2;
+      const unsigned int v3495 = v3494 + v3488;
+      const unsigned int v3496 = v3493 ? v3495 : v305;
+      const unsigned int v3497 = v3486 << 6u;
+      const unsigned int v3499 = v3497 + v3488;
+      iron_copy_async<16>(shm3 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), a + v3496, v3493);
+      const unsigned int v3501 = v3485 + 384u;
+      const unsigned int v3502 = v3501 >> 3u;
+      const unsigned int v3503 = v3501 & 7u;
+      const unsigned int v3504 = v3503 << 3u;
+      const unsigned int v3505 = v22 + v3502;
+      const bool v3507 = v3505 < v0;
+      const bool v3508 = v3504 < v2;
+      const bool v3509 = v3507 && v3508;
+      const unsigned int v3510 = v3505 * v2;
+      const unsigned int v3511 = v3510 + v3504;
+      const unsigned int v3512 = v3509 ? v3511 : v305;
+      const unsigned int v3513 = v3502 << 6u;
+      const unsigned int v3515 = v3513 + v3504;
+      iron_copy_async<16>(shm3 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), a + v3512, v3509);
+      const unsigned int v3517 = v3485 + 768u;
+      const bool v3519 = v3517 < 1024u;
+      if (v3519) {
+        const unsigned int v3520 = v3517 >> 3u;
+        const unsigned int v3521 = v3517 & 7u;
+        const unsigned int v3522 = v3521 << 3u;
+        const unsigned int v3523 = v22 + v3520;
+        const bool v3525 = v3523 < v0;
+        const bool v3526 = v3522 < v2;
+        const bool v3527 = v3525 && v3526;
+        const unsigned int v3528 = v3523 * v2;
+        const unsigned int v3529 = v3528 + v3522;
+        const unsigned int v3530 = v3527 ? v3529 : v305;
+        const unsigned int v3531 = v3520 << 6u;
+        const unsigned int v3533 = v3531 + v3522;
+        iron_copy_async<16>(shm3 + (v3533 ^ (((v3533 >> 6u) & 7u) << 3u)), a + v3530, v3527);
       }
-      const unsigned int v3509 = v26 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3510 = v3509 < v1;
-      const bool v3511 = v3510 && v3467;
-      const unsigned int v3512 = v3509 * v2;
-      const unsigned int v3513 = v3512 + v3463;
-      const unsigned int v3514 = v3511 ? v3513 : v280;
-      iron_copy_async<16>(shm4 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), b + v3514, v3511);
-      const unsigned int v3515 = v26 + v3477;
-      const bool v3516 = v3515 < v1;
-      const bool v3517 = v3516 && v3483;
-      const unsigned int v3518 = v3515 * v2;
-      const unsigned int v3519 = v3518 + v3479;
-      const unsigned int v3520 = v3517 ? v3519 : v280;
-      iron_copy_async<16>(shm4 + (v3490 ^ (((v3490 >> 6u) & 7u) << 3u)), b + v3520, v3517);
-      if (v3494) {
-        const unsigned int v3521 = v3492 >> 3u;
-        const unsigned int v3522 = v3492 & 7u;
-        const unsigned int v3523 = v3522 << 3u;
-        const unsigned int v3524 = v26 + v3521;
-        const bool v3526 = v3524 < v1;
-        const bool v3527 = v3523 < v2;
-        const bool v3528 = v3526 && v3527;
-        const unsigned int v3529 = v3524 * v2;
-        const unsigned int v3530 = v3529 + v3523;
-        const unsigned int v3531 = v3528 ? v3530 : v280;
-        const unsigned int v3532 = v3521 << 6u;
-        const unsigned int v3534 = v3532 + v3523;
-        iron_copy_async<16>(shm4 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), b + v3531, v3528);
+      const unsigned int v3534 = v26 + v3486;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3535 = v3534 < v1;
+      const bool v3536 = v3535 && v3492;
+      const unsigned int v3537 = v3534 * v2;
+      const unsigned int v3538 = v3537 + v3488;
+      const unsigned int v3539 = v3536 ? v3538 : v305;
+      iron_copy_async<16>(shm4 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), b + v3539, v3536);
+      const unsigned int v3540 = v26 + v3502;
+      const bool v3541 = v3540 < v1;
+      const bool v3542 = v3541 && v3508;
+      const unsigned int v3543 = v3540 * v2;
+      const unsigned int v3544 = v3543 + v3504;
+      const unsigned int v3545 = v3542 ? v3544 : v305;
+      iron_copy_async<16>(shm4 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), b + v3545, v3542);
+      if (v3519) {
+        const unsigned int v3546 = v3517 >> 3u;
+        const unsigned int v3547 = v3517 & 7u;
+        const unsigned int v3548 = v3547 << 3u;
+        const unsigned int v3549 = v26 + v3546;
+        const bool v3551 = v3549 < v1;
+        const bool v3552 = v3548 < v2;
+        const bool v3553 = v3551 && v3552;
+        const unsigned int v3554 = v3549 * v2;
+        const unsigned int v3555 = v3554 + v3548;
+        const unsigned int v3556 = v3553 ? v3555 : v305;
+        const unsigned int v3557 = v3546 << 6u;
+        const unsigned int v3559 = v3557 + v3548;
+        iron_copy_async<16>(shm4 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), b + v3556, v3553);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3537 = 64u < v2;
-    if (v3537) {
-      const unsigned int v3541 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3544 = v283 << 5u;
-      const unsigned int v3545 = v3544 + v3541;
-      const unsigned int v3546 = v3545 >> 3u;
-      const unsigned int v3547 = v3545 & 7u;
-      const unsigned int v3548 = v3547 << 3u;
-      const unsigned int v3549 = v22 + v3546;
-      const unsigned int v3550 = 64u + v3548;
-      const bool v3551 = v3549 < v0;
-      const bool v3552 = v3550 < v2;
-      const bool v3553 = v3551 && v3552;
-      const unsigned int v3554 = v3549 * v2;
-      const unsigned int v3555 = v3554 + v3550;
-      const unsigned int v3556 = v3553 ? v3555 : v280;
-      const unsigned int v3557 = v3546 << 6u;
-      const unsigned int v3558 = 8192u + v3557;
-      const unsigned int v3559 = v3558 + v3548;
-      iron_copy_async<16>(shm3 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), a + v3556, v3553);
-      const unsigned int v3561 = v3545 + 384u;
-      const unsigned int v3562 = v3561 >> 3u;
-      const unsigned int v3563 = v3561 & 7u;
-      const unsigned int v3564 = v3563 << 3u;
-      const unsigned int v3565 = v22 + v3562;
-      const unsigned int v3566 = 64u + v3564;
-      const bool v3567 = v3565 < v0;
-      const bool v3568 = v3566 < v2;
-      const bool v3569 = v3567 && v3568;
-      const unsigned int v3570 = v3565 * v2;
-      const unsigned int v3571 = v3570 + v3566;
-      const unsigned int v3572 = v3569 ? v3571 : v280;
-      const unsigned int v3573 = v3562 << 6u;
-      const unsigned int v3574 = 8192u + v3573;
-      const unsigned int v3575 = v3574 + v3564;
-      iron_copy_async<16>(shm3 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), a + v3572, v3569);
-      const unsigned int v3577 = v3545 + 768u;
-      const bool v3579 = v3577 < 1024u;
-      if (v3579) {
-        const unsigned int v3580 = v3577 >> 3u;
-        const unsigned int v3581 = v3577 & 7u;
-        const unsigned int v3582 = v3581 << 3u;
-        const unsigned int v3583 = v22 + v3580;
-        const unsigned int v3584 = 64u + v3582;
-        const bool v3585 = v3583 < v0;
-        const bool v3586 = v3584 < v2;
-        const bool v3587 = v3585 && v3586;
-        const unsigned int v3588 = v3583 * v2;
-        const unsigned int v3589 = v3588 + v3584;
-        const unsigned int v3590 = v3587 ? v3589 : v280;
-        const unsigned int v3591 = v3580 << 6u;
-        const unsigned int v3592 = 8192u + v3591;
-        const unsigned int v3593 = v3592 + v3582;
-        iron_copy_async<16>(shm3 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), a + v3590, v3587);
+    const bool v3562 = 64u < v2;
+    if (v3562) {
+      const unsigned int v3566 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3569 = v308 << 5u;
+      const unsigned int v3570 = v3569 + v3566;
+      const unsigned int v3571 = v3570 >> 3u;
+      const unsigned int v3572 = v3570 & 7u;
+      const unsigned int v3573 = v3572 << 3u;
+      const unsigned int v3574 = v22 + v3571;
+      const unsigned int v3575 = 64u + v3573;
+      const bool v3576 = v3574 < v0;
+      const bool v3577 = v3575 < v2;
+      const bool v3578 = v3576 && v3577;
+      const unsigned int v3579 = v3574 * v2;
+      const unsigned int v3580 = v3579 + v3575;
+      const unsigned int v3581 = v3578 ? v3580 : v305;
+      const unsigned int v3582 = v3571 << 6u;
+      const unsigned int v3583 = 8192u + v3582;
+      const unsigned int v3584 = v3583 + v3573;
+      iron_copy_async<16>(shm3 + (v3584 ^ (((v3584 >> 6u) & 7u) << 3u)), a + v3581, v3578);
+      const unsigned int v3586 = v3570 + 384u;
+      const unsigned int v3587 = v3586 >> 3u;
+      const unsigned int v3588 = v3586 & 7u;
+      const unsigned int v3589 = v3588 << 3u;
+      const unsigned int v3590 = v22 + v3587;
+      const unsigned int v3591 = 64u + v3589;
+      const bool v3592 = v3590 < v0;
+      const bool v3593 = v3591 < v2;
+      const bool v3594 = v3592 && v3593;
+      const unsigned int v3595 = v3590 * v2;
+      const unsigned int v3596 = v3595 + v3591;
+      const unsigned int v3597 = v3594 ? v3596 : v305;
+      const unsigned int v3598 = v3587 << 6u;
+      const unsigned int v3599 = 8192u + v3598;
+      const unsigned int v3600 = v3599 + v3589;
+      iron_copy_async<16>(shm3 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), a + v3597, v3594);
+      const unsigned int v3602 = v3570 + 768u;
+      const bool v3604 = v3602 < 1024u;
+      if (v3604) {
+        const unsigned int v3605 = v3602 >> 3u;
+        const unsigned int v3606 = v3602 & 7u;
+        const unsigned int v3607 = v3606 << 3u;
+        const unsigned int v3608 = v22 + v3605;
+        const unsigned int v3609 = 64u + v3607;
+        const bool v3610 = v3608 < v0;
+        const bool v3611 = v3609 < v2;
+        const bool v3612 = v3610 && v3611;
+        const unsigned int v3613 = v3608 * v2;
+        const unsigned int v3614 = v3613 + v3609;
+        const unsigned int v3615 = v3612 ? v3614 : v305;
+        const unsigned int v3616 = v3605 << 6u;
+        const unsigned int v3617 = 8192u + v3616;
+        const unsigned int v3618 = v3617 + v3607;
+        iron_copy_async<16>(shm3 + (v3618 ^ (((v3618 >> 6u) & 7u) << 3u)), a + v3615, v3612);
       }
-      const unsigned int v3594 = v26 + v3546;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3595 = v3594 < v1;
-      const bool v3596 = v3595 && v3552;
-      const unsigned int v3597 = v3594 * v2;
-      const unsigned int v3598 = v3597 + v3550;
-      const unsigned int v3599 = v3596 ? v3598 : v280;
-      iron_copy_async<16>(shm4 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), b + v3599, v3596);
-      const unsigned int v3600 = v26 + v3562;
-      const bool v3601 = v3600 < v1;
-      const bool v3602 = v3601 && v3568;
-      const unsigned int v3603 = v3600 * v2;
-      const unsigned int v3604 = v3603 + v3566;
-      const unsigned int v3605 = v3602 ? v3604 : v280;
-      iron_copy_async<16>(shm4 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), b + v3605, v3602);
-      if (v3579) {
-        const unsigned int v3606 = v3577 >> 3u;
-        const unsigned int v3607 = v3577 & 7u;
-        const unsigned int v3608 = v3607 << 3u;
-        const unsigned int v3609 = v26 + v3606;
-        const unsigned int v3610 = 64u + v3608;
-        const bool v3611 = v3609 < v1;
-        const bool v3612 = v3610 < v2;
-        const bool v3613 = v3611 && v3612;
-        const unsigned int v3614 = v3609 * v2;
-        const unsigned int v3615 = v3614 + v3610;
-        const unsigned int v3616 = v3613 ? v3615 : v280;
-        const unsigned int v3617 = v3606 << 6u;
-        const unsigned int v3618 = 8192u + v3617;
-        const unsigned int v3619 = v3618 + v3608;
-        iron_copy_async<16>(shm4 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), b + v3616, v3613);
+      const unsigned int v3619 = v26 + v3571;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3620 = v3619 < v1;
+      const bool v3621 = v3620 && v3577;
+      const unsigned int v3622 = v3619 * v2;
+      const unsigned int v3623 = v3622 + v3575;
+      const unsigned int v3624 = v3621 ? v3623 : v305;
+      iron_copy_async<16>(shm4 + (v3584 ^ (((v3584 >> 6u) & 7u) << 3u)), b + v3624, v3621);
+      const unsigned int v3625 = v26 + v3587;
+      const bool v3626 = v3625 < v1;
+      const bool v3627 = v3626 && v3593;
+      const unsigned int v3628 = v3625 * v2;
+      const unsigned int v3629 = v3628 + v3591;
+      const unsigned int v3630 = v3627 ? v3629 : v305;
+      iron_copy_async<16>(shm4 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), b + v3630, v3627);
+      if (v3604) {
+        const unsigned int v3631 = v3602 >> 3u;
+        const unsigned int v3632 = v3602 & 7u;
+        const unsigned int v3633 = v3632 << 3u;
+        const unsigned int v3634 = v26 + v3631;
+        const unsigned int v3635 = 64u + v3633;
+        const bool v3636 = v3634 < v1;
+        const bool v3637 = v3635 < v2;
+        const bool v3638 = v3636 && v3637;
+        const unsigned int v3639 = v3634 * v2;
+        const unsigned int v3640 = v3639 + v3635;
+        const unsigned int v3641 = v3638 ? v3640 : v305;
+        const unsigned int v3642 = v3631 << 6u;
+        const unsigned int v3643 = 8192u + v3642;
+        const unsigned int v3644 = v3643 + v3633;
+        iron_copy_async<16>(shm4 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), b + v3641, v3638);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2603 = v280; v2603 < v2; v2603 += 64u) {
-      const unsigned int v2605 = v2603 >> 6u;
-      const unsigned int v2607 = v2605 % 3u;
+    for (unsigned int v2628 = v305; v2628 < v2; v2628 += 64u) {
+      const unsigned int v2630 = v2628 >> 6u;
+      const unsigned int v2632 = v2630 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v284) {
-        const unsigned int v2609 = v2607 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2616 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2617 = v2616 << 6u;
-        const unsigned int v2618 = v2609 + v2617;
-        const unsigned int v3102 = v283 & 3u;
-        const unsigned int v3104 = v3102 << 4u;
-        const unsigned int v3106 = v3104 << 6u;
-        const unsigned int v3108 = v2618 + v3106;
-        iron_frag<iron_bf16, 0, 16, 16> v3115;
-        iron_frag_fill(v3115, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3115, shm3, v3108, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3117;
-        iron_frag_fill(v3117, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3117, shm4, v2609, 64u);
-        iron_frag_mma_sync(v289, v3115, v3117);
-        const unsigned int v3119 = v3108 + 16u;
-        const unsigned int v3122 = v2609 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3124;
-        iron_frag_fill(v3124, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3124, shm3, v3119, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3126;
-        iron_frag_fill(v3126, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3126, shm4, v3122, 64u);
-        iron_frag_mma_sync(v289, v3124, v3126);
-        const unsigned int v3128 = v3108 + 32u;
-        const unsigned int v3131 = v2609 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3133;
-        iron_frag_fill(v3133, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3133, shm3, v3128, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3135;
-        iron_frag_fill(v3135, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3135, shm4, v3131, 64u);
-        iron_frag_mma_sync(v289, v3133, v3135);
-        const unsigned int v3137 = v3108 + 48u;
-        const unsigned int v3140 = v2609 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3142;
+      if (v309) {
+        const unsigned int v2634 = v2632 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2641 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v2642 = v2641 << 6u;
+        const unsigned int v2643 = v2634 + v2642;
+        const unsigned int v3127 = v308 & 3u;
+        const unsigned int v3129 = v3127 << 4u;
+        const unsigned int v3131 = v3129 << 6u;
+        const unsigned int v3133 = v2643 + v3131;
+        iron_frag<iron_bf16, 0, 16, 16> v3140;
+        iron_frag_fill(v3140, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3140, shm3, v3133, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3142;
         iron_frag_fill(v3142, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3142, shm3, v3137, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3144;
-        iron_frag_fill(v3144, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3144, shm4, v3140, 64u);
-        iron_frag_mma_sync(v289, v3142, v3144);
+        iron_frag_load_shared<true, 6, 3>(v3142, shm4, v2634, 64u);
+        iron_frag_mma_sync(v314, v3140, v3142);
+        const unsigned int v3144 = v3133 + 16u;
+        const unsigned int v3147 = v2634 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3149;
+        iron_frag_fill(v3149, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3149, shm3, v3144, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3151;
+        iron_frag_fill(v3151, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3151, shm4, v3147, 64u);
+        iron_frag_mma_sync(v314, v3149, v3151);
+        const unsigned int v3153 = v3133 + 32u;
+        const unsigned int v3156 = v2634 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3158;
+        iron_frag_fill(v3158, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3158, shm3, v3153, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3160;
+        iron_frag_fill(v3160, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3160, shm4, v3156, 64u);
+        iron_frag_mma_sync(v314, v3158, v3160);
+        const unsigned int v3162 = v3133 + 48u;
+        const unsigned int v3165 = v2634 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3167;
+        iron_frag_fill(v3167, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3167, shm3, v3162, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3169;
+        iron_frag_fill(v3169, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3169, shm4, v3165, 64u);
+        iron_frag_mma_sync(v314, v3167, v3169);
       }
-      const unsigned int v2624 = v2603 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2626 = v2605 + 2u;
-      const unsigned int v2627 = v2626 % 3u;
-      const bool v2628 = v2624 < v2;
-      if (v2628) {
-        const unsigned int v2630 = v2627 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2633 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2635 = v283 << 5u;
-        const unsigned int v2636 = v2635 + v2633;
-        const unsigned int v2640 = v2636 >> 3u;
-        const unsigned int v2642 = v2636 & 7u;
-        const unsigned int v2644 = v2642 << 3u;
-        const unsigned int v2645 = v22 + v2640;
-        const unsigned int v2646 = v2624 + v2644;
-        const bool v2647 = v2645 < v0;
-        const bool v2648 = v2646 < v2;
-        const bool v2649 = v2647 && v2648;
-        const unsigned int v2650 = v2645 * v2;
-        const unsigned int v2652 = v2650 + v2646;
-        const unsigned int v2653 = v2649 ? v2652 : v280;
-        const unsigned int v2655 = v2640 << 6u;
-        const unsigned int v2656 = v2630 + v2655;
-        const unsigned int v2657 = v2656 + v2644;
-        iron_copy_async<16>(shm3 + (v2657 ^ (((v2657 >> 6u) & 7u) << 3u)), a + v2653, v2649);
-        const unsigned int v2659 = v2636 + 384u;
-        const unsigned int v2661 = v2659 >> 3u;
-        const unsigned int v2663 = v2659 & 7u;
-        const unsigned int v2665 = v2663 << 3u;
-        const unsigned int v2666 = v22 + v2661;
-        const unsigned int v2667 = v2624 + v2665;
-        const bool v2668 = v2666 < v0;
-        const bool v2669 = v2667 < v2;
-        const bool v2670 = v2668 && v2669;
-        const unsigned int v2671 = v2666 * v2;
-        const unsigned int v2673 = v2671 + v2667;
-        const unsigned int v2674 = v2670 ? v2673 : v280;
-        const unsigned int v2676 = v2661 << 6u;
-        const unsigned int v2677 = v2630 + v2676;
-        const unsigned int v2678 = v2677 + v2665;
-        iron_copy_async<16>(shm3 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), a + v2674, v2670);
-        const unsigned int v2680 = v2636 + 768u;
-        const bool v2682 = v2680 < 1024u;
-        if (v2682) {
-          const unsigned int v2684 = v2680 >> 3u;
-          const unsigned int v2686 = v2680 & 7u;
-          const unsigned int v2688 = v2686 << 3u;
-          const unsigned int v2689 = v22 + v2684;
-          const unsigned int v2690 = v2624 + v2688;
-          const bool v2691 = v2689 < v0;
-          const bool v2692 = v2690 < v2;
-          const bool v2693 = v2691 && v2692;
-          const unsigned int v2694 = v2689 * v2;
-          const unsigned int v2696 = v2694 + v2690;
-          const unsigned int v2697 = v2693 ? v2696 : v280;
-          const unsigned int v2699 = v2684 << 6u;
-          const unsigned int v2700 = v2630 + v2699;
-          const unsigned int v2701 = v2700 + v2688;
-          iron_copy_async<16>(shm3 + (v2701 ^ (((v2701 >> 6u) & 7u) << 3u)), a + v2697, v2693);
+      const unsigned int v2649 = v2628 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2651 = v2630 + 2u;
+      const unsigned int v2652 = v2651 % 3u;
+      const bool v2653 = v2649 < v2;
+      if (v2653) {
+        const unsigned int v2655 = v2652 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2658 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2660 = v308 << 5u;
+        const unsigned int v2661 = v2660 + v2658;
+        const unsigned int v2665 = v2661 >> 3u;
+        const unsigned int v2667 = v2661 & 7u;
+        const unsigned int v2669 = v2667 << 3u;
+        const unsigned int v2670 = v22 + v2665;
+        const unsigned int v2671 = v2649 + v2669;
+        const bool v2672 = v2670 < v0;
+        const bool v2673 = v2671 < v2;
+        const bool v2674 = v2672 && v2673;
+        const unsigned int v2675 = v2670 * v2;
+        const unsigned int v2677 = v2675 + v2671;
+        const unsigned int v2678 = v2674 ? v2677 : v305;
+        const unsigned int v2680 = v2665 << 6u;
+        const unsigned int v2681 = v2655 + v2680;
+        const unsigned int v2682 = v2681 + v2669;
+        iron_copy_async<16>(shm3 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), a + v2678, v2674);
+        const unsigned int v2684 = v2661 + 384u;
+        const unsigned int v2686 = v2684 >> 3u;
+        const unsigned int v2688 = v2684 & 7u;
+        const unsigned int v2690 = v2688 << 3u;
+        const unsigned int v2691 = v22 + v2686;
+        const unsigned int v2692 = v2649 + v2690;
+        const bool v2693 = v2691 < v0;
+        const bool v2694 = v2692 < v2;
+        const bool v2695 = v2693 && v2694;
+        const unsigned int v2696 = v2691 * v2;
+        const unsigned int v2698 = v2696 + v2692;
+        const unsigned int v2699 = v2695 ? v2698 : v305;
+        const unsigned int v2701 = v2686 << 6u;
+        const unsigned int v2702 = v2655 + v2701;
+        const unsigned int v2703 = v2702 + v2690;
+        iron_copy_async<16>(shm3 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), a + v2699, v2695);
+        const unsigned int v2705 = v2661 + 768u;
+        const bool v2707 = v2705 < 1024u;
+        if (v2707) {
+          const unsigned int v2709 = v2705 >> 3u;
+          const unsigned int v2711 = v2705 & 7u;
+          const unsigned int v2713 = v2711 << 3u;
+          const unsigned int v2714 = v22 + v2709;
+          const unsigned int v2715 = v2649 + v2713;
+          const bool v2716 = v2714 < v0;
+          const bool v2717 = v2715 < v2;
+          const bool v2718 = v2716 && v2717;
+          const unsigned int v2719 = v2714 * v2;
+          const unsigned int v2721 = v2719 + v2715;
+          const unsigned int v2722 = v2718 ? v2721 : v305;
+          const unsigned int v2724 = v2709 << 6u;
+          const unsigned int v2725 = v2655 + v2724;
+          const unsigned int v2726 = v2725 + v2713;
+          iron_copy_async<16>(shm3 + (v2726 ^ (((v2726 >> 6u) & 7u) << 3u)), a + v2722, v2718);
         }
-        const unsigned int v2718 = v26 + v2640;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v2720 = v2718 < v1;
-        const bool v2722 = v2720 && v2648;
-        const unsigned int v2723 = v2718 * v2;
-        const unsigned int v2725 = v2723 + v2646;
-        const unsigned int v2726 = v2722 ? v2725 : v280;
-        iron_copy_async<16>(shm4 + (v2657 ^ (((v2657 >> 6u) & 7u) << 3u)), b + v2726, v2722);
-        const unsigned int v2739 = v26 + v2661;
-        const bool v2741 = v2739 < v1;
-        const bool v2743 = v2741 && v2669;
-        const unsigned int v2744 = v2739 * v2;
-        const unsigned int v2746 = v2744 + v2667;
-        const unsigned int v2747 = v2743 ? v2746 : v280;
-        iron_copy_async<16>(shm4 + (v2678 ^ (((v2678 >> 6u) & 7u) << 3u)), b + v2747, v2743);
-        if (v2682) {
-          const unsigned int v2757 = v2680 >> 3u;
-          const unsigned int v2759 = v2680 & 7u;
-          const unsigned int v2761 = v2759 << 3u;
-          const unsigned int v2762 = v26 + v2757;
-          const unsigned int v2763 = v2624 + v2761;
-          const bool v2764 = v2762 < v1;
-          const bool v2765 = v2763 < v2;
-          const bool v2766 = v2764 && v2765;
-          const unsigned int v2767 = v2762 * v2;
-          const unsigned int v2769 = v2767 + v2763;
-          const unsigned int v2770 = v2766 ? v2769 : v280;
-          const unsigned int v2772 = v2757 << 6u;
-          const unsigned int v2773 = v2630 + v2772;
-          const unsigned int v2774 = v2773 + v2761;
-          iron_copy_async<16>(shm4 + (v2774 ^ (((v2774 >> 6u) & 7u) << 3u)), b + v2770, v2766);
+        const unsigned int v2743 = v26 + v2665;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v2745 = v2743 < v1;
+        const bool v2747 = v2745 && v2673;
+        const unsigned int v2748 = v2743 * v2;
+        const unsigned int v2750 = v2748 + v2671;
+        const unsigned int v2751 = v2747 ? v2750 : v305;
+        iron_copy_async<16>(shm4 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), b + v2751, v2747);
+        const unsigned int v2764 = v26 + v2686;
+        const bool v2766 = v2764 < v1;
+        const bool v2768 = v2766 && v2694;
+        const unsigned int v2769 = v2764 * v2;
+        const unsigned int v2771 = v2769 + v2692;
+        const unsigned int v2772 = v2768 ? v2771 : v305;
+        iron_copy_async<16>(shm4 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), b + v2772, v2768);
+        if (v2707) {
+          const unsigned int v2782 = v2705 >> 3u;
+          const unsigned int v2784 = v2705 & 7u;
+          const unsigned int v2786 = v2784 << 3u;
+          const unsigned int v2787 = v26 + v2782;
+          const unsigned int v2788 = v2649 + v2786;
+          const bool v2789 = v2787 < v1;
+          const bool v2790 = v2788 < v2;
+          const bool v2791 = v2789 && v2790;
+          const unsigned int v2792 = v2787 * v2;
+          const unsigned int v2794 = v2792 + v2788;
+          const unsigned int v2795 = v2791 ? v2794 : v305;
+          const unsigned int v2797 = v2782 << 6u;
+          const unsigned int v2798 = v2655 + v2797;
+          const unsigned int v2799 = v2798 + v2786;
+          iron_copy_async<16>(shm4 + (v2799 ^ (((v2799 >> 6u) & 7u) << 3u)), b + v2795, v2791);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v322 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const unsigned int v323 = threadIdx.x;
+    const unsigned int v347 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v348 = threadIdx.x;
 
-    for (unsigned int v320 = v280; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v331 = v330 < v0;
-        const unsigned int v332 = v320 + v329;
-        const bool v333 = v332 < v2;
-        const bool v334 = v331 && v333;
-        if (v334) {
-          const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v338 = v336 + v320;
-          const unsigned int v339 = v338 + v329;
-          const iron_bf16 v340 = a[v339];
-          const unsigned int v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v343 = v342 + v329;
-          shm3[(v343 ^ (((v343 >> 6u) & 7u) << 3u))] = v340;
+    for (unsigned int v345 = v305; v345 < v2; v345 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v350 = v348; v350 < 8192u; v350 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v352 = v350 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v354 = v350 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v355 = v22 + v352;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v356 = v355 < v0;
+        const unsigned int v357 = v345 + v354;
+        const bool v358 = v357 < v2;
+        const bool v359 = v356 && v358;
+        if (v359) {
+          const unsigned int v361 = v355 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v363 = v361 + v345;
+          const unsigned int v364 = v363 + v354;
+          const iron_bf16 v365 = a[v364];
+          const unsigned int v367 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v368 = v367 + v354;
+          shm3[(v368 ^ (((v368 >> 6u) & 7u) << 3u))] = v365;
         } else {
-          const unsigned int v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v346 = v345 + v329;
-          shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v370 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v371 = v370 + v354;
+          shm3[(v371 ^ (((v371 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v358 = v357 < v1;
-        const unsigned int v359 = v320 + v356;
-        const bool v360 = v359 < v2;
-        const bool v361 = v358 && v360;
-        if (v361) {
-          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v365 = v363 + v320;
-          const unsigned int v366 = v365 + v356;
-          const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v370 = v369 + v356;
-          shm4[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
+      for (unsigned int v377 = v348; v377 < 8192u; v377 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v379 = v377 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v381 = v377 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v382 = v26 + v379;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v383 = v382 < v1;
+        const unsigned int v384 = v345 + v381;
+        const bool v385 = v384 < v2;
+        const bool v386 = v383 && v385;
+        if (v386) {
+          const unsigned int v388 = v382 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v390 = v388 + v345;
+          const unsigned int v391 = v390 + v381;
+          const iron_bf16 v392 = b[v391];
+          const unsigned int v394 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v395 = v394 + v381;
+          shm4[(v395 ^ (((v395 >> 6u) & 7u) << 3u))] = v392;
         } else {
-          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v373 = v372 + v356;
-          shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v397 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v398 = v397 + v381;
+          shm4[(v398 ^ (((v398 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v382 = v381 << 6u;
-        const unsigned int v3147 = v283 & 3u;
-        const unsigned int v3149 = v3147 << 4u;
-        const unsigned int v3151 = v3149 << 6u;
-        const unsigned int v3153 = v382 + v3151;
-        iron_frag<iron_bf16, 0, 16, 16> v3160;
-        iron_frag_fill(v3160, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3160, shm3, v3153, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3162;
-        iron_frag_fill(v3162, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3162, shm4, v280, 64u);
-        iron_frag_mma_sync(v289, v3160, v3162);
-        const unsigned int v3164 = v3153 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3169;
-        iron_frag_fill(v3169, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3169, shm3, v3164, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3171;
-        iron_frag_fill(v3171, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3171, shm4, 16u, 64u);
-        iron_frag_mma_sync(v289, v3169, v3171);
-        const unsigned int v3173 = v3153 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3178;
-        iron_frag_fill(v3178, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3178, shm3, v3173, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3180;
-        iron_frag_fill(v3180, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3180, shm4, 32u, 64u);
-        iron_frag_mma_sync(v289, v3178, v3180);
-        const unsigned int v3182 = v3153 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3187;
+      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v406 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v407 = v406 << 6u;
+        const unsigned int v3172 = v308 & 3u;
+        const unsigned int v3174 = v3172 << 4u;
+        const unsigned int v3176 = v3174 << 6u;
+        const unsigned int v3178 = v407 + v3176;
+        iron_frag<iron_bf16, 0, 16, 16> v3185;
+        iron_frag_fill(v3185, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3185, shm3, v3178, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3187;
         iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3187, shm3, v3182, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3189;
-        iron_frag_fill(v3189, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3189, shm4, 48u, 64u);
-        iron_frag_mma_sync(v289, v3187, v3189);
+        iron_frag_load_shared<true, 6, 3>(v3187, shm4, v305, 64u);
+        iron_frag_mma_sync(v314, v3185, v3187);
+        const unsigned int v3189 = v3178 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3194;
+        iron_frag_fill(v3194, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3194, shm3, v3189, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3196;
+        iron_frag_fill(v3196, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3196, shm4, 16u, 64u);
+        iron_frag_mma_sync(v314, v3194, v3196);
+        const unsigned int v3198 = v3178 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3203;
+        iron_frag_fill(v3203, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3203, shm3, v3198, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3205;
+        iron_frag_fill(v3205, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3205, shm4, 32u, 64u);
+        iron_frag_mma_sync(v314, v3203, v3205);
+        const unsigned int v3207 = v3178 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3212;
+        iron_frag_fill(v3212, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3212, shm3, v3207, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3214;
+        iron_frag_fill(v3214, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3214, shm4, 48u, 64u);
+        iron_frag_mma_sync(v314, v3212, v3214);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v388 = v387 << 4u;
-  const unsigned int v390 = v287 << 6u;
-  const unsigned int v391 = v22 + v390;
-  const unsigned int v392 = v391 + v388;
-  const unsigned int v393 = static_cast<unsigned int>(v289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v394 = v392 + v393;
-  const unsigned int v395 = static_cast<unsigned int>(v289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v398 = v284 && v397;
-  const bool v399 = v396 < v1;
-  const bool v400 = v398 && v399;
-  if (v400) {
-    const float v401 = v289.x[0];
-    const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v403 = iron_f32_to_bf16(v402);
-    const unsigned int v404 = v394 * v1;
-    const unsigned int v405 = v404 + v396;
-    out[v405] = v403;
-  }
-  const unsigned int v406 = static_cast<unsigned int>(v289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v407 = v392 + v406;
-  const unsigned int v408 = static_cast<unsigned int>(v289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v411 = v284 && v410;
-  const bool v412 = v409 < v1;
-  const bool v413 = v411 && v412;
-  if (v413) {
-    const float v414 = v289.x[1];
-    const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v416 = iron_f32_to_bf16(v415);
-    const unsigned int v417 = v407 * v1;
-    const unsigned int v418 = v417 + v409;
-    out[v418] = v416;
-  }
-  const unsigned int v419 = static_cast<unsigned int>(v289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v420 = v392 + v419;
-  const unsigned int v421 = static_cast<unsigned int>(v289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v424 = v284 && v423;
-  const bool v425 = v422 < v1;
-  const bool v426 = v424 && v425;
-  if (v426) {
-    const float v427 = v289.x[2];
-    const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v429 = iron_f32_to_bf16(v428);
-    const unsigned int v430 = v420 * v1;
-    const unsigned int v431 = v430 + v422;
-    out[v431] = v429;
-  }
-  const unsigned int v432 = static_cast<unsigned int>(v289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v433 = v392 + v432;
-  const unsigned int v434 = static_cast<unsigned int>(v289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v437 = v284 && v436;
-  const bool v438 = v435 < v1;
-  const bool v439 = v437 && v438;
-  if (v439) {
-    const float v440 = v289.x[3];
-    const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v442 = iron_f32_to_bf16(v441);
-    const unsigned int v443 = v433 * v1;
-    const unsigned int v444 = v443 + v435;
-    out[v444] = v442;
-  }
-  const unsigned int v445 = static_cast<unsigned int>(v289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v446 = v392 + v445;
-  const unsigned int v447 = static_cast<unsigned int>(v289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v450 = v284 && v449;
-  const bool v451 = v448 < v1;
-  const bool v452 = v450 && v451;
-  if (v452) {
-    const float v453 = v289.x[4];
-    const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v455 = iron_f32_to_bf16(v454);
-    const unsigned int v456 = v446 * v1;
-    const unsigned int v457 = v456 + v448;
-    out[v457] = v455;
-  }
-  const unsigned int v458 = static_cast<unsigned int>(v289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v459 = v392 + v458;
-  const unsigned int v460 = static_cast<unsigned int>(v289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v463 = v284 && v462;
-  const bool v464 = v461 < v1;
-  const bool v465 = v463 && v464;
-  if (v465) {
-    const float v466 = v289.x[5];
-    const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v468 = iron_f32_to_bf16(v467);
-    const unsigned int v469 = v459 * v1;
-    const unsigned int v470 = v469 + v461;
-    out[v470] = v468;
-  }
-  const unsigned int v471 = static_cast<unsigned int>(v289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v472 = v392 + v471;
-  const unsigned int v473 = static_cast<unsigned int>(v289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v476 = v284 && v475;
-  const bool v477 = v474 < v1;
-  const bool v478 = v476 && v477;
-  if (v478) {
-    const float v479 = v289.x[6];
-    const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v481 = iron_f32_to_bf16(v480);
-    const unsigned int v482 = v472 * v1;
-    const unsigned int v483 = v482 + v474;
-    out[v483] = v481;
-  }
-  const unsigned int v484 = static_cast<unsigned int>(v289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v485 = v392 + v484;
-  const unsigned int v486 = static_cast<unsigned int>(v289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v489 = v284 && v488;
-  const bool v490 = v487 < v1;
-  const bool v491 = v489 && v490;
-  if (v491) {
-    const float v492 = v289.x[7];
-    const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v494 = iron_f32_to_bf16(v493);
-    const unsigned int v495 = v485 * v1;
-    const unsigned int v496 = v495 + v487;
-    out[v496] = v494;
-  }
-  const unsigned int v497 = static_cast<unsigned int>(v289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v498 = v392 + v497;
-  const unsigned int v499 = static_cast<unsigned int>(v289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v502 = v284 && v501;
-  const bool v503 = v500 < v1;
-  const bool v504 = v502 && v503;
-  if (v504) {
-    const float v505 = v289.x[8];
-    const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v507 = iron_f32_to_bf16(v506);
-    const unsigned int v508 = v498 * v1;
-    const unsigned int v509 = v508 + v500;
-    out[v509] = v507;
-  }
-  const unsigned int v510 = static_cast<unsigned int>(v289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v511 = v392 + v510;
-  const unsigned int v512 = static_cast<unsigned int>(v289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v515 = v284 && v514;
-  const bool v516 = v513 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v289.x[9];
-    const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v520 = iron_f32_to_bf16(v519);
-    const unsigned int v521 = v511 * v1;
-    const unsigned int v522 = v521 + v513;
-    out[v522] = v520;
-  }
-  const unsigned int v523 = static_cast<unsigned int>(v289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v524 = v392 + v523;
-  const unsigned int v525 = static_cast<unsigned int>(v289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v528 = v284 && v527;
-  const bool v529 = v526 < v1;
-  const bool v530 = v528 && v529;
-  if (v530) {
-    const float v531 = v289.x[10];
-    const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v533 = iron_f32_to_bf16(v532);
-    const unsigned int v534 = v524 * v1;
-    const unsigned int v535 = v534 + v526;
-    out[v535] = v533;
-  }
-  const unsigned int v536 = static_cast<unsigned int>(v289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v537 = v392 + v536;
-  const unsigned int v538 = static_cast<unsigned int>(v289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v541 = v284 && v540;
-  const bool v542 = v539 < v1;
-  const bool v543 = v541 && v542;
-  if (v543) {
-    const float v544 = v289.x[11];
-    const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v546 = iron_f32_to_bf16(v545);
-    const unsigned int v547 = v537 * v1;
-    const unsigned int v548 = v547 + v539;
-    out[v548] = v546;
-  }
-  const unsigned int v549 = static_cast<unsigned int>(v289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v550 = v392 + v549;
-  const unsigned int v551 = static_cast<unsigned int>(v289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v554 = v284 && v553;
-  const bool v555 = v552 < v1;
-  const bool v556 = v554 && v555;
-  if (v556) {
-    const float v557 = v289.x[12];
-    const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v559 = iron_f32_to_bf16(v558);
-    const unsigned int v560 = v550 * v1;
-    const unsigned int v561 = v560 + v552;
-    out[v561] = v559;
-  }
-  const unsigned int v562 = static_cast<unsigned int>(v289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v563 = v392 + v562;
-  const unsigned int v564 = static_cast<unsigned int>(v289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v567 = v284 && v566;
-  const bool v568 = v565 < v1;
-  const bool v569 = v567 && v568;
-  if (v569) {
-    const float v570 = v289.x[13];
-    const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v572 = iron_f32_to_bf16(v571);
-    const unsigned int v573 = v563 * v1;
-    const unsigned int v574 = v573 + v565;
-    out[v574] = v572;
-  }
-  const unsigned int v575 = static_cast<unsigned int>(v289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v576 = v392 + v575;
-  const unsigned int v577 = static_cast<unsigned int>(v289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v580 = v284 && v579;
-  const bool v581 = v578 < v1;
-  const bool v582 = v580 && v581;
-  if (v582) {
-    const float v583 = v289.x[14];
-    const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v585 = iron_f32_to_bf16(v584);
-    const unsigned int v586 = v576 * v1;
-    const unsigned int v587 = v586 + v578;
-    out[v587] = v585;
-  }
-  const unsigned int v588 = static_cast<unsigned int>(v289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v589 = v392 + v588;
-  const unsigned int v590 = static_cast<unsigned int>(v289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v593 = v284 && v592;
-  const bool v594 = v591 < v1;
-  const bool v595 = v593 && v594;
-  if (v595) {
-    const float v596 = v289.x[15];
-    const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v598 = iron_f32_to_bf16(v597);
-    const unsigned int v599 = v589 * v1;
-    const unsigned int v600 = v599 + v591;
-    out[v600] = v598;
-  }
-  const unsigned int v601 = static_cast<unsigned int>(v289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v602 = v392 + v601;
-  const unsigned int v603 = static_cast<unsigned int>(v289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v606 = v284 && v605;
-  const bool v607 = v604 < v1;
-  const bool v608 = v606 && v607;
-  if (v608) {
-    const float v609 = v289.x[16];
-    const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v611 = iron_f32_to_bf16(v610);
-    const unsigned int v612 = v602 * v1;
-    const unsigned int v613 = v612 + v604;
-    out[v613] = v611;
-  }
-  const unsigned int v614 = static_cast<unsigned int>(v289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v615 = v392 + v614;
-  const unsigned int v616 = static_cast<unsigned int>(v289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v619 = v284 && v618;
-  const bool v620 = v617 < v1;
-  const bool v621 = v619 && v620;
-  if (v621) {
-    const float v622 = v289.x[17];
-    const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v624 = iron_f32_to_bf16(v623);
-    const unsigned int v625 = v615 * v1;
-    const unsigned int v626 = v625 + v617;
-    out[v626] = v624;
-  }
-  const unsigned int v627 = static_cast<unsigned int>(v289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v628 = v392 + v627;
-  const unsigned int v629 = static_cast<unsigned int>(v289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v632 = v284 && v631;
-  const bool v633 = v630 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v289.x[18];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v637 = iron_f32_to_bf16(v636);
-    const unsigned int v638 = v628 * v1;
-    const unsigned int v639 = v638 + v630;
-    out[v639] = v637;
-  }
-  const unsigned int v640 = static_cast<unsigned int>(v289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v641 = v392 + v640;
-  const unsigned int v642 = static_cast<unsigned int>(v289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v645 = v284 && v644;
-  const bool v646 = v643 < v1;
-  const bool v647 = v645 && v646;
-  if (v647) {
-    const float v648 = v289.x[19];
-    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v650 = iron_f32_to_bf16(v649);
-    const unsigned int v651 = v641 * v1;
-    const unsigned int v652 = v651 + v643;
-    out[v652] = v650;
-  }
-  const unsigned int v653 = static_cast<unsigned int>(v289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v654 = v392 + v653;
-  const unsigned int v655 = static_cast<unsigned int>(v289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v658 = v284 && v657;
-  const bool v659 = v656 < v1;
-  const bool v660 = v658 && v659;
-  if (v660) {
-    const float v661 = v289.x[20];
-    const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v663 = iron_f32_to_bf16(v662);
-    const unsigned int v664 = v654 * v1;
-    const unsigned int v665 = v664 + v656;
-    out[v665] = v663;
-  }
-  const unsigned int v666 = static_cast<unsigned int>(v289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v667 = v392 + v666;
-  const unsigned int v668 = static_cast<unsigned int>(v289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v671 = v284 && v670;
-  const bool v672 = v669 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v289.x[21];
-    const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v676 = iron_f32_to_bf16(v675);
-    const unsigned int v677 = v667 * v1;
-    const unsigned int v678 = v677 + v669;
-    out[v678] = v676;
-  }
-  const unsigned int v679 = static_cast<unsigned int>(v289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v680 = v392 + v679;
-  const unsigned int v681 = static_cast<unsigned int>(v289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v684 = v284 && v683;
-  const bool v685 = v682 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v289.x[22];
-    const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v689 = iron_f32_to_bf16(v688);
-    const unsigned int v690 = v680 * v1;
-    const unsigned int v691 = v690 + v682;
-    out[v691] = v689;
-  }
-  const unsigned int v692 = static_cast<unsigned int>(v289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v693 = v392 + v692;
-  const unsigned int v694 = static_cast<unsigned int>(v289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v697 = v284 && v696;
-  const bool v698 = v695 < v1;
-  const bool v699 = v697 && v698;
-  if (v699) {
-    const float v700 = v289.x[23];
-    const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v702 = iron_f32_to_bf16(v701);
-    const unsigned int v703 = v693 * v1;
-    const unsigned int v704 = v703 + v695;
-    out[v704] = v702;
-  }
-  const unsigned int v705 = static_cast<unsigned int>(v289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v706 = v392 + v705;
-  const unsigned int v707 = static_cast<unsigned int>(v289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v710 = v284 && v709;
-  const bool v711 = v708 < v1;
-  const bool v712 = v710 && v711;
-  if (v712) {
-    const float v713 = v289.x[24];
-    const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v715 = iron_f32_to_bf16(v714);
-    const unsigned int v716 = v706 * v1;
-    const unsigned int v717 = v716 + v708;
-    out[v717] = v715;
-  }
-  const unsigned int v718 = static_cast<unsigned int>(v289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v719 = v392 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v723 = v284 && v722;
-  const bool v724 = v721 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v289.x[25];
-    const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v728 = iron_f32_to_bf16(v727);
-    const unsigned int v729 = v719 * v1;
-    const unsigned int v730 = v729 + v721;
-    out[v730] = v728;
-  }
-  const unsigned int v731 = static_cast<unsigned int>(v289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v732 = v392 + v731;
-  const unsigned int v733 = static_cast<unsigned int>(v289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v736 = v284 && v735;
-  const bool v737 = v734 < v1;
-  const bool v738 = v736 && v737;
-  if (v738) {
-    const float v739 = v289.x[26];
-    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v741 = iron_f32_to_bf16(v740);
-    const unsigned int v742 = v732 * v1;
-    const unsigned int v743 = v742 + v734;
-    out[v743] = v741;
-  }
-  const unsigned int v744 = static_cast<unsigned int>(v289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v745 = v392 + v744;
-  const unsigned int v746 = static_cast<unsigned int>(v289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v749 = v284 && v748;
-  const bool v750 = v747 < v1;
-  const bool v751 = v749 && v750;
-  if (v751) {
-    const float v752 = v289.x[27];
-    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v754 = iron_f32_to_bf16(v753);
-    const unsigned int v755 = v745 * v1;
-    const unsigned int v756 = v755 + v747;
-    out[v756] = v754;
-  }
-  const unsigned int v757 = static_cast<unsigned int>(v289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v758 = v392 + v757;
-  const unsigned int v759 = static_cast<unsigned int>(v289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v762 = v284 && v761;
-  const bool v763 = v760 < v1;
-  const bool v764 = v762 && v763;
-  if (v764) {
-    const float v765 = v289.x[28];
-    const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v767 = iron_f32_to_bf16(v766);
-    const unsigned int v768 = v758 * v1;
-    const unsigned int v769 = v768 + v760;
-    out[v769] = v767;
-  }
-  const unsigned int v770 = static_cast<unsigned int>(v289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v771 = v392 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v775 = v284 && v774;
-  const bool v776 = v773 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v289.x[29];
-    const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v780 = iron_f32_to_bf16(v779);
-    const unsigned int v781 = v771 * v1;
-    const unsigned int v782 = v781 + v773;
-    out[v782] = v780;
-  }
-  const unsigned int v783 = static_cast<unsigned int>(v289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v784 = v392 + v783;
-  const unsigned int v785 = static_cast<unsigned int>(v289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v788 = v284 && v787;
-  const bool v789 = v786 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v289.x[30];
-    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v793 = iron_f32_to_bf16(v792);
-    const unsigned int v794 = v784 * v1;
-    const unsigned int v795 = v794 + v786;
-    out[v795] = v793;
-  }
-  const unsigned int v796 = static_cast<unsigned int>(v289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v797 = v392 + v796;
-  const unsigned int v798 = static_cast<unsigned int>(v289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v801 = v284 && v800;
-  const bool v802 = v799 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v289.x[31];
-    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v806 = iron_f32_to_bf16(v805);
-    const unsigned int v807 = v797 * v1;
-    const unsigned int v808 = v807 + v799;
-    out[v808] = v806;
-  }
-  const unsigned int v809 = static_cast<unsigned int>(v289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v810 = v392 + v809;
-  const unsigned int v811 = static_cast<unsigned int>(v289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v814 = v284 && v813;
-  const bool v815 = v812 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v289.x[32];
-    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v819 = iron_f32_to_bf16(v818);
-    const unsigned int v820 = v810 * v1;
-    const unsigned int v821 = v820 + v812;
-    out[v821] = v819;
-  }
-  const unsigned int v822 = static_cast<unsigned int>(v289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v823 = v392 + v822;
-  const unsigned int v824 = static_cast<unsigned int>(v289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v827 = v284 && v826;
-  const bool v828 = v825 < v1;
-  const bool v829 = v827 && v828;
-  if (v829) {
-    const float v830 = v289.x[33];
-    const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v832 = iron_f32_to_bf16(v831);
-    const unsigned int v833 = v823 * v1;
-    const unsigned int v834 = v833 + v825;
-    out[v834] = v832;
-  }
-  const unsigned int v835 = static_cast<unsigned int>(v289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v836 = v392 + v835;
-  const unsigned int v837 = static_cast<unsigned int>(v289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v840 = v284 && v839;
-  const bool v841 = v838 < v1;
-  const bool v842 = v840 && v841;
-  if (v842) {
-    const float v843 = v289.x[34];
-    const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v845 = iron_f32_to_bf16(v844);
-    const unsigned int v846 = v836 * v1;
-    const unsigned int v847 = v846 + v838;
-    out[v847] = v845;
-  }
-  const unsigned int v848 = static_cast<unsigned int>(v289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v849 = v392 + v848;
-  const unsigned int v850 = static_cast<unsigned int>(v289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v853 = v284 && v852;
-  const bool v854 = v851 < v1;
-  const bool v855 = v853 && v854;
-  if (v855) {
-    const float v856 = v289.x[35];
-    const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v858 = iron_f32_to_bf16(v857);
-    const unsigned int v859 = v849 * v1;
-    const unsigned int v860 = v859 + v851;
-    out[v860] = v858;
-  }
-  const unsigned int v861 = static_cast<unsigned int>(v289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v862 = v392 + v861;
-  const unsigned int v863 = static_cast<unsigned int>(v289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v866 = v284 && v865;
-  const bool v867 = v864 < v1;
-  const bool v868 = v866 && v867;
-  if (v868) {
-    const float v869 = v289.x[36];
-    const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v871 = iron_f32_to_bf16(v870);
-    const unsigned int v872 = v862 * v1;
-    const unsigned int v873 = v872 + v864;
-    out[v873] = v871;
-  }
-  const unsigned int v874 = static_cast<unsigned int>(v289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v875 = v392 + v874;
-  const unsigned int v876 = static_cast<unsigned int>(v289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v879 = v284 && v878;
-  const bool v880 = v877 < v1;
-  const bool v881 = v879 && v880;
-  if (v881) {
-    const float v882 = v289.x[37];
-    const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v884 = iron_f32_to_bf16(v883);
-    const unsigned int v885 = v875 * v1;
-    const unsigned int v886 = v885 + v877;
-    out[v886] = v884;
-  }
-  const unsigned int v887 = static_cast<unsigned int>(v289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v888 = v392 + v887;
-  const unsigned int v889 = static_cast<unsigned int>(v289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v892 = v284 && v891;
-  const bool v893 = v890 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v289.x[38];
-    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v897 = iron_f32_to_bf16(v896);
-    const unsigned int v898 = v888 * v1;
-    const unsigned int v899 = v898 + v890;
-    out[v899] = v897;
-  }
-  const unsigned int v900 = static_cast<unsigned int>(v289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v901 = v392 + v900;
-  const unsigned int v902 = static_cast<unsigned int>(v289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v905 = v284 && v904;
-  const bool v906 = v903 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v289.x[39];
-    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v910 = iron_f32_to_bf16(v909);
-    const unsigned int v911 = v901 * v1;
-    const unsigned int v912 = v911 + v903;
-    out[v912] = v910;
-  }
-  const unsigned int v913 = static_cast<unsigned int>(v289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v914 = v392 + v913;
-  const unsigned int v915 = static_cast<unsigned int>(v289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v918 = v284 && v917;
-  const bool v919 = v916 < v1;
-  const bool v920 = v918 && v919;
-  if (v920) {
-    const float v921 = v289.x[40];
-    const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v923 = iron_f32_to_bf16(v922);
-    const unsigned int v924 = v914 * v1;
-    const unsigned int v925 = v924 + v916;
-    out[v925] = v923;
-  }
-  const unsigned int v926 = static_cast<unsigned int>(v289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v927 = v392 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v931 = v284 && v930;
-  const bool v932 = v929 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v289.x[41];
-    const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v936 = iron_f32_to_bf16(v935);
-    const unsigned int v937 = v927 * v1;
-    const unsigned int v938 = v937 + v929;
-    out[v938] = v936;
-  }
-  const unsigned int v939 = static_cast<unsigned int>(v289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v940 = v392 + v939;
-  const unsigned int v941 = static_cast<unsigned int>(v289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v944 = v284 && v943;
-  const bool v945 = v942 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v289.x[42];
-    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v949 = iron_f32_to_bf16(v948);
-    const unsigned int v950 = v940 * v1;
-    const unsigned int v951 = v950 + v942;
-    out[v951] = v949;
-  }
-  const unsigned int v952 = static_cast<unsigned int>(v289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v953 = v392 + v952;
-  const unsigned int v954 = static_cast<unsigned int>(v289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v957 = v284 && v956;
-  const bool v958 = v955 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v289.x[43];
-    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v962 = iron_f32_to_bf16(v961);
-    const unsigned int v963 = v953 * v1;
-    const unsigned int v964 = v963 + v955;
-    out[v964] = v962;
-  }
-  const unsigned int v965 = static_cast<unsigned int>(v289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v966 = v392 + v965;
-  const unsigned int v967 = static_cast<unsigned int>(v289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v970 = v284 && v969;
-  const bool v971 = v968 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v289.x[44];
-    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v975 = iron_f32_to_bf16(v974);
-    const unsigned int v976 = v966 * v1;
-    const unsigned int v977 = v976 + v968;
-    out[v977] = v975;
-  }
-  const unsigned int v978 = static_cast<unsigned int>(v289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v979 = v392 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v983 = v284 && v982;
-  const bool v984 = v981 < v1;
-  const bool v985 = v983 && v984;
-  if (v985) {
-    const float v986 = v289.x[45];
-    const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v988 = iron_f32_to_bf16(v987);
-    const unsigned int v989 = v979 * v1;
-    const unsigned int v990 = v989 + v981;
-    out[v990] = v988;
-  }
-  const unsigned int v991 = static_cast<unsigned int>(v289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v992 = v392 + v991;
-  const unsigned int v993 = static_cast<unsigned int>(v289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v996 = v284 && v995;
-  const bool v997 = v994 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v289.x[46];
-    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1001 = iron_f32_to_bf16(v1000);
-    const unsigned int v1002 = v992 * v1;
-    const unsigned int v1003 = v1002 + v994;
-    out[v1003] = v1001;
-  }
-  const unsigned int v1004 = static_cast<unsigned int>(v289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1005 = v392 + v1004;
-  const unsigned int v1006 = static_cast<unsigned int>(v289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1009 = v284 && v1008;
-  const bool v1010 = v1007 < v1;
-  const bool v1011 = v1009 && v1010;
-  if (v1011) {
-    const float v1012 = v289.x[47];
-    const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1014 = iron_f32_to_bf16(v1013);
-    const unsigned int v1015 = v1005 * v1;
-    const unsigned int v1016 = v1015 + v1007;
-    out[v1016] = v1014;
-  }
-  const unsigned int v1017 = static_cast<unsigned int>(v289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1018 = v392 + v1017;
-  const unsigned int v1019 = static_cast<unsigned int>(v289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1022 = v284 && v1021;
-  const bool v1023 = v1020 < v1;
-  const bool v1024 = v1022 && v1023;
-  if (v1024) {
-    const float v1025 = v289.x[48];
-    const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1027 = iron_f32_to_bf16(v1026);
-    const unsigned int v1028 = v1018 * v1;
-    const unsigned int v1029 = v1028 + v1020;
-    out[v1029] = v1027;
-  }
-  const unsigned int v1030 = static_cast<unsigned int>(v289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1031 = v392 + v1030;
-  const unsigned int v1032 = static_cast<unsigned int>(v289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1035 = v284 && v1034;
-  const bool v1036 = v1033 < v1;
-  const bool v1037 = v1035 && v1036;
-  if (v1037) {
-    const float v1038 = v289.x[49];
-    const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1040 = iron_f32_to_bf16(v1039);
-    const unsigned int v1041 = v1031 * v1;
-    const unsigned int v1042 = v1041 + v1033;
-    out[v1042] = v1040;
-  }
-  const unsigned int v1043 = static_cast<unsigned int>(v289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1044 = v392 + v1043;
-  const unsigned int v1045 = static_cast<unsigned int>(v289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1048 = v284 && v1047;
-  const bool v1049 = v1046 < v1;
-  const bool v1050 = v1048 && v1049;
-  if (v1050) {
-    const float v1051 = v289.x[50];
-    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1053 = iron_f32_to_bf16(v1052);
-    const unsigned int v1054 = v1044 * v1;
-    const unsigned int v1055 = v1054 + v1046;
-    out[v1055] = v1053;
-  }
-  const unsigned int v1056 = static_cast<unsigned int>(v289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1057 = v392 + v1056;
-  const unsigned int v1058 = static_cast<unsigned int>(v289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1061 = v284 && v1060;
-  const bool v1062 = v1059 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v289.x[51];
-    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1066 = iron_f32_to_bf16(v1065);
-    const unsigned int v1067 = v1057 * v1;
-    const unsigned int v1068 = v1067 + v1059;
-    out[v1068] = v1066;
-  }
-  const unsigned int v1069 = static_cast<unsigned int>(v289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1070 = v392 + v1069;
-  const unsigned int v1071 = static_cast<unsigned int>(v289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1074 = v284 && v1073;
-  const bool v1075 = v1072 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v289.x[52];
-    const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1079 = iron_f32_to_bf16(v1078);
-    const unsigned int v1080 = v1070 * v1;
-    const unsigned int v1081 = v1080 + v1072;
-    out[v1081] = v1079;
-  }
-  const unsigned int v1082 = static_cast<unsigned int>(v289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1083 = v392 + v1082;
-  const unsigned int v1084 = static_cast<unsigned int>(v289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1087 = v284 && v1086;
-  const bool v1088 = v1085 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v289.x[53];
-    const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1092 = iron_f32_to_bf16(v1091);
-    const unsigned int v1093 = v1083 * v1;
-    const unsigned int v1094 = v1093 + v1085;
-    out[v1094] = v1092;
-  }
-  const unsigned int v1095 = static_cast<unsigned int>(v289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1096 = v392 + v1095;
-  const unsigned int v1097 = static_cast<unsigned int>(v289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1100 = v284 && v1099;
-  const bool v1101 = v1098 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v289.x[54];
-    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1105 = iron_f32_to_bf16(v1104);
-    const unsigned int v1106 = v1096 * v1;
-    const unsigned int v1107 = v1106 + v1098;
-    out[v1107] = v1105;
-  }
-  const unsigned int v1108 = static_cast<unsigned int>(v289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1109 = v392 + v1108;
-  const unsigned int v1110 = static_cast<unsigned int>(v289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1113 = v284 && v1112;
-  const bool v1114 = v1111 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v289.x[55];
-    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1118 = iron_f32_to_bf16(v1117);
-    const unsigned int v1119 = v1109 * v1;
-    const unsigned int v1120 = v1119 + v1111;
-    out[v1120] = v1118;
-  }
-  const unsigned int v1121 = static_cast<unsigned int>(v289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1122 = v392 + v1121;
-  const unsigned int v1123 = static_cast<unsigned int>(v289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1126 = v284 && v1125;
-  const bool v1127 = v1124 < v1;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v289.x[56];
-    const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1131 = iron_f32_to_bf16(v1130);
-    const unsigned int v1132 = v1122 * v1;
-    const unsigned int v1133 = v1132 + v1124;
-    out[v1133] = v1131;
-  }
-  const unsigned int v1134 = static_cast<unsigned int>(v289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1135 = v392 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1139 = v284 && v1138;
-  const bool v1140 = v1137 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v289.x[57];
-    const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1144 = iron_f32_to_bf16(v1143);
-    const unsigned int v1145 = v1135 * v1;
-    const unsigned int v1146 = v1145 + v1137;
-    out[v1146] = v1144;
-  }
-  const unsigned int v1147 = static_cast<unsigned int>(v289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1148 = v392 + v1147;
-  const unsigned int v1149 = static_cast<unsigned int>(v289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1152 = v284 && v1151;
-  const bool v1153 = v1150 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v289.x[58];
-    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1157 = iron_f32_to_bf16(v1156);
-    const unsigned int v1158 = v1148 * v1;
-    const unsigned int v1159 = v1158 + v1150;
-    out[v1159] = v1157;
-  }
-  const unsigned int v1160 = static_cast<unsigned int>(v289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1161 = v392 + v1160;
-  const unsigned int v1162 = static_cast<unsigned int>(v289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1165 = v284 && v1164;
-  const bool v1166 = v1163 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v289.x[59];
-    const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1170 = iron_f32_to_bf16(v1169);
-    const unsigned int v1171 = v1161 * v1;
-    const unsigned int v1172 = v1171 + v1163;
-    out[v1172] = v1170;
-  }
-  const unsigned int v1173 = static_cast<unsigned int>(v289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1174 = v392 + v1173;
-  const unsigned int v1175 = static_cast<unsigned int>(v289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1178 = v284 && v1177;
-  const bool v1179 = v1176 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v289.x[60];
-    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
-    const unsigned int v1184 = v1174 * v1;
-    const unsigned int v1185 = v1184 + v1176;
-    out[v1185] = v1183;
-  }
-  const unsigned int v1186 = static_cast<unsigned int>(v289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1187 = v392 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1191 = v284 && v1190;
-  const bool v1192 = v1189 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v289.x[61];
-    const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1196 = iron_f32_to_bf16(v1195);
-    const unsigned int v1197 = v1187 * v1;
-    const unsigned int v1198 = v1197 + v1189;
-    out[v1198] = v1196;
-  }
-  const unsigned int v1199 = static_cast<unsigned int>(v289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1200 = v392 + v1199;
-  const unsigned int v1201 = static_cast<unsigned int>(v289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1204 = v284 && v1203;
-  const bool v1205 = v1202 < v1;
-  const bool v1206 = v1204 && v1205;
-  if (v1206) {
-    const float v1207 = v289.x[62];
-    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
-    const unsigned int v1210 = v1200 * v1;
-    const unsigned int v1211 = v1210 + v1202;
-    out[v1211] = v1209;
-  }
-  const unsigned int v1212 = static_cast<unsigned int>(v289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1213 = v392 + v1212;
-  const unsigned int v1214 = static_cast<unsigned int>(v289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1217 = v284 && v1216;
-  const bool v1218 = v1215 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v289.x[63];
-    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1222 = iron_f32_to_bf16(v1221);
-    const unsigned int v1223 = v1213 * v1;
-    const unsigned int v1224 = v1223 + v1215;
-    out[v1224] = v1222;
-  }
-  const unsigned int v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1234, 0.0f);
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3622 = v280 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3622) {
-      const unsigned int v3626 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3629 = v283 << 5u;
-      const unsigned int v3630 = v3629 + v3626;
-      const unsigned int v3631 = v3630 >> 3u;
-      const unsigned int v3632 = v3630 & 7u;
-      const unsigned int v3633 = v3632 << 3u;
-      const unsigned int v3634 = v22 + v3631;
-      const bool v3636 = v3634 < v0;
-      const bool v3637 = v3633 < v2;
-      const bool v3638 = v3636 && v3637;
-      const unsigned int v3639 = v3634 * v2;
-      const unsigned int v3640 = v3639 + v3633;
-      const unsigned int v3641 = v3638 ? v3640 : v280;
-      const unsigned int v3642 = v3631 << 6u;
-      const unsigned int v3644 = v3642 + v3633;
-      iron_copy_async<16>(shm3 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), a + v3641, v3638);
-      const unsigned int v3646 = v3630 + 384u;
-      const unsigned int v3647 = v3646 >> 3u;
-      const unsigned int v3648 = v3646 & 7u;
-      const unsigned int v3649 = v3648 << 3u;
-      const unsigned int v3650 = v22 + v3647;
-      const bool v3652 = v3650 < v0;
-      const bool v3653 = v3649 < v2;
-      const bool v3654 = v3652 && v3653;
-      const unsigned int v3655 = v3650 * v2;
-      const unsigned int v3656 = v3655 + v3649;
-      const unsigned int v3657 = v3654 ? v3656 : v280;
-      const unsigned int v3658 = v3647 << 6u;
-      const unsigned int v3660 = v3658 + v3649;
-      iron_copy_async<16>(shm3 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), a + v3657, v3654);
-      const unsigned int v3662 = v3630 + 768u;
-      const bool v3664 = v3662 < 1024u;
-      if (v3664) {
-        const unsigned int v3665 = v3662 >> 3u;
-        const unsigned int v3666 = v3662 & 7u;
-        const unsigned int v3667 = v3666 << 3u;
-        const unsigned int v3668 = v22 + v3665;
-        const bool v3670 = v3668 < v0;
-        const bool v3671 = v3667 < v2;
-        const bool v3672 = v3670 && v3671;
-        const unsigned int v3673 = v3668 * v2;
-        const unsigned int v3674 = v3673 + v3667;
-        const unsigned int v3675 = v3672 ? v3674 : v280;
-        const unsigned int v3676 = v3665 << 6u;
-        const unsigned int v3678 = v3676 + v3667;
-        iron_copy_async<16>(shm3 + (v3678 ^ (((v3678 >> 6u) & 7u) << 3u)), a + v3675, v3672);
+  const unsigned int v412 = v308 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v413 = v412 << 4u;
+  const unsigned int v415 = v312 << 6u;
+  const unsigned int v416 = v22 + v415;
+  const unsigned int v417 = v416 + v413;
+  const unsigned int v418 = static_cast<unsigned int>(v314.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v419 = v417 + v418;
+  const unsigned int v420 = static_cast<unsigned int>(v314.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v421 = v26 + v420;
+  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v423 = v309 && v422;
+  const bool v424 = v421 < v1;
+  const bool v425 = v423 && v424;
+  if (v425) {
+    const float v426 = v314.x[0];
+    const float v427 = v426 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v428 = iron_f32_to_bf16(v427);
+    const unsigned int v429 = v419 * v1;
+    const unsigned int v430 = v429 + v421;
+    out[v430] = v428;
+  }
+  const unsigned int v431 = static_cast<unsigned int>(v314.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v432 = v417 + v431;
+  const unsigned int v433 = static_cast<unsigned int>(v314.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v434 = v26 + v433;
+  const bool v435 = v432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v436 = v309 && v435;
+  const bool v437 = v434 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v314.x[1];
+    const float v440 = v439 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v441 = iron_f32_to_bf16(v440);
+    const unsigned int v442 = v432 * v1;
+    const unsigned int v443 = v442 + v434;
+    out[v443] = v441;
+  }
+  const unsigned int v444 = static_cast<unsigned int>(v314.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v445 = v417 + v444;
+  const unsigned int v446 = static_cast<unsigned int>(v314.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v447 = v26 + v446;
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v449 = v309 && v448;
+  const bool v450 = v447 < v1;
+  const bool v451 = v449 && v450;
+  if (v451) {
+    const float v452 = v314.x[2];
+    const float v453 = v452 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v454 = iron_f32_to_bf16(v453);
+    const unsigned int v455 = v445 * v1;
+    const unsigned int v456 = v455 + v447;
+    out[v456] = v454;
+  }
+  const unsigned int v457 = static_cast<unsigned int>(v314.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v458 = v417 + v457;
+  const unsigned int v459 = static_cast<unsigned int>(v314.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v460 = v26 + v459;
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v462 = v309 && v461;
+  const bool v463 = v460 < v1;
+  const bool v464 = v462 && v463;
+  if (v464) {
+    const float v465 = v314.x[3];
+    const float v466 = v465 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v467 = iron_f32_to_bf16(v466);
+    const unsigned int v468 = v458 * v1;
+    const unsigned int v469 = v468 + v460;
+    out[v469] = v467;
+  }
+  const unsigned int v470 = static_cast<unsigned int>(v314.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v471 = v417 + v470;
+  const unsigned int v472 = static_cast<unsigned int>(v314.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v473 = v26 + v472;
+  const bool v474 = v471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v475 = v309 && v474;
+  const bool v476 = v473 < v1;
+  const bool v477 = v475 && v476;
+  if (v477) {
+    const float v478 = v314.x[4];
+    const float v479 = v478 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v480 = iron_f32_to_bf16(v479);
+    const unsigned int v481 = v471 * v1;
+    const unsigned int v482 = v481 + v473;
+    out[v482] = v480;
+  }
+  const unsigned int v483 = static_cast<unsigned int>(v314.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v484 = v417 + v483;
+  const unsigned int v485 = static_cast<unsigned int>(v314.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v486 = v26 + v485;
+  const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v488 = v309 && v487;
+  const bool v489 = v486 < v1;
+  const bool v490 = v488 && v489;
+  if (v490) {
+    const float v491 = v314.x[5];
+    const float v492 = v491 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v493 = iron_f32_to_bf16(v492);
+    const unsigned int v494 = v484 * v1;
+    const unsigned int v495 = v494 + v486;
+    out[v495] = v493;
+  }
+  const unsigned int v496 = static_cast<unsigned int>(v314.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v497 = v417 + v496;
+  const unsigned int v498 = static_cast<unsigned int>(v314.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v499 = v26 + v498;
+  const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v501 = v309 && v500;
+  const bool v502 = v499 < v1;
+  const bool v503 = v501 && v502;
+  if (v503) {
+    const float v504 = v314.x[6];
+    const float v505 = v504 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v506 = iron_f32_to_bf16(v505);
+    const unsigned int v507 = v497 * v1;
+    const unsigned int v508 = v507 + v499;
+    out[v508] = v506;
+  }
+  const unsigned int v509 = static_cast<unsigned int>(v314.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v510 = v417 + v509;
+  const unsigned int v511 = static_cast<unsigned int>(v314.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v512 = v26 + v511;
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v514 = v309 && v513;
+  const bool v515 = v512 < v1;
+  const bool v516 = v514 && v515;
+  if (v516) {
+    const float v517 = v314.x[7];
+    const float v518 = v517 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v519 = iron_f32_to_bf16(v518);
+    const unsigned int v520 = v510 * v1;
+    const unsigned int v521 = v520 + v512;
+    out[v521] = v519;
+  }
+  const unsigned int v522 = static_cast<unsigned int>(v314.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v523 = v417 + v522;
+  const unsigned int v524 = static_cast<unsigned int>(v314.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v525 = v26 + v524;
+  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v527 = v309 && v526;
+  const bool v528 = v525 < v1;
+  const bool v529 = v527 && v528;
+  if (v529) {
+    const float v530 = v314.x[8];
+    const float v531 = v530 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v532 = iron_f32_to_bf16(v531);
+    const unsigned int v533 = v523 * v1;
+    const unsigned int v534 = v533 + v525;
+    out[v534] = v532;
+  }
+  const unsigned int v535 = static_cast<unsigned int>(v314.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v536 = v417 + v535;
+  const unsigned int v537 = static_cast<unsigned int>(v314.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v538 = v26 + v537;
+  const bool v539 = v536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v540 = v309 && v539;
+  const bool v541 = v538 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v314.x[9];
+    const float v544 = v543 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v545 = iron_f32_to_bf16(v544);
+    const unsigned int v546 = v536 * v1;
+    const unsigned int v547 = v546 + v538;
+    out[v547] = v545;
+  }
+  const unsigned int v548 = static_cast<unsigned int>(v314.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v549 = v417 + v548;
+  const unsigned int v550 = static_cast<unsigned int>(v314.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v551 = v26 + v550;
+  const bool v552 = v549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v553 = v309 && v552;
+  const bool v554 = v551 < v1;
+  const bool v555 = v553 && v554;
+  if (v555) {
+    const float v556 = v314.x[10];
+    const float v557 = v556 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v558 = iron_f32_to_bf16(v557);
+    const unsigned int v559 = v549 * v1;
+    const unsigned int v560 = v559 + v551;
+    out[v560] = v558;
+  }
+  const unsigned int v561 = static_cast<unsigned int>(v314.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v562 = v417 + v561;
+  const unsigned int v563 = static_cast<unsigned int>(v314.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v564 = v26 + v563;
+  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v566 = v309 && v565;
+  const bool v567 = v564 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v314.x[11];
+    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v571 = iron_f32_to_bf16(v570);
+    const unsigned int v572 = v562 * v1;
+    const unsigned int v573 = v572 + v564;
+    out[v573] = v571;
+  }
+  const unsigned int v574 = static_cast<unsigned int>(v314.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v575 = v417 + v574;
+  const unsigned int v576 = static_cast<unsigned int>(v314.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v577 = v26 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v579 = v309 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v314.x[12];
+    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v584 = iron_f32_to_bf16(v583);
+    const unsigned int v585 = v575 * v1;
+    const unsigned int v586 = v585 + v577;
+    out[v586] = v584;
+  }
+  const unsigned int v587 = static_cast<unsigned int>(v314.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v588 = v417 + v587;
+  const unsigned int v589 = static_cast<unsigned int>(v314.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v590 = v26 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v592 = v309 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v314.x[13];
+    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v597 = iron_f32_to_bf16(v596);
+    const unsigned int v598 = v588 * v1;
+    const unsigned int v599 = v598 + v590;
+    out[v599] = v597;
+  }
+  const unsigned int v600 = static_cast<unsigned int>(v314.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v601 = v417 + v600;
+  const unsigned int v602 = static_cast<unsigned int>(v314.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v603 = v26 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v605 = v309 && v604;
+  const bool v606 = v603 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v314.x[14];
+    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v610 = iron_f32_to_bf16(v609);
+    const unsigned int v611 = v601 * v1;
+    const unsigned int v612 = v611 + v603;
+    out[v612] = v610;
+  }
+  const unsigned int v613 = static_cast<unsigned int>(v314.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v614 = v417 + v613;
+  const unsigned int v615 = static_cast<unsigned int>(v314.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v616 = v26 + v615;
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v618 = v309 && v617;
+  const bool v619 = v616 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v314.x[15];
+    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v623 = iron_f32_to_bf16(v622);
+    const unsigned int v624 = v614 * v1;
+    const unsigned int v625 = v624 + v616;
+    out[v625] = v623;
+  }
+  const unsigned int v626 = static_cast<unsigned int>(v314.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v627 = v417 + v626;
+  const unsigned int v628 = static_cast<unsigned int>(v314.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v629 = v26 + v628;
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v631 = v309 && v630;
+  const bool v632 = v629 < v1;
+  const bool v633 = v631 && v632;
+  if (v633) {
+    const float v634 = v314.x[16];
+    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v636 = iron_f32_to_bf16(v635);
+    const unsigned int v637 = v627 * v1;
+    const unsigned int v638 = v637 + v629;
+    out[v638] = v636;
+  }
+  const unsigned int v639 = static_cast<unsigned int>(v314.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v640 = v417 + v639;
+  const unsigned int v641 = static_cast<unsigned int>(v314.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v642 = v26 + v641;
+  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v644 = v309 && v643;
+  const bool v645 = v642 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v314.x[17];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v649 = iron_f32_to_bf16(v648);
+    const unsigned int v650 = v640 * v1;
+    const unsigned int v651 = v650 + v642;
+    out[v651] = v649;
+  }
+  const unsigned int v652 = static_cast<unsigned int>(v314.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v653 = v417 + v652;
+  const unsigned int v654 = static_cast<unsigned int>(v314.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v655 = v26 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v657 = v309 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v314.x[18];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v662 = iron_f32_to_bf16(v661);
+    const unsigned int v663 = v653 * v1;
+    const unsigned int v664 = v663 + v655;
+    out[v664] = v662;
+  }
+  const unsigned int v665 = static_cast<unsigned int>(v314.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v666 = v417 + v665;
+  const unsigned int v667 = static_cast<unsigned int>(v314.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v668 = v26 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v670 = v309 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v314.x[19];
+    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v675 = iron_f32_to_bf16(v674);
+    const unsigned int v676 = v666 * v1;
+    const unsigned int v677 = v676 + v668;
+    out[v677] = v675;
+  }
+  const unsigned int v678 = static_cast<unsigned int>(v314.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v679 = v417 + v678;
+  const unsigned int v680 = static_cast<unsigned int>(v314.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v681 = v26 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v683 = v309 && v682;
+  const bool v684 = v681 < v1;
+  const bool v685 = v683 && v684;
+  if (v685) {
+    const float v686 = v314.x[20];
+    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v688 = iron_f32_to_bf16(v687);
+    const unsigned int v689 = v679 * v1;
+    const unsigned int v690 = v689 + v681;
+    out[v690] = v688;
+  }
+  const unsigned int v691 = static_cast<unsigned int>(v314.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v692 = v417 + v691;
+  const unsigned int v693 = static_cast<unsigned int>(v314.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v694 = v26 + v693;
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v696 = v309 && v695;
+  const bool v697 = v694 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v314.x[21];
+    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v701 = iron_f32_to_bf16(v700);
+    const unsigned int v702 = v692 * v1;
+    const unsigned int v703 = v702 + v694;
+    out[v703] = v701;
+  }
+  const unsigned int v704 = static_cast<unsigned int>(v314.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v705 = v417 + v704;
+  const unsigned int v706 = static_cast<unsigned int>(v314.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v707 = v26 + v706;
+  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v709 = v309 && v708;
+  const bool v710 = v707 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v314.x[22];
+    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v714 = iron_f32_to_bf16(v713);
+    const unsigned int v715 = v705 * v1;
+    const unsigned int v716 = v715 + v707;
+    out[v716] = v714;
+  }
+  const unsigned int v717 = static_cast<unsigned int>(v314.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v718 = v417 + v717;
+  const unsigned int v719 = static_cast<unsigned int>(v314.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v720 = v26 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v722 = v309 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v314.x[23];
+    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v727 = iron_f32_to_bf16(v726);
+    const unsigned int v728 = v718 * v1;
+    const unsigned int v729 = v728 + v720;
+    out[v729] = v727;
+  }
+  const unsigned int v730 = static_cast<unsigned int>(v314.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v731 = v417 + v730;
+  const unsigned int v732 = static_cast<unsigned int>(v314.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v733 = v26 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v735 = v309 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v314.x[24];
+    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v740 = iron_f32_to_bf16(v739);
+    const unsigned int v741 = v731 * v1;
+    const unsigned int v742 = v741 + v733;
+    out[v742] = v740;
+  }
+  const unsigned int v743 = static_cast<unsigned int>(v314.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v744 = v417 + v743;
+  const unsigned int v745 = static_cast<unsigned int>(v314.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v746 = v26 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v748 = v309 && v747;
+  const bool v749 = v746 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v314.x[25];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v753 = iron_f32_to_bf16(v752);
+    const unsigned int v754 = v744 * v1;
+    const unsigned int v755 = v754 + v746;
+    out[v755] = v753;
+  }
+  const unsigned int v756 = static_cast<unsigned int>(v314.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v757 = v417 + v756;
+  const unsigned int v758 = static_cast<unsigned int>(v314.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v759 = v26 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v761 = v309 && v760;
+  const bool v762 = v759 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v314.x[26];
+    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v766 = iron_f32_to_bf16(v765);
+    const unsigned int v767 = v757 * v1;
+    const unsigned int v768 = v767 + v759;
+    out[v768] = v766;
+  }
+  const unsigned int v769 = static_cast<unsigned int>(v314.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v770 = v417 + v769;
+  const unsigned int v771 = static_cast<unsigned int>(v314.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v772 = v26 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v774 = v309 && v773;
+  const bool v775 = v772 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v314.x[27];
+    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v779 = iron_f32_to_bf16(v778);
+    const unsigned int v780 = v770 * v1;
+    const unsigned int v781 = v780 + v772;
+    out[v781] = v779;
+  }
+  const unsigned int v782 = static_cast<unsigned int>(v314.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v783 = v417 + v782;
+  const unsigned int v784 = static_cast<unsigned int>(v314.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v785 = v26 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v787 = v309 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v314.x[28];
+    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v792 = iron_f32_to_bf16(v791);
+    const unsigned int v793 = v783 * v1;
+    const unsigned int v794 = v793 + v785;
+    out[v794] = v792;
+  }
+  const unsigned int v795 = static_cast<unsigned int>(v314.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v796 = v417 + v795;
+  const unsigned int v797 = static_cast<unsigned int>(v314.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v798 = v26 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v800 = v309 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v314.x[29];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v805 = iron_f32_to_bf16(v804);
+    const unsigned int v806 = v796 * v1;
+    const unsigned int v807 = v806 + v798;
+    out[v807] = v805;
+  }
+  const unsigned int v808 = static_cast<unsigned int>(v314.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v809 = v417 + v808;
+  const unsigned int v810 = static_cast<unsigned int>(v314.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v811 = v26 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v813 = v309 && v812;
+  const bool v814 = v811 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v314.x[30];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v818 = iron_f32_to_bf16(v817);
+    const unsigned int v819 = v809 * v1;
+    const unsigned int v820 = v819 + v811;
+    out[v820] = v818;
+  }
+  const unsigned int v821 = static_cast<unsigned int>(v314.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v822 = v417 + v821;
+  const unsigned int v823 = static_cast<unsigned int>(v314.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v824 = v26 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v826 = v309 && v825;
+  const bool v827 = v824 < v1;
+  const bool v828 = v826 && v827;
+  if (v828) {
+    const float v829 = v314.x[31];
+    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v831 = iron_f32_to_bf16(v830);
+    const unsigned int v832 = v822 * v1;
+    const unsigned int v833 = v832 + v824;
+    out[v833] = v831;
+  }
+  const unsigned int v834 = static_cast<unsigned int>(v314.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v835 = v417 + v834;
+  const unsigned int v836 = static_cast<unsigned int>(v314.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v837 = v26 + v836;
+  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v839 = v309 && v838;
+  const bool v840 = v837 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v314.x[32];
+    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v844 = iron_f32_to_bf16(v843);
+    const unsigned int v845 = v835 * v1;
+    const unsigned int v846 = v845 + v837;
+    out[v846] = v844;
+  }
+  const unsigned int v847 = static_cast<unsigned int>(v314.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v848 = v417 + v847;
+  const unsigned int v849 = static_cast<unsigned int>(v314.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v850 = v26 + v849;
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v852 = v309 && v851;
+  const bool v853 = v850 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v314.x[33];
+    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v857 = iron_f32_to_bf16(v856);
+    const unsigned int v858 = v848 * v1;
+    const unsigned int v859 = v858 + v850;
+    out[v859] = v857;
+  }
+  const unsigned int v860 = static_cast<unsigned int>(v314.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v861 = v417 + v860;
+  const unsigned int v862 = static_cast<unsigned int>(v314.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v863 = v26 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v865 = v309 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v314.x[34];
+    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v870 = iron_f32_to_bf16(v869);
+    const unsigned int v871 = v861 * v1;
+    const unsigned int v872 = v871 + v863;
+    out[v872] = v870;
+  }
+  const unsigned int v873 = static_cast<unsigned int>(v314.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v874 = v417 + v873;
+  const unsigned int v875 = static_cast<unsigned int>(v314.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v876 = v26 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v878 = v309 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v314.x[35];
+    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v883 = iron_f32_to_bf16(v882);
+    const unsigned int v884 = v874 * v1;
+    const unsigned int v885 = v884 + v876;
+    out[v885] = v883;
+  }
+  const unsigned int v886 = static_cast<unsigned int>(v314.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v887 = v417 + v886;
+  const unsigned int v888 = static_cast<unsigned int>(v314.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v889 = v26 + v888;
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v891 = v309 && v890;
+  const bool v892 = v889 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v314.x[36];
+    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v896 = iron_f32_to_bf16(v895);
+    const unsigned int v897 = v887 * v1;
+    const unsigned int v898 = v897 + v889;
+    out[v898] = v896;
+  }
+  const unsigned int v899 = static_cast<unsigned int>(v314.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v900 = v417 + v899;
+  const unsigned int v901 = static_cast<unsigned int>(v314.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v902 = v26 + v901;
+  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v904 = v309 && v903;
+  const bool v905 = v902 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v314.x[37];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v909 = iron_f32_to_bf16(v908);
+    const unsigned int v910 = v900 * v1;
+    const unsigned int v911 = v910 + v902;
+    out[v911] = v909;
+  }
+  const unsigned int v912 = static_cast<unsigned int>(v314.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v913 = v417 + v912;
+  const unsigned int v914 = static_cast<unsigned int>(v314.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v915 = v26 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v917 = v309 && v916;
+  const bool v918 = v915 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v314.x[38];
+    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v922 = iron_f32_to_bf16(v921);
+    const unsigned int v923 = v913 * v1;
+    const unsigned int v924 = v923 + v915;
+    out[v924] = v922;
+  }
+  const unsigned int v925 = static_cast<unsigned int>(v314.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v926 = v417 + v925;
+  const unsigned int v927 = static_cast<unsigned int>(v314.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v928 = v26 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v930 = v309 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v314.x[39];
+    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v935 = iron_f32_to_bf16(v934);
+    const unsigned int v936 = v926 * v1;
+    const unsigned int v937 = v936 + v928;
+    out[v937] = v935;
+  }
+  const unsigned int v938 = static_cast<unsigned int>(v314.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v939 = v417 + v938;
+  const unsigned int v940 = static_cast<unsigned int>(v314.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v941 = v26 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v943 = v309 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v314.x[40];
+    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v948 = iron_f32_to_bf16(v947);
+    const unsigned int v949 = v939 * v1;
+    const unsigned int v950 = v949 + v941;
+    out[v950] = v948;
+  }
+  const unsigned int v951 = static_cast<unsigned int>(v314.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v952 = v417 + v951;
+  const unsigned int v953 = static_cast<unsigned int>(v314.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v954 = v26 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v956 = v309 && v955;
+  const bool v957 = v954 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v314.x[41];
+    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v961 = iron_f32_to_bf16(v960);
+    const unsigned int v962 = v952 * v1;
+    const unsigned int v963 = v962 + v954;
+    out[v963] = v961;
+  }
+  const unsigned int v964 = static_cast<unsigned int>(v314.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v965 = v417 + v964;
+  const unsigned int v966 = static_cast<unsigned int>(v314.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v967 = v26 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v969 = v309 && v968;
+  const bool v970 = v967 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v314.x[42];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v974 = iron_f32_to_bf16(v973);
+    const unsigned int v975 = v965 * v1;
+    const unsigned int v976 = v975 + v967;
+    out[v976] = v974;
+  }
+  const unsigned int v977 = static_cast<unsigned int>(v314.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v978 = v417 + v977;
+  const unsigned int v979 = static_cast<unsigned int>(v314.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v980 = v26 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v982 = v309 && v981;
+  const bool v983 = v980 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v314.x[43];
+    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v987 = iron_f32_to_bf16(v986);
+    const unsigned int v988 = v978 * v1;
+    const unsigned int v989 = v988 + v980;
+    out[v989] = v987;
+  }
+  const unsigned int v990 = static_cast<unsigned int>(v314.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v991 = v417 + v990;
+  const unsigned int v992 = static_cast<unsigned int>(v314.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v993 = v26 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v995 = v309 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v314.x[44];
+    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1000 = iron_f32_to_bf16(v999);
+    const unsigned int v1001 = v991 * v1;
+    const unsigned int v1002 = v1001 + v993;
+    out[v1002] = v1000;
+  }
+  const unsigned int v1003 = static_cast<unsigned int>(v314.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1004 = v417 + v1003;
+  const unsigned int v1005 = static_cast<unsigned int>(v314.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1006 = v26 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1008 = v309 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v314.x[45];
+    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
+    const unsigned int v1014 = v1004 * v1;
+    const unsigned int v1015 = v1014 + v1006;
+    out[v1015] = v1013;
+  }
+  const unsigned int v1016 = static_cast<unsigned int>(v314.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1017 = v417 + v1016;
+  const unsigned int v1018 = static_cast<unsigned int>(v314.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1019 = v26 + v1018;
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1021 = v309 && v1020;
+  const bool v1022 = v1019 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v314.x[46];
+    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1026 = iron_f32_to_bf16(v1025);
+    const unsigned int v1027 = v1017 * v1;
+    const unsigned int v1028 = v1027 + v1019;
+    out[v1028] = v1026;
+  }
+  const unsigned int v1029 = static_cast<unsigned int>(v314.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1030 = v417 + v1029;
+  const unsigned int v1031 = static_cast<unsigned int>(v314.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1032 = v26 + v1031;
+  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1034 = v309 && v1033;
+  const bool v1035 = v1032 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v314.x[47];
+    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
+    const unsigned int v1040 = v1030 * v1;
+    const unsigned int v1041 = v1040 + v1032;
+    out[v1041] = v1039;
+  }
+  const unsigned int v1042 = static_cast<unsigned int>(v314.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1043 = v417 + v1042;
+  const unsigned int v1044 = static_cast<unsigned int>(v314.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1045 = v26 + v1044;
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1047 = v309 && v1046;
+  const bool v1048 = v1045 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v314.x[48];
+    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
+    const unsigned int v1053 = v1043 * v1;
+    const unsigned int v1054 = v1053 + v1045;
+    out[v1054] = v1052;
+  }
+  const unsigned int v1055 = static_cast<unsigned int>(v314.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1056 = v417 + v1055;
+  const unsigned int v1057 = static_cast<unsigned int>(v314.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1058 = v26 + v1057;
+  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1060 = v309 && v1059;
+  const bool v1061 = v1058 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v314.x[49];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
+    const unsigned int v1066 = v1056 * v1;
+    const unsigned int v1067 = v1066 + v1058;
+    out[v1067] = v1065;
+  }
+  const unsigned int v1068 = static_cast<unsigned int>(v314.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1069 = v417 + v1068;
+  const unsigned int v1070 = static_cast<unsigned int>(v314.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1071 = v26 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1073 = v309 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v314.x[50];
+    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
+    const unsigned int v1079 = v1069 * v1;
+    const unsigned int v1080 = v1079 + v1071;
+    out[v1080] = v1078;
+  }
+  const unsigned int v1081 = static_cast<unsigned int>(v314.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1082 = v417 + v1081;
+  const unsigned int v1083 = static_cast<unsigned int>(v314.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1084 = v26 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1086 = v309 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v314.x[51];
+    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
+    const unsigned int v1092 = v1082 * v1;
+    const unsigned int v1093 = v1092 + v1084;
+    out[v1093] = v1091;
+  }
+  const unsigned int v1094 = static_cast<unsigned int>(v314.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1095 = v417 + v1094;
+  const unsigned int v1096 = static_cast<unsigned int>(v314.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1097 = v26 + v1096;
+  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1099 = v309 && v1098;
+  const bool v1100 = v1097 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v314.x[52];
+    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1104 = iron_f32_to_bf16(v1103);
+    const unsigned int v1105 = v1095 * v1;
+    const unsigned int v1106 = v1105 + v1097;
+    out[v1106] = v1104;
+  }
+  const unsigned int v1107 = static_cast<unsigned int>(v314.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1108 = v417 + v1107;
+  const unsigned int v1109 = static_cast<unsigned int>(v314.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1110 = v26 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1112 = v309 && v1111;
+  const bool v1113 = v1110 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v314.x[53];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
+    const unsigned int v1118 = v1108 * v1;
+    const unsigned int v1119 = v1118 + v1110;
+    out[v1119] = v1117;
+  }
+  const unsigned int v1120 = static_cast<unsigned int>(v314.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1121 = v417 + v1120;
+  const unsigned int v1122 = static_cast<unsigned int>(v314.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1123 = v26 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1125 = v309 && v1124;
+  const bool v1126 = v1123 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v314.x[54];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
+    const unsigned int v1131 = v1121 * v1;
+    const unsigned int v1132 = v1131 + v1123;
+    out[v1132] = v1130;
+  }
+  const unsigned int v1133 = static_cast<unsigned int>(v314.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1134 = v417 + v1133;
+  const unsigned int v1135 = static_cast<unsigned int>(v314.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1136 = v26 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1138 = v309 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v314.x[55];
+    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
+    const unsigned int v1144 = v1134 * v1;
+    const unsigned int v1145 = v1144 + v1136;
+    out[v1145] = v1143;
+  }
+  const unsigned int v1146 = static_cast<unsigned int>(v314.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1147 = v417 + v1146;
+  const unsigned int v1148 = static_cast<unsigned int>(v314.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1149 = v26 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1151 = v309 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v314.x[56];
+    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
+    const unsigned int v1157 = v1147 * v1;
+    const unsigned int v1158 = v1157 + v1149;
+    out[v1158] = v1156;
+  }
+  const unsigned int v1159 = static_cast<unsigned int>(v314.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1160 = v417 + v1159;
+  const unsigned int v1161 = static_cast<unsigned int>(v314.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1162 = v26 + v1161;
+  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1164 = v309 && v1163;
+  const bool v1165 = v1162 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v314.x[57];
+    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
+    const unsigned int v1170 = v1160 * v1;
+    const unsigned int v1171 = v1170 + v1162;
+    out[v1171] = v1169;
+  }
+  const unsigned int v1172 = static_cast<unsigned int>(v314.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1173 = v417 + v1172;
+  const unsigned int v1174 = static_cast<unsigned int>(v314.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1175 = v26 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1177 = v309 && v1176;
+  const bool v1178 = v1175 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v314.x[58];
+    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1182 = iron_f32_to_bf16(v1181);
+    const unsigned int v1183 = v1173 * v1;
+    const unsigned int v1184 = v1183 + v1175;
+    out[v1184] = v1182;
+  }
+  const unsigned int v1185 = static_cast<unsigned int>(v314.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1186 = v417 + v1185;
+  const unsigned int v1187 = static_cast<unsigned int>(v314.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1188 = v26 + v1187;
+  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1190 = v309 && v1189;
+  const bool v1191 = v1188 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v314.x[59];
+    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1195 = iron_f32_to_bf16(v1194);
+    const unsigned int v1196 = v1186 * v1;
+    const unsigned int v1197 = v1196 + v1188;
+    out[v1197] = v1195;
+  }
+  const unsigned int v1198 = static_cast<unsigned int>(v314.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1199 = v417 + v1198;
+  const unsigned int v1200 = static_cast<unsigned int>(v314.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1201 = v26 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1203 = v309 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v314.x[60];
+    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1208 = iron_f32_to_bf16(v1207);
+    const unsigned int v1209 = v1199 * v1;
+    const unsigned int v1210 = v1209 + v1201;
+    out[v1210] = v1208;
+  }
+  const unsigned int v1211 = static_cast<unsigned int>(v314.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1212 = v417 + v1211;
+  const unsigned int v1213 = static_cast<unsigned int>(v314.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1214 = v26 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1216 = v309 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v314.x[61];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
+    const unsigned int v1222 = v1212 * v1;
+    const unsigned int v1223 = v1222 + v1214;
+    out[v1223] = v1221;
+  }
+  const unsigned int v1224 = static_cast<unsigned int>(v314.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1225 = v417 + v1224;
+  const unsigned int v1226 = static_cast<unsigned int>(v314.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1227 = v26 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1229 = v309 && v1228;
+  const bool v1230 = v1227 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v314.x[62];
+    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1234 = iron_f32_to_bf16(v1233);
+    const unsigned int v1235 = v1225 * v1;
+    const unsigned int v1236 = v1235 + v1227;
+    out[v1236] = v1234;
+  }
+  const unsigned int v1237 = static_cast<unsigned int>(v314.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1238 = v417 + v1237;
+  const unsigned int v1239 = static_cast<unsigned int>(v314.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1240 = v26 + v1239;
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1242 = v309 && v1241;
+  const bool v1243 = v1240 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v314.x[63];
+    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
+    const unsigned int v1248 = v1238 * v1;
+    const unsigned int v1249 = v1248 + v1240;
+    out[v1249] = v1247;
+  }
+  const unsigned int v1251 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1259;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1259, 0.0f);
+  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3647 = v305 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3647) {
+      const unsigned int v3651 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3654 = v308 << 5u;
+      const unsigned int v3655 = v3654 + v3651;
+      const unsigned int v3656 = v3655 >> 3u;
+      const unsigned int v3657 = v3655 & 7u;
+      const unsigned int v3658 = v3657 << 3u;
+      const unsigned int v3659 = v22 + v3656;
+      const bool v3661 = v3659 < v0;
+      const bool v3662 = v3658 < v2;
+      const bool v3663 = v3661 && v3662;
+      const unsigned int v3664 = v3659 * v2;
+      const unsigned int v3665 = v3664 + v3658;
+      const unsigned int v3666 = v3663 ? v3665 : v305;
+      const unsigned int v3667 = v3656 << 6u;
+      const unsigned int v3669 = v3667 + v3658;
+      iron_copy_async<16>(shm3 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), a + v3666, v3663);
+      const unsigned int v3671 = v3655 + 384u;
+      const unsigned int v3672 = v3671 >> 3u;
+      const unsigned int v3673 = v3671 & 7u;
+      const unsigned int v3674 = v3673 << 3u;
+      const unsigned int v3675 = v22 + v3672;
+      const bool v3677 = v3675 < v0;
+      const bool v3678 = v3674 < v2;
+      const bool v3679 = v3677 && v3678;
+      const unsigned int v3680 = v3675 * v2;
+      const unsigned int v3681 = v3680 + v3674;
+      const unsigned int v3682 = v3679 ? v3681 : v305;
+      const unsigned int v3683 = v3672 << 6u;
+      const unsigned int v3685 = v3683 + v3674;
+      iron_copy_async<16>(shm3 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), a + v3682, v3679);
+      const unsigned int v3687 = v3655 + 768u;
+      const bool v3689 = v3687 < 1024u;
+      if (v3689) {
+        const unsigned int v3690 = v3687 >> 3u;
+        const unsigned int v3691 = v3687 & 7u;
+        const unsigned int v3692 = v3691 << 3u;
+        const unsigned int v3693 = v22 + v3690;
+        const bool v3695 = v3693 < v0;
+        const bool v3696 = v3692 < v2;
+        const bool v3697 = v3695 && v3696;
+        const unsigned int v3698 = v3693 * v2;
+        const unsigned int v3699 = v3698 + v3692;
+        const unsigned int v3700 = v3697 ? v3699 : v305;
+        const unsigned int v3701 = v3690 << 6u;
+        const unsigned int v3703 = v3701 + v3692;
+        iron_copy_async<16>(shm3 + (v3703 ^ (((v3703 >> 6u) & 7u) << 3u)), a + v3700, v3697);
       }
-      const unsigned int v3679 = v1226 + v3631;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3680 = v3679 < v1;
-      const bool v3681 = v3680 && v3637;
-      const unsigned int v3682 = v3679 * v2;
-      const unsigned int v3683 = v3682 + v3633;
-      const unsigned int v3684 = v3681 ? v3683 : v280;
-      iron_copy_async<16>(shm4 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), b + v3684, v3681);
-      const unsigned int v3685 = v1226 + v3647;
-      const bool v3686 = v3685 < v1;
-      const bool v3687 = v3686 && v3653;
-      const unsigned int v3688 = v3685 * v2;
-      const unsigned int v3689 = v3688 + v3649;
-      const unsigned int v3690 = v3687 ? v3689 : v280;
-      iron_copy_async<16>(shm4 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), b + v3690, v3687);
-      if (v3664) {
-        const unsigned int v3691 = v3662 >> 3u;
-        const unsigned int v3692 = v3662 & 7u;
-        const unsigned int v3693 = v3692 << 3u;
-        const unsigned int v3694 = v1226 + v3691;
-        const bool v3696 = v3694 < v1;
-        const bool v3697 = v3693 < v2;
-        const bool v3698 = v3696 && v3697;
-        const unsigned int v3699 = v3694 * v2;
-        const unsigned int v3700 = v3699 + v3693;
-        const unsigned int v3701 = v3698 ? v3700 : v280;
-        const unsigned int v3702 = v3691 << 6u;
-        const unsigned int v3704 = v3702 + v3693;
-        iron_copy_async<16>(shm4 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), b + v3701, v3698);
+      const unsigned int v3704 = v1251 + v3656;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3705 = v3704 < v1;
+      const bool v3706 = v3705 && v3662;
+      const unsigned int v3707 = v3704 * v2;
+      const unsigned int v3708 = v3707 + v3658;
+      const unsigned int v3709 = v3706 ? v3708 : v305;
+      iron_copy_async<16>(shm4 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), b + v3709, v3706);
+      const unsigned int v3710 = v1251 + v3672;
+      const bool v3711 = v3710 < v1;
+      const bool v3712 = v3711 && v3678;
+      const unsigned int v3713 = v3710 * v2;
+      const unsigned int v3714 = v3713 + v3674;
+      const unsigned int v3715 = v3712 ? v3714 : v305;
+      iron_copy_async<16>(shm4 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), b + v3715, v3712);
+      if (v3689) {
+        const unsigned int v3716 = v3687 >> 3u;
+        const unsigned int v3717 = v3687 & 7u;
+        const unsigned int v3718 = v3717 << 3u;
+        const unsigned int v3719 = v1251 + v3716;
+        const bool v3721 = v3719 < v1;
+        const bool v3722 = v3718 < v2;
+        const bool v3723 = v3721 && v3722;
+        const unsigned int v3724 = v3719 * v2;
+        const unsigned int v3725 = v3724 + v3718;
+        const unsigned int v3726 = v3723 ? v3725 : v305;
+        const unsigned int v3727 = v3716 << 6u;
+        const unsigned int v3729 = v3727 + v3718;
+        iron_copy_async<16>(shm4 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), b + v3726, v3723);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3707 = 64u < v2;
-    if (v3707) {
-      const unsigned int v3711 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3714 = v283 << 5u;
-      const unsigned int v3715 = v3714 + v3711;
-      const unsigned int v3716 = v3715 >> 3u;
-      const unsigned int v3717 = v3715 & 7u;
-      const unsigned int v3718 = v3717 << 3u;
-      const unsigned int v3719 = v22 + v3716;
-      const unsigned int v3720 = 64u + v3718;
-      const bool v3721 = v3719 < v0;
-      const bool v3722 = v3720 < v2;
-      const bool v3723 = v3721 && v3722;
-      const unsigned int v3724 = v3719 * v2;
-      const unsigned int v3725 = v3724 + v3720;
-      const unsigned int v3726 = v3723 ? v3725 : v280;
-      const unsigned int v3727 = v3716 << 6u;
-      const unsigned int v3728 = 8192u + v3727;
-      const unsigned int v3729 = v3728 + v3718;
-      iron_copy_async<16>(shm3 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), a + v3726, v3723);
-      const unsigned int v3731 = v3715 + 384u;
-      const unsigned int v3732 = v3731 >> 3u;
-      const unsigned int v3733 = v3731 & 7u;
-      const unsigned int v3734 = v3733 << 3u;
-      const unsigned int v3735 = v22 + v3732;
-      const unsigned int v3736 = 64u + v3734;
-      const bool v3737 = v3735 < v0;
-      const bool v3738 = v3736 < v2;
-      const bool v3739 = v3737 && v3738;
-      const unsigned int v3740 = v3735 * v2;
-      const unsigned int v3741 = v3740 + v3736;
-      const unsigned int v3742 = v3739 ? v3741 : v280;
-      const unsigned int v3743 = v3732 << 6u;
-      const unsigned int v3744 = 8192u + v3743;
-      const unsigned int v3745 = v3744 + v3734;
-      iron_copy_async<16>(shm3 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), a + v3742, v3739);
-      const unsigned int v3747 = v3715 + 768u;
-      const bool v3749 = v3747 < 1024u;
-      if (v3749) {
-        const unsigned int v3750 = v3747 >> 3u;
-        const unsigned int v3751 = v3747 & 7u;
-        const unsigned int v3752 = v3751 << 3u;
-        const unsigned int v3753 = v22 + v3750;
-        const unsigned int v3754 = 64u + v3752;
-        const bool v3755 = v3753 < v0;
-        const bool v3756 = v3754 < v2;
-        const bool v3757 = v3755 && v3756;
-        const unsigned int v3758 = v3753 * v2;
-        const unsigned int v3759 = v3758 + v3754;
-        const unsigned int v3760 = v3757 ? v3759 : v280;
-        const unsigned int v3761 = v3750 << 6u;
-        const unsigned int v3762 = 8192u + v3761;
-        const unsigned int v3763 = v3762 + v3752;
-        iron_copy_async<16>(shm3 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), a + v3760, v3757);
+    const bool v3732 = 64u < v2;
+    if (v3732) {
+      const unsigned int v3736 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3739 = v308 << 5u;
+      const unsigned int v3740 = v3739 + v3736;
+      const unsigned int v3741 = v3740 >> 3u;
+      const unsigned int v3742 = v3740 & 7u;
+      const unsigned int v3743 = v3742 << 3u;
+      const unsigned int v3744 = v22 + v3741;
+      const unsigned int v3745 = 64u + v3743;
+      const bool v3746 = v3744 < v0;
+      const bool v3747 = v3745 < v2;
+      const bool v3748 = v3746 && v3747;
+      const unsigned int v3749 = v3744 * v2;
+      const unsigned int v3750 = v3749 + v3745;
+      const unsigned int v3751 = v3748 ? v3750 : v305;
+      const unsigned int v3752 = v3741 << 6u;
+      const unsigned int v3753 = 8192u + v3752;
+      const unsigned int v3754 = v3753 + v3743;
+      iron_copy_async<16>(shm3 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), a + v3751, v3748);
+      const unsigned int v3756 = v3740 + 384u;
+      const unsigned int v3757 = v3756 >> 3u;
+      const unsigned int v3758 = v3756 & 7u;
+      const unsigned int v3759 = v3758 << 3u;
+      const unsigned int v3760 = v22 + v3757;
+      const unsigned int v3761 = 64u + v3759;
+      const bool v3762 = v3760 < v0;
+      const bool v3763 = v3761 < v2;
+      const bool v3764 = v3762 && v3763;
+      const unsigned int v3765 = v3760 * v2;
+      const unsigned int v3766 = v3765 + v3761;
+      const unsigned int v3767 = v3764 ? v3766 : v305;
+      const unsigned int v3768 = v3757 << 6u;
+      const unsigned int v3769 = 8192u + v3768;
+      const unsigned int v3770 = v3769 + v3759;
+      iron_copy_async<16>(shm3 + (v3770 ^ (((v3770 >> 6u) & 7u) << 3u)), a + v3767, v3764);
+      const unsigned int v3772 = v3740 + 768u;
+      const bool v3774 = v3772 < 1024u;
+      if (v3774) {
+        const unsigned int v3775 = v3772 >> 3u;
+        const unsigned int v3776 = v3772 & 7u;
+        const unsigned int v3777 = v3776 << 3u;
+        const unsigned int v3778 = v22 + v3775;
+        const unsigned int v3779 = 64u + v3777;
+        const bool v3780 = v3778 < v0;
+        const bool v3781 = v3779 < v2;
+        const bool v3782 = v3780 && v3781;
+        const unsigned int v3783 = v3778 * v2;
+        const unsigned int v3784 = v3783 + v3779;
+        const unsigned int v3785 = v3782 ? v3784 : v305;
+        const unsigned int v3786 = v3775 << 6u;
+        const unsigned int v3787 = 8192u + v3786;
+        const unsigned int v3788 = v3787 + v3777;
+        iron_copy_async<16>(shm3 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), a + v3785, v3782);
       }
-      const unsigned int v3764 = v1226 + v3716;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3765 = v3764 < v1;
-      const bool v3766 = v3765 && v3722;
-      const unsigned int v3767 = v3764 * v2;
-      const unsigned int v3768 = v3767 + v3720;
-      const unsigned int v3769 = v3766 ? v3768 : v280;
-      iron_copy_async<16>(shm4 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), b + v3769, v3766);
-      const unsigned int v3770 = v1226 + v3732;
-      const bool v3771 = v3770 < v1;
-      const bool v3772 = v3771 && v3738;
-      const unsigned int v3773 = v3770 * v2;
-      const unsigned int v3774 = v3773 + v3736;
-      const unsigned int v3775 = v3772 ? v3774 : v280;
-      iron_copy_async<16>(shm4 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), b + v3775, v3772);
-      if (v3749) {
-        const unsigned int v3776 = v3747 >> 3u;
-        const unsigned int v3777 = v3747 & 7u;
-        const unsigned int v3778 = v3777 << 3u;
-        const unsigned int v3779 = v1226 + v3776;
-        const unsigned int v3780 = 64u + v3778;
-        const bool v3781 = v3779 < v1;
-        const bool v3782 = v3780 < v2;
-        const bool v3783 = v3781 && v3782;
-        const unsigned int v3784 = v3779 * v2;
-        const unsigned int v3785 = v3784 + v3780;
-        const unsigned int v3786 = v3783 ? v3785 : v280;
-        const unsigned int v3787 = v3776 << 6u;
-        const unsigned int v3788 = 8192u + v3787;
-        const unsigned int v3789 = v3788 + v3778;
-        iron_copy_async<16>(shm4 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), b + v3786, v3783);
+      const unsigned int v3789 = v1251 + v3741;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3790 = v3789 < v1;
+      const bool v3791 = v3790 && v3747;
+      const unsigned int v3792 = v3789 * v2;
+      const unsigned int v3793 = v3792 + v3745;
+      const unsigned int v3794 = v3791 ? v3793 : v305;
+      iron_copy_async<16>(shm4 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), b + v3794, v3791);
+      const unsigned int v3795 = v1251 + v3757;
+      const bool v3796 = v3795 < v1;
+      const bool v3797 = v3796 && v3763;
+      const unsigned int v3798 = v3795 * v2;
+      const unsigned int v3799 = v3798 + v3761;
+      const unsigned int v3800 = v3797 ? v3799 : v305;
+      iron_copy_async<16>(shm4 + (v3770 ^ (((v3770 >> 6u) & 7u) << 3u)), b + v3800, v3797);
+      if (v3774) {
+        const unsigned int v3801 = v3772 >> 3u;
+        const unsigned int v3802 = v3772 & 7u;
+        const unsigned int v3803 = v3802 << 3u;
+        const unsigned int v3804 = v1251 + v3801;
+        const unsigned int v3805 = 64u + v3803;
+        const bool v3806 = v3804 < v1;
+        const bool v3807 = v3805 < v2;
+        const bool v3808 = v3806 && v3807;
+        const unsigned int v3809 = v3804 * v2;
+        const unsigned int v3810 = v3809 + v3805;
+        const unsigned int v3811 = v3808 ? v3810 : v305;
+        const unsigned int v3812 = v3801 << 6u;
+        const unsigned int v3813 = 8192u + v3812;
+        const unsigned int v3814 = v3813 + v3803;
+        iron_copy_async<16>(shm4 + (v3814 ^ (((v3814 >> 6u) & 7u) << 3u)), b + v3811, v3808);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2928 = v280; v2928 < v2; v2928 += 64u) {
-      const unsigned int v2930 = v2928 >> 6u;
-      const unsigned int v2932 = v2930 % 3u;
+    for (unsigned int v2953 = v305; v2953 < v2; v2953 += 64u) {
+      const unsigned int v2955 = v2953 >> 6u;
+      const unsigned int v2957 = v2955 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v284) {
-        const unsigned int v2934 = v2932 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2942 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2943 = v2934 + v2942;
-        const unsigned int v3196 = v388 << 6u;
-        const unsigned int v3198 = v2943 + v3196;
-        iron_frag<iron_bf16, 0, 16, 16> v3205;
-        iron_frag_fill(v3205, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3205, shm3, v3198, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3207;
-        iron_frag_fill(v3207, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3207, shm4, v2934, 64u);
-        iron_frag_mma_sync(v1234, v3205, v3207);
-        const unsigned int v3209 = v3198 + 16u;
-        const unsigned int v3212 = v2934 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3214;
-        iron_frag_fill(v3214, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3214, shm3, v3209, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3216;
-        iron_frag_fill(v3216, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3216, shm4, v3212, 64u);
-        iron_frag_mma_sync(v1234, v3214, v3216);
-        const unsigned int v3218 = v3198 + 32u;
-        const unsigned int v3221 = v2934 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3223;
-        iron_frag_fill(v3223, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3223, shm3, v3218, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3225;
-        iron_frag_fill(v3225, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3225, shm4, v3221, 64u);
-        iron_frag_mma_sync(v1234, v3223, v3225);
-        const unsigned int v3227 = v3198 + 48u;
-        const unsigned int v3230 = v2934 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3232;
+      if (v309) {
+        const unsigned int v2959 = v2957 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2967 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v2968 = v2959 + v2967;
+        const unsigned int v3221 = v413 << 6u;
+        const unsigned int v3223 = v2968 + v3221;
+        iron_frag<iron_bf16, 0, 16, 16> v3230;
+        iron_frag_fill(v3230, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3230, shm3, v3223, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3232;
         iron_frag_fill(v3232, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3232, shm3, v3227, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3234;
-        iron_frag_fill(v3234, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3234, shm4, v3230, 64u);
-        iron_frag_mma_sync(v1234, v3232, v3234);
+        iron_frag_load_shared<true, 6, 3>(v3232, shm4, v2959, 64u);
+        iron_frag_mma_sync(v1259, v3230, v3232);
+        const unsigned int v3234 = v3223 + 16u;
+        const unsigned int v3237 = v2959 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3239;
+        iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3239, shm3, v3234, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3241;
+        iron_frag_fill(v3241, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3241, shm4, v3237, 64u);
+        iron_frag_mma_sync(v1259, v3239, v3241);
+        const unsigned int v3243 = v3223 + 32u;
+        const unsigned int v3246 = v2959 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3248;
+        iron_frag_fill(v3248, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3248, shm3, v3243, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3250;
+        iron_frag_fill(v3250, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3250, shm4, v3246, 64u);
+        iron_frag_mma_sync(v1259, v3248, v3250);
+        const unsigned int v3252 = v3223 + 48u;
+        const unsigned int v3255 = v2959 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3257;
+        iron_frag_fill(v3257, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3257, shm3, v3252, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3259;
+        iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3259, shm4, v3255, 64u);
+        iron_frag_mma_sync(v1259, v3257, v3259);
       }
-      const unsigned int v2949 = v2928 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2951 = v2930 + 2u;
-      const unsigned int v2952 = v2951 % 3u;
-      const bool v2953 = v2949 < v2;
-      if (v2953) {
-        const unsigned int v2955 = v2952 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2958 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2960 = v283 << 5u;
-        const unsigned int v2961 = v2960 + v2958;
-        const unsigned int v2965 = v2961 >> 3u;
-        const unsigned int v2967 = v2961 & 7u;
-        const unsigned int v2969 = v2967 << 3u;
-        const unsigned int v2970 = v22 + v2965;
-        const unsigned int v2971 = v2949 + v2969;
-        const bool v2972 = v2970 < v0;
-        const bool v2973 = v2971 < v2;
-        const bool v2974 = v2972 && v2973;
-        const unsigned int v2975 = v2970 * v2;
-        const unsigned int v2977 = v2975 + v2971;
-        const unsigned int v2978 = v2974 ? v2977 : v280;
-        const unsigned int v2980 = v2965 << 6u;
-        const unsigned int v2981 = v2955 + v2980;
-        const unsigned int v2982 = v2981 + v2969;
-        iron_copy_async<16>(shm3 + (v2982 ^ (((v2982 >> 6u) & 7u) << 3u)), a + v2978, v2974);
-        const unsigned int v2984 = v2961 + 384u;
-        const unsigned int v2986 = v2984 >> 3u;
-        const unsigned int v2988 = v2984 & 7u;
-        const unsigned int v2990 = v2988 << 3u;
-        const unsigned int v2991 = v22 + v2986;
-        const unsigned int v2992 = v2949 + v2990;
-        const bool v2993 = v2991 < v0;
-        const bool v2994 = v2992 < v2;
-        const bool v2995 = v2993 && v2994;
-        const unsigned int v2996 = v2991 * v2;
-        const unsigned int v2998 = v2996 + v2992;
-        const unsigned int v2999 = v2995 ? v2998 : v280;
-        const unsigned int v3001 = v2986 << 6u;
-        const unsigned int v3002 = v2955 + v3001;
-        const unsigned int v3003 = v3002 + v2990;
-        iron_copy_async<16>(shm3 + (v3003 ^ (((v3003 >> 6u) & 7u) << 3u)), a + v2999, v2995);
-        const unsigned int v3005 = v2961 + 768u;
-        const bool v3007 = v3005 < 1024u;
-        if (v3007) {
-          const unsigned int v3009 = v3005 >> 3u;
-          const unsigned int v3011 = v3005 & 7u;
-          const unsigned int v3013 = v3011 << 3u;
-          const unsigned int v3014 = v22 + v3009;
-          const unsigned int v3015 = v2949 + v3013;
-          const bool v3016 = v3014 < v0;
-          const bool v3017 = v3015 < v2;
-          const bool v3018 = v3016 && v3017;
-          const unsigned int v3019 = v3014 * v2;
-          const unsigned int v3021 = v3019 + v3015;
-          const unsigned int v3022 = v3018 ? v3021 : v280;
-          const unsigned int v3024 = v3009 << 6u;
-          const unsigned int v3025 = v2955 + v3024;
-          const unsigned int v3026 = v3025 + v3013;
-          iron_copy_async<16>(shm3 + (v3026 ^ (((v3026 >> 6u) & 7u) << 3u)), a + v3022, v3018);
+      const unsigned int v2974 = v2953 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2976 = v2955 + 2u;
+      const unsigned int v2977 = v2976 % 3u;
+      const bool v2978 = v2974 < v2;
+      if (v2978) {
+        const unsigned int v2980 = v2977 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2983 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2985 = v308 << 5u;
+        const unsigned int v2986 = v2985 + v2983;
+        const unsigned int v2990 = v2986 >> 3u;
+        const unsigned int v2992 = v2986 & 7u;
+        const unsigned int v2994 = v2992 << 3u;
+        const unsigned int v2995 = v22 + v2990;
+        const unsigned int v2996 = v2974 + v2994;
+        const bool v2997 = v2995 < v0;
+        const bool v2998 = v2996 < v2;
+        const bool v2999 = v2997 && v2998;
+        const unsigned int v3000 = v2995 * v2;
+        const unsigned int v3002 = v3000 + v2996;
+        const unsigned int v3003 = v2999 ? v3002 : v305;
+        const unsigned int v3005 = v2990 << 6u;
+        const unsigned int v3006 = v2980 + v3005;
+        const unsigned int v3007 = v3006 + v2994;
+        iron_copy_async<16>(shm3 + (v3007 ^ (((v3007 >> 6u) & 7u) << 3u)), a + v3003, v2999);
+        const unsigned int v3009 = v2986 + 384u;
+        const unsigned int v3011 = v3009 >> 3u;
+        const unsigned int v3013 = v3009 & 7u;
+        const unsigned int v3015 = v3013 << 3u;
+        const unsigned int v3016 = v22 + v3011;
+        const unsigned int v3017 = v2974 + v3015;
+        const bool v3018 = v3016 < v0;
+        const bool v3019 = v3017 < v2;
+        const bool v3020 = v3018 && v3019;
+        const unsigned int v3021 = v3016 * v2;
+        const unsigned int v3023 = v3021 + v3017;
+        const unsigned int v3024 = v3020 ? v3023 : v305;
+        const unsigned int v3026 = v3011 << 6u;
+        const unsigned int v3027 = v2980 + v3026;
+        const unsigned int v3028 = v3027 + v3015;
+        iron_copy_async<16>(shm3 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), a + v3024, v3020);
+        const unsigned int v3030 = v2986 + 768u;
+        const bool v3032 = v3030 < 1024u;
+        if (v3032) {
+          const unsigned int v3034 = v3030 >> 3u;
+          const unsigned int v3036 = v3030 & 7u;
+          const unsigned int v3038 = v3036 << 3u;
+          const unsigned int v3039 = v22 + v3034;
+          const unsigned int v3040 = v2974 + v3038;
+          const bool v3041 = v3039 < v0;
+          const bool v3042 = v3040 < v2;
+          const bool v3043 = v3041 && v3042;
+          const unsigned int v3044 = v3039 * v2;
+          const unsigned int v3046 = v3044 + v3040;
+          const unsigned int v3047 = v3043 ? v3046 : v305;
+          const unsigned int v3049 = v3034 << 6u;
+          const unsigned int v3050 = v2980 + v3049;
+          const unsigned int v3051 = v3050 + v3038;
+          iron_copy_async<16>(shm3 + (v3051 ^ (((v3051 >> 6u) & 7u) << 3u)), a + v3047, v3043);
         }
-        const unsigned int v3043 = v1226 + v2965;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v3045 = v3043 < v1;
-        const bool v3047 = v3045 && v2973;
-        const unsigned int v3048 = v3043 * v2;
-        const unsigned int v3050 = v3048 + v2971;
-        const unsigned int v3051 = v3047 ? v3050 : v280;
-        iron_copy_async<16>(shm4 + (v2982 ^ (((v2982 >> 6u) & 7u) << 3u)), b + v3051, v3047);
-        const unsigned int v3064 = v1226 + v2986;
-        const bool v3066 = v3064 < v1;
-        const bool v3068 = v3066 && v2994;
-        const unsigned int v3069 = v3064 * v2;
-        const unsigned int v3071 = v3069 + v2992;
-        const unsigned int v3072 = v3068 ? v3071 : v280;
-        iron_copy_async<16>(shm4 + (v3003 ^ (((v3003 >> 6u) & 7u) << 3u)), b + v3072, v3068);
-        if (v3007) {
-          const unsigned int v3082 = v3005 >> 3u;
-          const unsigned int v3084 = v3005 & 7u;
-          const unsigned int v3086 = v3084 << 3u;
-          const unsigned int v3087 = v1226 + v3082;
-          const unsigned int v3088 = v2949 + v3086;
-          const bool v3089 = v3087 < v1;
-          const bool v3090 = v3088 < v2;
-          const bool v3091 = v3089 && v3090;
-          const unsigned int v3092 = v3087 * v2;
-          const unsigned int v3094 = v3092 + v3088;
-          const unsigned int v3095 = v3091 ? v3094 : v280;
-          const unsigned int v3097 = v3082 << 6u;
-          const unsigned int v3098 = v2955 + v3097;
-          const unsigned int v3099 = v3098 + v3086;
-          iron_copy_async<16>(shm4 + (v3099 ^ (((v3099 >> 6u) & 7u) << 3u)), b + v3095, v3091);
+        const unsigned int v3068 = v1251 + v2990;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v3070 = v3068 < v1;
+        const bool v3072 = v3070 && v2998;
+        const unsigned int v3073 = v3068 * v2;
+        const unsigned int v3075 = v3073 + v2996;
+        const unsigned int v3076 = v3072 ? v3075 : v305;
+        iron_copy_async<16>(shm4 + (v3007 ^ (((v3007 >> 6u) & 7u) << 3u)), b + v3076, v3072);
+        const unsigned int v3089 = v1251 + v3011;
+        const bool v3091 = v3089 < v1;
+        const bool v3093 = v3091 && v3019;
+        const unsigned int v3094 = v3089 * v2;
+        const unsigned int v3096 = v3094 + v3017;
+        const unsigned int v3097 = v3093 ? v3096 : v305;
+        iron_copy_async<16>(shm4 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), b + v3097, v3093);
+        if (v3032) {
+          const unsigned int v3107 = v3030 >> 3u;
+          const unsigned int v3109 = v3030 & 7u;
+          const unsigned int v3111 = v3109 << 3u;
+          const unsigned int v3112 = v1251 + v3107;
+          const unsigned int v3113 = v2974 + v3111;
+          const bool v3114 = v3112 < v1;
+          const bool v3115 = v3113 < v2;
+          const bool v3116 = v3114 && v3115;
+          const unsigned int v3117 = v3112 * v2;
+          const unsigned int v3119 = v3117 + v3113;
+          const unsigned int v3120 = v3116 ? v3119 : v305;
+          const unsigned int v3122 = v3107 << 6u;
+          const unsigned int v3123 = v2980 + v3122;
+          const unsigned int v3124 = v3123 + v3111;
+          iron_copy_async<16>(shm4 + (v3124 ^ (((v3124 >> 6u) & 7u) << 3u)), b + v3120, v3116);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v1267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const unsigned int v1268 = threadIdx.x;
+    const unsigned int v1292 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1293 = threadIdx.x;
 
-    for (unsigned int v1265 = v280; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1276 = v1275 < v0;
-        const unsigned int v1277 = v1265 + v1274;
-        const bool v1278 = v1277 < v2;
-        const bool v1279 = v1276 && v1278;
-        if (v1279) {
-          const unsigned int v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1283 = v1281 + v1265;
-          const unsigned int v1284 = v1283 + v1274;
-          const iron_bf16 v1285 = a[v1284];
-          const unsigned int v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v1288 = v1287 + v1274;
-          shm3[(v1288 ^ (((v1288 >> 6u) & 7u) << 3u))] = v1285;
+    for (unsigned int v1290 = v305; v1290 < v2; v1290 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v1295 = v1293; v1295 < 8192u; v1295 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1297 = v1295 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1299 = v1295 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1300 = v22 + v1297;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1301 = v1300 < v0;
+        const unsigned int v1302 = v1290 + v1299;
+        const bool v1303 = v1302 < v2;
+        const bool v1304 = v1301 && v1303;
+        if (v1304) {
+          const unsigned int v1306 = v1300 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1308 = v1306 + v1290;
+          const unsigned int v1309 = v1308 + v1299;
+          const iron_bf16 v1310 = a[v1309];
+          const unsigned int v1312 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1313 = v1312 + v1299;
+          shm3[(v1313 ^ (((v1313 >> 6u) & 7u) << 3u))] = v1310;
         } else {
-          const unsigned int v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v1291 = v1290 + v1274;
-          shm3[(v1291 ^ (((v1291 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1315 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1316 = v1315 + v1299;
+          shm3[(v1316 ^ (((v1316 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1303 = v1302 < v1;
-        const unsigned int v1304 = v1265 + v1301;
-        const bool v1305 = v1304 < v2;
-        const bool v1306 = v1303 && v1305;
-        if (v1306) {
-          const unsigned int v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const unsigned int v1310 = v1308 + v1265;
-          const unsigned int v1311 = v1310 + v1301;
-          const iron_bf16 v1312 = b[v1311];
-          const unsigned int v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const unsigned int v1315 = v1314 + v1301;
-          shm4[(v1315 ^ (((v1315 >> 6u) & 7u) << 3u))] = v1312;
+      for (unsigned int v1322 = v1293; v1322 < 8192u; v1322 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1324 = v1322 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1326 = v1322 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1327 = v1251 + v1324;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1328 = v1327 < v1;
+        const unsigned int v1329 = v1290 + v1326;
+        const bool v1330 = v1329 < v2;
+        const bool v1331 = v1328 && v1330;
+        if (v1331) {
+          const unsigned int v1333 = v1327 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1335 = v1333 + v1290;
+          const unsigned int v1336 = v1335 + v1326;
+          const iron_bf16 v1337 = b[v1336];
+          const unsigned int v1339 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1340 = v1339 + v1326;
+          shm4[(v1340 ^ (((v1340 >> 6u) & 7u) << 3u))] = v1337;
         } else {
-          const unsigned int v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const unsigned int v1318 = v1317 + v1301;
-          shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1342 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1343 = v1342 + v1326;
+          shm4[(v1343 ^ (((v1343 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v3241 = v388 << 6u;
-        const unsigned int v3243 = v1327 + v3241;
-        iron_frag<iron_bf16, 0, 16, 16> v3250;
-        iron_frag_fill(v3250, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3250, shm3, v3243, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3252;
-        iron_frag_fill(v3252, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3252, shm4, v280, 64u);
-        iron_frag_mma_sync(v1234, v3250, v3252);
-        const unsigned int v3254 = v3243 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3259;
-        iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3259, shm3, v3254, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3261;
-        iron_frag_fill(v3261, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3261, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1234, v3259, v3261);
-        const unsigned int v3263 = v3243 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3268;
-        iron_frag_fill(v3268, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3268, shm3, v3263, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3270;
-        iron_frag_fill(v3270, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3270, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1234, v3268, v3270);
-        const unsigned int v3272 = v3243 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3277;
+      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1352 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v3266 = v413 << 6u;
+        const unsigned int v3268 = v1352 + v3266;
+        iron_frag<iron_bf16, 0, 16, 16> v3275;
+        iron_frag_fill(v3275, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3275, shm3, v3268, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3277;
         iron_frag_fill(v3277, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3277, shm3, v3272, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3279;
-        iron_frag_fill(v3279, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3279, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1234, v3277, v3279);
+        iron_frag_load_shared<true, 6, 3>(v3277, shm4, v305, 64u);
+        iron_frag_mma_sync(v1259, v3275, v3277);
+        const unsigned int v3279 = v3268 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3284;
+        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3284, shm3, v3279, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3286;
+        iron_frag_fill(v3286, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3286, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1259, v3284, v3286);
+        const unsigned int v3288 = v3268 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3293;
+        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3293, shm3, v3288, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3295;
+        iron_frag_fill(v3295, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3295, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1259, v3293, v3295);
+        const unsigned int v3297 = v3268 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3302;
+        iron_frag_fill(v3302, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3302, shm3, v3297, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3304;
+        iron_frag_fill(v3304, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3304, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1259, v3302, v3304);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v1234.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1339 = v392 + v1338;
-  const unsigned int v1340 = static_cast<unsigned int>(v1234.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1343 = v284 && v1342;
-  const bool v1344 = v1341 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v1234.x[0];
-    const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1348 = iron_f32_to_bf16(v1347);
-    const unsigned int v1349 = v1339 * v1;
-    const unsigned int v1350 = v1349 + v1341;
-    out[v1350] = v1348;
+  const unsigned int v1363 = static_cast<unsigned int>(v1259.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1364 = v417 + v1363;
+  const unsigned int v1365 = static_cast<unsigned int>(v1259.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1366 = v1251 + v1365;
+  const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1368 = v309 && v1367;
+  const bool v1369 = v1366 < v1;
+  const bool v1370 = v1368 && v1369;
+  if (v1370) {
+    const float v1371 = v1259.x[0];
+    const float v1372 = v1371 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
+    const unsigned int v1374 = v1364 * v1;
+    const unsigned int v1375 = v1374 + v1366;
+    out[v1375] = v1373;
   }
-  const unsigned int v1351 = static_cast<unsigned int>(v1234.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1352 = v392 + v1351;
-  const unsigned int v1353 = static_cast<unsigned int>(v1234.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1356 = v284 && v1355;
-  const bool v1357 = v1354 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v1234.x[1];
-    const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1361 = iron_f32_to_bf16(v1360);
-    const unsigned int v1362 = v1352 * v1;
-    const unsigned int v1363 = v1362 + v1354;
-    out[v1363] = v1361;
+  const unsigned int v1376 = static_cast<unsigned int>(v1259.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1377 = v417 + v1376;
+  const unsigned int v1378 = static_cast<unsigned int>(v1259.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1379 = v1251 + v1378;
+  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1381 = v309 && v1380;
+  const bool v1382 = v1379 < v1;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v1259.x[1];
+    const float v1385 = v1384 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
+    const unsigned int v1387 = v1377 * v1;
+    const unsigned int v1388 = v1387 + v1379;
+    out[v1388] = v1386;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v1234.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1365 = v392 + v1364;
-  const unsigned int v1366 = static_cast<unsigned int>(v1234.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1369 = v284 && v1368;
-  const bool v1370 = v1367 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v1234.x[2];
-    const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1374 = iron_f32_to_bf16(v1373);
-    const unsigned int v1375 = v1365 * v1;
-    const unsigned int v1376 = v1375 + v1367;
-    out[v1376] = v1374;
+  const unsigned int v1389 = static_cast<unsigned int>(v1259.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1390 = v417 + v1389;
+  const unsigned int v1391 = static_cast<unsigned int>(v1259.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1392 = v1251 + v1391;
+  const bool v1393 = v1390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1394 = v309 && v1393;
+  const bool v1395 = v1392 < v1;
+  const bool v1396 = v1394 && v1395;
+  if (v1396) {
+    const float v1397 = v1259.x[2];
+    const float v1398 = v1397 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
+    const unsigned int v1400 = v1390 * v1;
+    const unsigned int v1401 = v1400 + v1392;
+    out[v1401] = v1399;
   }
-  const unsigned int v1377 = static_cast<unsigned int>(v1234.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1378 = v392 + v1377;
-  const unsigned int v1379 = static_cast<unsigned int>(v1234.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1382 = v284 && v1381;
-  const bool v1383 = v1380 < v1;
-  const bool v1384 = v1382 && v1383;
-  if (v1384) {
-    const float v1385 = v1234.x[3];
-    const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1387 = iron_f32_to_bf16(v1386);
-    const unsigned int v1388 = v1378 * v1;
-    const unsigned int v1389 = v1388 + v1380;
-    out[v1389] = v1387;
+  const unsigned int v1402 = static_cast<unsigned int>(v1259.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1403 = v417 + v1402;
+  const unsigned int v1404 = static_cast<unsigned int>(v1259.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1405 = v1251 + v1404;
+  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1407 = v309 && v1406;
+  const bool v1408 = v1405 < v1;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v1259.x[3];
+    const float v1411 = v1410 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1412 = iron_f32_to_bf16(v1411);
+    const unsigned int v1413 = v1403 * v1;
+    const unsigned int v1414 = v1413 + v1405;
+    out[v1414] = v1412;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v1234.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1391 = v392 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v1234.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1395 = v284 && v1394;
-  const bool v1396 = v1393 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v1234.x[4];
-    const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1400 = iron_f32_to_bf16(v1399);
-    const unsigned int v1401 = v1391 * v1;
-    const unsigned int v1402 = v1401 + v1393;
-    out[v1402] = v1400;
+  const unsigned int v1415 = static_cast<unsigned int>(v1259.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1416 = v417 + v1415;
+  const unsigned int v1417 = static_cast<unsigned int>(v1259.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1418 = v1251 + v1417;
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1420 = v309 && v1419;
+  const bool v1421 = v1418 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v1259.x[4];
+    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
+    const unsigned int v1426 = v1416 * v1;
+    const unsigned int v1427 = v1426 + v1418;
+    out[v1427] = v1425;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v1234.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1404 = v392 + v1403;
-  const unsigned int v1405 = static_cast<unsigned int>(v1234.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1408 = v284 && v1407;
-  const bool v1409 = v1406 < v1;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v1234.x[5];
-    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
-    const unsigned int v1414 = v1404 * v1;
-    const unsigned int v1415 = v1414 + v1406;
-    out[v1415] = v1413;
+  const unsigned int v1428 = static_cast<unsigned int>(v1259.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1429 = v417 + v1428;
+  const unsigned int v1430 = static_cast<unsigned int>(v1259.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1431 = v1251 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1433 = v309 && v1432;
+  const bool v1434 = v1431 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v1259.x[5];
+    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
+    const unsigned int v1439 = v1429 * v1;
+    const unsigned int v1440 = v1439 + v1431;
+    out[v1440] = v1438;
   }
-  const unsigned int v1416 = static_cast<unsigned int>(v1234.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1417 = v392 + v1416;
-  const unsigned int v1418 = static_cast<unsigned int>(v1234.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1421 = v284 && v1420;
-  const bool v1422 = v1419 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v1234.x[6];
-    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1426 = iron_f32_to_bf16(v1425);
-    const unsigned int v1427 = v1417 * v1;
-    const unsigned int v1428 = v1427 + v1419;
-    out[v1428] = v1426;
+  const unsigned int v1441 = static_cast<unsigned int>(v1259.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1442 = v417 + v1441;
+  const unsigned int v1443 = static_cast<unsigned int>(v1259.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1444 = v1251 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1446 = v309 && v1445;
+  const bool v1447 = v1444 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v1259.x[6];
+    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);
+    const unsigned int v1452 = v1442 * v1;
+    const unsigned int v1453 = v1452 + v1444;
+    out[v1453] = v1451;
   }
-  const unsigned int v1429 = static_cast<unsigned int>(v1234.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1430 = v392 + v1429;
-  const unsigned int v1431 = static_cast<unsigned int>(v1234.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1434 = v284 && v1433;
-  const bool v1435 = v1432 < v1;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v1234.x[7];
-    const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
-    const unsigned int v1440 = v1430 * v1;
-    const unsigned int v1441 = v1440 + v1432;
-    out[v1441] = v1439;
+  const unsigned int v1454 = static_cast<unsigned int>(v1259.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1455 = v417 + v1454;
+  const unsigned int v1456 = static_cast<unsigned int>(v1259.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1457 = v1251 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1459 = v309 && v1458;
+  const bool v1460 = v1457 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v1259.x[7];
+    const float v1463 = v1462 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1464 = iron_f32_to_bf16(v1463);
+    const unsigned int v1465 = v1455 * v1;
+    const unsigned int v1466 = v1465 + v1457;
+    out[v1466] = v1464;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v1234.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1443 = v392 + v1442;
-  const unsigned int v1444 = static_cast<unsigned int>(v1234.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1447 = v284 && v1446;
-  const bool v1448 = v1445 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v1234.x[8];
-    const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1452 = iron_f32_to_bf16(v1451);
-    const unsigned int v1453 = v1443 * v1;
-    const unsigned int v1454 = v1453 + v1445;
-    out[v1454] = v1452;
+  const unsigned int v1467 = static_cast<unsigned int>(v1259.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1468 = v417 + v1467;
+  const unsigned int v1469 = static_cast<unsigned int>(v1259.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1470 = v1251 + v1469;
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1472 = v309 && v1471;
+  const bool v1473 = v1470 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v1259.x[8];
+    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
+    const unsigned int v1478 = v1468 * v1;
+    const unsigned int v1479 = v1478 + v1470;
+    out[v1479] = v1477;
   }
-  const unsigned int v1455 = static_cast<unsigned int>(v1234.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1456 = v392 + v1455;
-  const unsigned int v1457 = static_cast<unsigned int>(v1234.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1460 = v284 && v1459;
-  const bool v1461 = v1458 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v1234.x[9];
-    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
-    const unsigned int v1466 = v1456 * v1;
-    const unsigned int v1467 = v1466 + v1458;
-    out[v1467] = v1465;
+  const unsigned int v1480 = static_cast<unsigned int>(v1259.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1481 = v417 + v1480;
+  const unsigned int v1482 = static_cast<unsigned int>(v1259.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1483 = v1251 + v1482;
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1485 = v309 && v1484;
+  const bool v1486 = v1483 < v1;
+  const bool v1487 = v1485 && v1486;
+  if (v1487) {
+    const float v1488 = v1259.x[9];
+    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1490 = iron_f32_to_bf16(v1489);
+    const unsigned int v1491 = v1481 * v1;
+    const unsigned int v1492 = v1491 + v1483;
+    out[v1492] = v1490;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v1234.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1469 = v392 + v1468;
-  const unsigned int v1470 = static_cast<unsigned int>(v1234.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1473 = v284 && v1472;
-  const bool v1474 = v1471 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v1234.x[10];
-    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1478 = iron_f32_to_bf16(v1477);
-    const unsigned int v1479 = v1469 * v1;
-    const unsigned int v1480 = v1479 + v1471;
-    out[v1480] = v1478;
+  const unsigned int v1493 = static_cast<unsigned int>(v1259.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1494 = v417 + v1493;
+  const unsigned int v1495 = static_cast<unsigned int>(v1259.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1496 = v1251 + v1495;
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1498 = v309 && v1497;
+  const bool v1499 = v1496 < v1;
+  const bool v1500 = v1498 && v1499;
+  if (v1500) {
+    const float v1501 = v1259.x[10];
+    const float v1502 = v1501 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1503 = iron_f32_to_bf16(v1502);
+    const unsigned int v1504 = v1494 * v1;
+    const unsigned int v1505 = v1504 + v1496;
+    out[v1505] = v1503;
   }
-  const unsigned int v1481 = static_cast<unsigned int>(v1234.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1482 = v392 + v1481;
-  const unsigned int v1483 = static_cast<unsigned int>(v1234.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1486 = v284 && v1485;
-  const bool v1487 = v1484 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v1234.x[11];
-    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1491 = iron_f32_to_bf16(v1490);
-    const unsigned int v1492 = v1482 * v1;
-    const unsigned int v1493 = v1492 + v1484;
-    out[v1493] = v1491;
+  const unsigned int v1506 = static_cast<unsigned int>(v1259.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1507 = v417 + v1506;
+  const unsigned int v1508 = static_cast<unsigned int>(v1259.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1509 = v1251 + v1508;
+  const bool v1510 = v1507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1511 = v309 && v1510;
+  const bool v1512 = v1509 < v1;
+  const bool v1513 = v1511 && v1512;
+  if (v1513) {
+    const float v1514 = v1259.x[11];
+    const float v1515 = v1514 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
+    const unsigned int v1517 = v1507 * v1;
+    const unsigned int v1518 = v1517 + v1509;
+    out[v1518] = v1516;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v1234.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1495 = v392 + v1494;
-  const unsigned int v1496 = static_cast<unsigned int>(v1234.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1499 = v284 && v1498;
-  const bool v1500 = v1497 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v1234.x[12];
-    const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1504 = iron_f32_to_bf16(v1503);
-    const unsigned int v1505 = v1495 * v1;
-    const unsigned int v1506 = v1505 + v1497;
-    out[v1506] = v1504;
+  const unsigned int v1519 = static_cast<unsigned int>(v1259.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1520 = v417 + v1519;
+  const unsigned int v1521 = static_cast<unsigned int>(v1259.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1522 = v1251 + v1521;
+  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1524 = v309 && v1523;
+  const bool v1525 = v1522 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v1259.x[12];
+    const float v1528 = v1527 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1529 = iron_f32_to_bf16(v1528);
+    const unsigned int v1530 = v1520 * v1;
+    const unsigned int v1531 = v1530 + v1522;
+    out[v1531] = v1529;
   }
-  const unsigned int v1507 = static_cast<unsigned int>(v1234.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1508 = v392 + v1507;
-  const unsigned int v1509 = static_cast<unsigned int>(v1234.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1512 = v284 && v1511;
-  const bool v1513 = v1510 < v1;
-  const bool v1514 = v1512 && v1513;
-  if (v1514) {
-    const float v1515 = v1234.x[13];
-    const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1517 = iron_f32_to_bf16(v1516);
-    const unsigned int v1518 = v1508 * v1;
-    const unsigned int v1519 = v1518 + v1510;
-    out[v1519] = v1517;
+  const unsigned int v1532 = static_cast<unsigned int>(v1259.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1533 = v417 + v1532;
+  const unsigned int v1534 = static_cast<unsigned int>(v1259.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1535 = v1251 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1537 = v309 && v1536;
+  const bool v1538 = v1535 < v1;
+  const bool v1539 = v1537 && v1538;
+  if (v1539) {
+    const float v1540 = v1259.x[13];
+    const float v1541 = v1540 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1542 = iron_f32_to_bf16(v1541);
+    const unsigned int v1543 = v1533 * v1;
+    const unsigned int v1544 = v1543 + v1535;
+    out[v1544] = v1542;
   }
-  const unsigned int v1520 = static_cast<unsigned int>(v1234.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1521 = v392 + v1520;
-  const unsigned int v1522 = static_cast<unsigned int>(v1234.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1525 = v284 && v1524;
-  const bool v1526 = v1523 < v1;
-  const bool v1527 = v1525 && v1526;
-  if (v1527) {
-    const float v1528 = v1234.x[14];
-    const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1530 = iron_f32_to_bf16(v1529);
-    const unsigned int v1531 = v1521 * v1;
-    const unsigned int v1532 = v1531 + v1523;
-    out[v1532] = v1530;
+  const unsigned int v1545 = static_cast<unsigned int>(v1259.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1546 = v417 + v1545;
+  const unsigned int v1547 = static_cast<unsigned int>(v1259.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1548 = v1251 + v1547;
+  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1550 = v309 && v1549;
+  const bool v1551 = v1548 < v1;
+  const bool v1552 = v1550 && v1551;
+  if (v1552) {
+    const float v1553 = v1259.x[14];
+    const float v1554 = v1553 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1555 = iron_f32_to_bf16(v1554);
+    const unsigned int v1556 = v1546 * v1;
+    const unsigned int v1557 = v1556 + v1548;
+    out[v1557] = v1555;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v1234.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1534 = v392 + v1533;
-  const unsigned int v1535 = static_cast<unsigned int>(v1234.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1538 = v284 && v1537;
-  const bool v1539 = v1536 < v1;
-  const bool v1540 = v1538 && v1539;
-  if (v1540) {
-    const float v1541 = v1234.x[15];
-    const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1543 = iron_f32_to_bf16(v1542);
-    const unsigned int v1544 = v1534 * v1;
-    const unsigned int v1545 = v1544 + v1536;
-    out[v1545] = v1543;
+  const unsigned int v1558 = static_cast<unsigned int>(v1259.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1559 = v417 + v1558;
+  const unsigned int v1560 = static_cast<unsigned int>(v1259.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1561 = v1251 + v1560;
+  const bool v1562 = v1559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1563 = v309 && v1562;
+  const bool v1564 = v1561 < v1;
+  const bool v1565 = v1563 && v1564;
+  if (v1565) {
+    const float v1566 = v1259.x[15];
+    const float v1567 = v1566 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
+    const unsigned int v1569 = v1559 * v1;
+    const unsigned int v1570 = v1569 + v1561;
+    out[v1570] = v1568;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v1234.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1547 = v392 + v1546;
-  const unsigned int v1548 = static_cast<unsigned int>(v1234.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1551 = v284 && v1550;
-  const bool v1552 = v1549 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v1234.x[16];
-    const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1556 = iron_f32_to_bf16(v1555);
-    const unsigned int v1557 = v1547 * v1;
-    const unsigned int v1558 = v1557 + v1549;
-    out[v1558] = v1556;
+  const unsigned int v1571 = static_cast<unsigned int>(v1259.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1572 = v417 + v1571;
+  const unsigned int v1573 = static_cast<unsigned int>(v1259.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1574 = v1251 + v1573;
+  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1576 = v309 && v1575;
+  const bool v1577 = v1574 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v1259.x[16];
+    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
+    const unsigned int v1582 = v1572 * v1;
+    const unsigned int v1583 = v1582 + v1574;
+    out[v1583] = v1581;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v1234.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1560 = v392 + v1559;
-  const unsigned int v1561 = static_cast<unsigned int>(v1234.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1564 = v284 && v1563;
-  const bool v1565 = v1562 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v1234.x[17];
-    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1569 = iron_f32_to_bf16(v1568);
-    const unsigned int v1570 = v1560 * v1;
-    const unsigned int v1571 = v1570 + v1562;
-    out[v1571] = v1569;
+  const unsigned int v1584 = static_cast<unsigned int>(v1259.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1585 = v417 + v1584;
+  const unsigned int v1586 = static_cast<unsigned int>(v1259.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1587 = v1251 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1589 = v309 && v1588;
+  const bool v1590 = v1587 < v1;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v1259.x[17];
+    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
+    const unsigned int v1595 = v1585 * v1;
+    const unsigned int v1596 = v1595 + v1587;
+    out[v1596] = v1594;
   }
-  const unsigned int v1572 = static_cast<unsigned int>(v1234.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1573 = v392 + v1572;
-  const unsigned int v1574 = static_cast<unsigned int>(v1234.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1577 = v284 && v1576;
-  const bool v1578 = v1575 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v1234.x[18];
-    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
-    const unsigned int v1583 = v1573 * v1;
-    const unsigned int v1584 = v1583 + v1575;
-    out[v1584] = v1582;
+  const unsigned int v1597 = static_cast<unsigned int>(v1259.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1598 = v417 + v1597;
+  const unsigned int v1599 = static_cast<unsigned int>(v1259.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1600 = v1251 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1602 = v309 && v1601;
+  const bool v1603 = v1600 < v1;
+  const bool v1604 = v1602 && v1603;
+  if (v1604) {
+    const float v1605 = v1259.x[18];
+    const float v1606 = v1605 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
+    const unsigned int v1608 = v1598 * v1;
+    const unsigned int v1609 = v1608 + v1600;
+    out[v1609] = v1607;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v1234.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1586 = v392 + v1585;
-  const unsigned int v1587 = static_cast<unsigned int>(v1234.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1590 = v284 && v1589;
-  const bool v1591 = v1588 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v1234.x[19];
-    const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1595 = iron_f32_to_bf16(v1594);
-    const unsigned int v1596 = v1586 * v1;
-    const unsigned int v1597 = v1596 + v1588;
-    out[v1597] = v1595;
+  const unsigned int v1610 = static_cast<unsigned int>(v1259.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1611 = v417 + v1610;
+  const unsigned int v1612 = static_cast<unsigned int>(v1259.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1613 = v1251 + v1612;
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1615 = v309 && v1614;
+  const bool v1616 = v1613 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v1259.x[19];
+    const float v1619 = v1618 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
+    const unsigned int v1621 = v1611 * v1;
+    const unsigned int v1622 = v1621 + v1613;
+    out[v1622] = v1620;
   }
-  const unsigned int v1598 = static_cast<unsigned int>(v1234.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1599 = v392 + v1598;
-  const unsigned int v1600 = static_cast<unsigned int>(v1234.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1603 = v284 && v1602;
-  const bool v1604 = v1601 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v1234.x[20];
-    const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1608 = iron_f32_to_bf16(v1607);
-    const unsigned int v1609 = v1599 * v1;
-    const unsigned int v1610 = v1609 + v1601;
-    out[v1610] = v1608;
+  const unsigned int v1623 = static_cast<unsigned int>(v1259.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1624 = v417 + v1623;
+  const unsigned int v1625 = static_cast<unsigned int>(v1259.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1626 = v1251 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1628 = v309 && v1627;
+  const bool v1629 = v1626 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v1259.x[20];
+    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
+    const unsigned int v1634 = v1624 * v1;
+    const unsigned int v1635 = v1634 + v1626;
+    out[v1635] = v1633;
   }
-  const unsigned int v1611 = static_cast<unsigned int>(v1234.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1612 = v392 + v1611;
-  const unsigned int v1613 = static_cast<unsigned int>(v1234.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1616 = v284 && v1615;
-  const bool v1617 = v1614 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v1234.x[21];
-    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1621 = iron_f32_to_bf16(v1620);
-    const unsigned int v1622 = v1612 * v1;
-    const unsigned int v1623 = v1622 + v1614;
-    out[v1623] = v1621;
+  const unsigned int v1636 = static_cast<unsigned int>(v1259.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1637 = v417 + v1636;
+  const unsigned int v1638 = static_cast<unsigned int>(v1259.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1639 = v1251 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1641 = v309 && v1640;
+  const bool v1642 = v1639 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v1259.x[21];
+    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
+    const unsigned int v1647 = v1637 * v1;
+    const unsigned int v1648 = v1647 + v1639;
+    out[v1648] = v1646;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v1234.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1625 = v392 + v1624;
-  const unsigned int v1626 = static_cast<unsigned int>(v1234.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1629 = v284 && v1628;
-  const bool v1630 = v1627 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v1234.x[22];
-    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
-    const unsigned int v1635 = v1625 * v1;
-    const unsigned int v1636 = v1635 + v1627;
-    out[v1636] = v1634;
+  const unsigned int v1649 = static_cast<unsigned int>(v1259.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1650 = v417 + v1649;
+  const unsigned int v1651 = static_cast<unsigned int>(v1259.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1652 = v1251 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1654 = v309 && v1653;
+  const bool v1655 = v1652 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v1259.x[22];
+    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1659 = iron_f32_to_bf16(v1658);
+    const unsigned int v1660 = v1650 * v1;
+    const unsigned int v1661 = v1660 + v1652;
+    out[v1661] = v1659;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v1234.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1638 = v392 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v1234.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1642 = v284 && v1641;
-  const bool v1643 = v1640 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v1234.x[23];
-    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1647 = iron_f32_to_bf16(v1646);
-    const unsigned int v1648 = v1638 * v1;
-    const unsigned int v1649 = v1648 + v1640;
-    out[v1649] = v1647;
+  const unsigned int v1662 = static_cast<unsigned int>(v1259.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1663 = v417 + v1662;
+  const unsigned int v1664 = static_cast<unsigned int>(v1259.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1665 = v1251 + v1664;
+  const bool v1666 = v1663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1667 = v309 && v1666;
+  const bool v1668 = v1665 < v1;
+  const bool v1669 = v1667 && v1668;
+  if (v1669) {
+    const float v1670 = v1259.x[23];
+    const float v1671 = v1670 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1672 = iron_f32_to_bf16(v1671);
+    const unsigned int v1673 = v1663 * v1;
+    const unsigned int v1674 = v1673 + v1665;
+    out[v1674] = v1672;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v1234.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1651 = v392 + v1650;
-  const unsigned int v1652 = static_cast<unsigned int>(v1234.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1655 = v284 && v1654;
-  const bool v1656 = v1653 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v1234.x[24];
-    const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1660 = iron_f32_to_bf16(v1659);
-    const unsigned int v1661 = v1651 * v1;
-    const unsigned int v1662 = v1661 + v1653;
-    out[v1662] = v1660;
+  const unsigned int v1675 = static_cast<unsigned int>(v1259.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1676 = v417 + v1675;
+  const unsigned int v1677 = static_cast<unsigned int>(v1259.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1678 = v1251 + v1677;
+  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1680 = v309 && v1679;
+  const bool v1681 = v1678 < v1;
+  const bool v1682 = v1680 && v1681;
+  if (v1682) {
+    const float v1683 = v1259.x[24];
+    const float v1684 = v1683 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
+    const unsigned int v1686 = v1676 * v1;
+    const unsigned int v1687 = v1686 + v1678;
+    out[v1687] = v1685;
   }
-  const unsigned int v1663 = static_cast<unsigned int>(v1234.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1664 = v392 + v1663;
-  const unsigned int v1665 = static_cast<unsigned int>(v1234.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1668 = v284 && v1667;
-  const bool v1669 = v1666 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v1234.x[25];
-    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1673 = iron_f32_to_bf16(v1672);
-    const unsigned int v1674 = v1664 * v1;
-    const unsigned int v1675 = v1674 + v1666;
-    out[v1675] = v1673;
+  const unsigned int v1688 = static_cast<unsigned int>(v1259.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1689 = v417 + v1688;
+  const unsigned int v1690 = static_cast<unsigned int>(v1259.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1691 = v1251 + v1690;
+  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1693 = v309 && v1692;
+  const bool v1694 = v1691 < v1;
+  const bool v1695 = v1693 && v1694;
+  if (v1695) {
+    const float v1696 = v1259.x[25];
+    const float v1697 = v1696 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1698 = iron_f32_to_bf16(v1697);
+    const unsigned int v1699 = v1689 * v1;
+    const unsigned int v1700 = v1699 + v1691;
+    out[v1700] = v1698;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v1234.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1677 = v392 + v1676;
-  const unsigned int v1678 = static_cast<unsigned int>(v1234.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1681 = v284 && v1680;
-  const bool v1682 = v1679 < v1;
-  const bool v1683 = v1681 && v1682;
-  if (v1683) {
-    const float v1684 = v1234.x[26];
-    const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
-    const unsigned int v1687 = v1677 * v1;
-    const unsigned int v1688 = v1687 + v1679;
-    out[v1688] = v1686;
+  const unsigned int v1701 = static_cast<unsigned int>(v1259.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1702 = v417 + v1701;
+  const unsigned int v1703 = static_cast<unsigned int>(v1259.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1704 = v1251 + v1703;
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1706 = v309 && v1705;
+  const bool v1707 = v1704 < v1;
+  const bool v1708 = v1706 && v1707;
+  if (v1708) {
+    const float v1709 = v1259.x[26];
+    const float v1710 = v1709 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
+    const unsigned int v1712 = v1702 * v1;
+    const unsigned int v1713 = v1712 + v1704;
+    out[v1713] = v1711;
   }
-  const unsigned int v1689 = static_cast<unsigned int>(v1234.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1690 = v392 + v1689;
-  const unsigned int v1691 = static_cast<unsigned int>(v1234.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1694 = v284 && v1693;
-  const bool v1695 = v1692 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v1234.x[27];
-    const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1699 = iron_f32_to_bf16(v1698);
-    const unsigned int v1700 = v1690 * v1;
-    const unsigned int v1701 = v1700 + v1692;
-    out[v1701] = v1699;
+  const unsigned int v1714 = static_cast<unsigned int>(v1259.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1715 = v417 + v1714;
+  const unsigned int v1716 = static_cast<unsigned int>(v1259.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1717 = v1251 + v1716;
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1719 = v309 && v1718;
+  const bool v1720 = v1717 < v1;
+  const bool v1721 = v1719 && v1720;
+  if (v1721) {
+    const float v1722 = v1259.x[27];
+    const float v1723 = v1722 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1724 = iron_f32_to_bf16(v1723);
+    const unsigned int v1725 = v1715 * v1;
+    const unsigned int v1726 = v1725 + v1717;
+    out[v1726] = v1724;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v1234.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1703 = v392 + v1702;
-  const unsigned int v1704 = static_cast<unsigned int>(v1234.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1707 = v284 && v1706;
-  const bool v1708 = v1705 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v1234.x[28];
-    const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1712 = iron_f32_to_bf16(v1711);
-    const unsigned int v1713 = v1703 * v1;
-    const unsigned int v1714 = v1713 + v1705;
-    out[v1714] = v1712;
+  const unsigned int v1727 = static_cast<unsigned int>(v1259.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1728 = v417 + v1727;
+  const unsigned int v1729 = static_cast<unsigned int>(v1259.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1730 = v1251 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1732 = v309 && v1731;
+  const bool v1733 = v1730 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v1259.x[28];
+    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
+    const unsigned int v1738 = v1728 * v1;
+    const unsigned int v1739 = v1738 + v1730;
+    out[v1739] = v1737;
   }
-  const unsigned int v1715 = static_cast<unsigned int>(v1234.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1716 = v392 + v1715;
-  const unsigned int v1717 = static_cast<unsigned int>(v1234.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1720 = v284 && v1719;
-  const bool v1721 = v1718 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v1234.x[29];
-    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1725 = iron_f32_to_bf16(v1724);
-    const unsigned int v1726 = v1716 * v1;
-    const unsigned int v1727 = v1726 + v1718;
-    out[v1727] = v1725;
+  const unsigned int v1740 = static_cast<unsigned int>(v1259.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1741 = v417 + v1740;
+  const unsigned int v1742 = static_cast<unsigned int>(v1259.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1743 = v1251 + v1742;
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1745 = v309 && v1744;
+  const bool v1746 = v1743 < v1;
+  const bool v1747 = v1745 && v1746;
+  if (v1747) {
+    const float v1748 = v1259.x[29];
+    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
+    const unsigned int v1751 = v1741 * v1;
+    const unsigned int v1752 = v1751 + v1743;
+    out[v1752] = v1750;
   }
-  const unsigned int v1728 = static_cast<unsigned int>(v1234.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1729 = v392 + v1728;
-  const unsigned int v1730 = static_cast<unsigned int>(v1234.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1733 = v284 && v1732;
-  const bool v1734 = v1731 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v1234.x[30];
-    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1738 = iron_f32_to_bf16(v1737);
-    const unsigned int v1739 = v1729 * v1;
-    const unsigned int v1740 = v1739 + v1731;
-    out[v1740] = v1738;
+  const unsigned int v1753 = static_cast<unsigned int>(v1259.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1754 = v417 + v1753;
+  const unsigned int v1755 = static_cast<unsigned int>(v1259.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1756 = v1251 + v1755;
+  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1758 = v309 && v1757;
+  const bool v1759 = v1756 < v1;
+  const bool v1760 = v1758 && v1759;
+  if (v1760) {
+    const float v1761 = v1259.x[30];
+    const float v1762 = v1761 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
+    const unsigned int v1764 = v1754 * v1;
+    const unsigned int v1765 = v1764 + v1756;
+    out[v1765] = v1763;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v1234.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1742 = v392 + v1741;
-  const unsigned int v1743 = static_cast<unsigned int>(v1234.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1746 = v284 && v1745;
-  const bool v1747 = v1744 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v1234.x[31];
-    const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1751 = iron_f32_to_bf16(v1750);
-    const unsigned int v1752 = v1742 * v1;
-    const unsigned int v1753 = v1752 + v1744;
-    out[v1753] = v1751;
+  const unsigned int v1766 = static_cast<unsigned int>(v1259.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1767 = v417 + v1766;
+  const unsigned int v1768 = static_cast<unsigned int>(v1259.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1769 = v1251 + v1768;
+  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1771 = v309 && v1770;
+  const bool v1772 = v1769 < v1;
+  const bool v1773 = v1771 && v1772;
+  if (v1773) {
+    const float v1774 = v1259.x[31];
+    const float v1775 = v1774 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
+    const unsigned int v1777 = v1767 * v1;
+    const unsigned int v1778 = v1777 + v1769;
+    out[v1778] = v1776;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v1234.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1755 = v392 + v1754;
-  const unsigned int v1756 = static_cast<unsigned int>(v1234.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1759 = v284 && v1758;
-  const bool v1760 = v1757 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v1234.x[32];
-    const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1764 = iron_f32_to_bf16(v1763);
-    const unsigned int v1765 = v1755 * v1;
-    const unsigned int v1766 = v1765 + v1757;
-    out[v1766] = v1764;
+  const unsigned int v1779 = static_cast<unsigned int>(v1259.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1780 = v417 + v1779;
+  const unsigned int v1781 = static_cast<unsigned int>(v1259.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1782 = v1251 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1784 = v309 && v1783;
+  const bool v1785 = v1782 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1259.x[32];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
+    const unsigned int v1790 = v1780 * v1;
+    const unsigned int v1791 = v1790 + v1782;
+    out[v1791] = v1789;
   }
-  const unsigned int v1767 = static_cast<unsigned int>(v1234.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1768 = v392 + v1767;
-  const unsigned int v1769 = static_cast<unsigned int>(v1234.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1772 = v284 && v1771;
-  const bool v1773 = v1770 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v1234.x[33];
-    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1777 = iron_f32_to_bf16(v1776);
-    const unsigned int v1778 = v1768 * v1;
-    const unsigned int v1779 = v1778 + v1770;
-    out[v1779] = v1777;
+  const unsigned int v1792 = static_cast<unsigned int>(v1259.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1793 = v417 + v1792;
+  const unsigned int v1794 = static_cast<unsigned int>(v1259.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1795 = v1251 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1797 = v309 && v1796;
+  const bool v1798 = v1795 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v1259.x[33];
+    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
+    const unsigned int v1803 = v1793 * v1;
+    const unsigned int v1804 = v1803 + v1795;
+    out[v1804] = v1802;
   }
-  const unsigned int v1780 = static_cast<unsigned int>(v1234.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1781 = v392 + v1780;
-  const unsigned int v1782 = static_cast<unsigned int>(v1234.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1785 = v284 && v1784;
-  const bool v1786 = v1783 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v1234.x[34];
-    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
-    const unsigned int v1791 = v1781 * v1;
-    const unsigned int v1792 = v1791 + v1783;
-    out[v1792] = v1790;
+  const unsigned int v1805 = static_cast<unsigned int>(v1259.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1806 = v417 + v1805;
+  const unsigned int v1807 = static_cast<unsigned int>(v1259.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1808 = v1251 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1810 = v309 && v1809;
+  const bool v1811 = v1808 < v1;
+  const bool v1812 = v1810 && v1811;
+  if (v1812) {
+    const float v1813 = v1259.x[34];
+    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
+    const unsigned int v1816 = v1806 * v1;
+    const unsigned int v1817 = v1816 + v1808;
+    out[v1817] = v1815;
   }
-  const unsigned int v1793 = static_cast<unsigned int>(v1234.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1794 = v392 + v1793;
-  const unsigned int v1795 = static_cast<unsigned int>(v1234.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1798 = v284 && v1797;
-  const bool v1799 = v1796 < v1;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v1234.x[35];
-    const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1803 = iron_f32_to_bf16(v1802);
-    const unsigned int v1804 = v1794 * v1;
-    const unsigned int v1805 = v1804 + v1796;
-    out[v1805] = v1803;
+  const unsigned int v1818 = static_cast<unsigned int>(v1259.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1819 = v417 + v1818;
+  const unsigned int v1820 = static_cast<unsigned int>(v1259.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1821 = v1251 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1823 = v309 && v1822;
+  const bool v1824 = v1821 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v1259.x[35];
+    const float v1827 = v1826 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1828 = iron_f32_to_bf16(v1827);
+    const unsigned int v1829 = v1819 * v1;
+    const unsigned int v1830 = v1829 + v1821;
+    out[v1830] = v1828;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v1234.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1807 = v392 + v1806;
-  const unsigned int v1808 = static_cast<unsigned int>(v1234.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1811 = v284 && v1810;
-  const bool v1812 = v1809 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v1234.x[36];
-    const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1816 = iron_f32_to_bf16(v1815);
-    const unsigned int v1817 = v1807 * v1;
-    const unsigned int v1818 = v1817 + v1809;
-    out[v1818] = v1816;
+  const unsigned int v1831 = static_cast<unsigned int>(v1259.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1832 = v417 + v1831;
+  const unsigned int v1833 = static_cast<unsigned int>(v1259.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1834 = v1251 + v1833;
+  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1836 = v309 && v1835;
+  const bool v1837 = v1834 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v1259.x[36];
+    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
+    const unsigned int v1842 = v1832 * v1;
+    const unsigned int v1843 = v1842 + v1834;
+    out[v1843] = v1841;
   }
-  const unsigned int v1819 = static_cast<unsigned int>(v1234.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1820 = v392 + v1819;
-  const unsigned int v1821 = static_cast<unsigned int>(v1234.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1824 = v284 && v1823;
-  const bool v1825 = v1822 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v1234.x[37];
-    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1829 = iron_f32_to_bf16(v1828);
-    const unsigned int v1830 = v1820 * v1;
-    const unsigned int v1831 = v1830 + v1822;
-    out[v1831] = v1829;
+  const unsigned int v1844 = static_cast<unsigned int>(v1259.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1845 = v417 + v1844;
+  const unsigned int v1846 = static_cast<unsigned int>(v1259.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1847 = v1251 + v1846;
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1849 = v309 && v1848;
+  const bool v1850 = v1847 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v1259.x[37];
+    const float v1853 = v1852 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1854 = iron_f32_to_bf16(v1853);
+    const unsigned int v1855 = v1845 * v1;
+    const unsigned int v1856 = v1855 + v1847;
+    out[v1856] = v1854;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v1234.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1833 = v392 + v1832;
-  const unsigned int v1834 = static_cast<unsigned int>(v1234.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1837 = v284 && v1836;
-  const bool v1838 = v1835 < v1;
-  const bool v1839 = v1837 && v1838;
-  if (v1839) {
-    const float v1840 = v1234.x[38];
-    const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1842 = iron_f32_to_bf16(v1841);
-    const unsigned int v1843 = v1833 * v1;
-    const unsigned int v1844 = v1843 + v1835;
-    out[v1844] = v1842;
+  const unsigned int v1857 = static_cast<unsigned int>(v1259.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1858 = v417 + v1857;
+  const unsigned int v1859 = static_cast<unsigned int>(v1259.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1860 = v1251 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1862 = v309 && v1861;
+  const bool v1863 = v1860 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v1259.x[38];
+    const float v1866 = v1865 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1867 = iron_f32_to_bf16(v1866);
+    const unsigned int v1868 = v1858 * v1;
+    const unsigned int v1869 = v1868 + v1860;
+    out[v1869] = v1867;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v1234.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1846 = v392 + v1845;
-  const unsigned int v1847 = static_cast<unsigned int>(v1234.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1850 = v284 && v1849;
-  const bool v1851 = v1848 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v1234.x[39];
-    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
-    const unsigned int v1856 = v1846 * v1;
-    const unsigned int v1857 = v1856 + v1848;
-    out[v1857] = v1855;
+  const unsigned int v1870 = static_cast<unsigned int>(v1259.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1871 = v417 + v1870;
+  const unsigned int v1872 = static_cast<unsigned int>(v1259.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1873 = v1251 + v1872;
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1875 = v309 && v1874;
+  const bool v1876 = v1873 < v1;
+  const bool v1877 = v1875 && v1876;
+  if (v1877) {
+    const float v1878 = v1259.x[39];
+    const float v1879 = v1878 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1880 = iron_f32_to_bf16(v1879);
+    const unsigned int v1881 = v1871 * v1;
+    const unsigned int v1882 = v1881 + v1873;
+    out[v1882] = v1880;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v1234.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1859 = v392 + v1858;
-  const unsigned int v1860 = static_cast<unsigned int>(v1234.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1863 = v284 && v1862;
-  const bool v1864 = v1861 < v1;
-  const bool v1865 = v1863 && v1864;
-  if (v1865) {
-    const float v1866 = v1234.x[40];
-    const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1868 = iron_f32_to_bf16(v1867);
-    const unsigned int v1869 = v1859 * v1;
-    const unsigned int v1870 = v1869 + v1861;
-    out[v1870] = v1868;
+  const unsigned int v1883 = static_cast<unsigned int>(v1259.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1884 = v417 + v1883;
+  const unsigned int v1885 = static_cast<unsigned int>(v1259.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1886 = v1251 + v1885;
+  const bool v1887 = v1884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1888 = v309 && v1887;
+  const bool v1889 = v1886 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v1259.x[40];
+    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
+    const unsigned int v1894 = v1884 * v1;
+    const unsigned int v1895 = v1894 + v1886;
+    out[v1895] = v1893;
   }
-  const unsigned int v1871 = static_cast<unsigned int>(v1234.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1872 = v392 + v1871;
-  const unsigned int v1873 = static_cast<unsigned int>(v1234.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1876 = v284 && v1875;
-  const bool v1877 = v1874 < v1;
-  const bool v1878 = v1876 && v1877;
-  if (v1878) {
-    const float v1879 = v1234.x[41];
-    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1881 = iron_f32_to_bf16(v1880);
-    const unsigned int v1882 = v1872 * v1;
-    const unsigned int v1883 = v1882 + v1874;
-    out[v1883] = v1881;
+  const unsigned int v1896 = static_cast<unsigned int>(v1259.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1897 = v417 + v1896;
+  const unsigned int v1898 = static_cast<unsigned int>(v1259.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1899 = v1251 + v1898;
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1901 = v309 && v1900;
+  const bool v1902 = v1899 < v1;
+  const bool v1903 = v1901 && v1902;
+  if (v1903) {
+    const float v1904 = v1259.x[41];
+    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
+    const unsigned int v1907 = v1897 * v1;
+    const unsigned int v1908 = v1907 + v1899;
+    out[v1908] = v1906;
   }
-  const unsigned int v1884 = static_cast<unsigned int>(v1234.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1885 = v392 + v1884;
-  const unsigned int v1886 = static_cast<unsigned int>(v1234.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1889 = v284 && v1888;
-  const bool v1890 = v1887 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v1234.x[42];
-    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1894 = iron_f32_to_bf16(v1893);
-    const unsigned int v1895 = v1885 * v1;
-    const unsigned int v1896 = v1895 + v1887;
-    out[v1896] = v1894;
+  const unsigned int v1909 = static_cast<unsigned int>(v1259.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1910 = v417 + v1909;
+  const unsigned int v1911 = static_cast<unsigned int>(v1259.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1912 = v1251 + v1911;
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1914 = v309 && v1913;
+  const bool v1915 = v1912 < v1;
+  const bool v1916 = v1914 && v1915;
+  if (v1916) {
+    const float v1917 = v1259.x[42];
+    const float v1918 = v1917 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1919 = iron_f32_to_bf16(v1918);
+    const unsigned int v1920 = v1910 * v1;
+    const unsigned int v1921 = v1920 + v1912;
+    out[v1921] = v1919;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v1234.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1898 = v392 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v1234.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1902 = v284 && v1901;
-  const bool v1903 = v1900 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v1234.x[43];
-    const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
-    const unsigned int v1908 = v1898 * v1;
-    const unsigned int v1909 = v1908 + v1900;
-    out[v1909] = v1907;
+  const unsigned int v1922 = static_cast<unsigned int>(v1259.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1923 = v417 + v1922;
+  const unsigned int v1924 = static_cast<unsigned int>(v1259.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1925 = v1251 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1927 = v309 && v1926;
+  const bool v1928 = v1925 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v1259.x[43];
+    const float v1931 = v1930 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
+    const unsigned int v1933 = v1923 * v1;
+    const unsigned int v1934 = v1933 + v1925;
+    out[v1934] = v1932;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v1234.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1911 = v392 + v1910;
-  const unsigned int v1912 = static_cast<unsigned int>(v1234.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1915 = v284 && v1914;
-  const bool v1916 = v1913 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v1234.x[44];
-    const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1920 = iron_f32_to_bf16(v1919);
-    const unsigned int v1921 = v1911 * v1;
-    const unsigned int v1922 = v1921 + v1913;
-    out[v1922] = v1920;
+  const unsigned int v1935 = static_cast<unsigned int>(v1259.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1936 = v417 + v1935;
+  const unsigned int v1937 = static_cast<unsigned int>(v1259.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1938 = v1251 + v1937;
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1940 = v309 && v1939;
+  const bool v1941 = v1938 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v1259.x[44];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
+    const unsigned int v1946 = v1936 * v1;
+    const unsigned int v1947 = v1946 + v1938;
+    out[v1947] = v1945;
   }
-  const unsigned int v1923 = static_cast<unsigned int>(v1234.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1924 = v392 + v1923;
-  const unsigned int v1925 = static_cast<unsigned int>(v1234.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1928 = v284 && v1927;
-  const bool v1929 = v1926 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v1234.x[45];
-    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1933 = iron_f32_to_bf16(v1932);
-    const unsigned int v1934 = v1924 * v1;
-    const unsigned int v1935 = v1934 + v1926;
-    out[v1935] = v1933;
+  const unsigned int v1948 = static_cast<unsigned int>(v1259.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1949 = v417 + v1948;
+  const unsigned int v1950 = static_cast<unsigned int>(v1259.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1951 = v1251 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1953 = v309 && v1952;
+  const bool v1954 = v1951 < v1;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v1259.x[45];
+    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
+    const unsigned int v1959 = v1949 * v1;
+    const unsigned int v1960 = v1959 + v1951;
+    out[v1960] = v1958;
   }
-  const unsigned int v1936 = static_cast<unsigned int>(v1234.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1937 = v392 + v1936;
-  const unsigned int v1938 = static_cast<unsigned int>(v1234.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1941 = v284 && v1940;
-  const bool v1942 = v1939 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v1234.x[46];
-    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1946 = iron_f32_to_bf16(v1945);
-    const unsigned int v1947 = v1937 * v1;
-    const unsigned int v1948 = v1947 + v1939;
-    out[v1948] = v1946;
+  const unsigned int v1961 = static_cast<unsigned int>(v1259.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1962 = v417 + v1961;
+  const unsigned int v1963 = static_cast<unsigned int>(v1259.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1964 = v1251 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1966 = v309 && v1965;
+  const bool v1967 = v1964 < v1;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v1259.x[46];
+    const float v1970 = v1969 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);
+    const unsigned int v1972 = v1962 * v1;
+    const unsigned int v1973 = v1972 + v1964;
+    out[v1973] = v1971;
   }
-  const unsigned int v1949 = static_cast<unsigned int>(v1234.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1950 = v392 + v1949;
-  const unsigned int v1951 = static_cast<unsigned int>(v1234.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1954 = v284 && v1953;
-  const bool v1955 = v1952 < v1;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v1234.x[47];
-    const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);
-    const unsigned int v1960 = v1950 * v1;
-    const unsigned int v1961 = v1960 + v1952;
-    out[v1961] = v1959;
+  const unsigned int v1974 = static_cast<unsigned int>(v1259.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1975 = v417 + v1974;
+  const unsigned int v1976 = static_cast<unsigned int>(v1259.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1977 = v1251 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1979 = v309 && v1978;
+  const bool v1980 = v1977 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v1259.x[47];
+    const float v1983 = v1982 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
+    const unsigned int v1985 = v1975 * v1;
+    const unsigned int v1986 = v1985 + v1977;
+    out[v1986] = v1984;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v1234.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1963 = v392 + v1962;
-  const unsigned int v1964 = static_cast<unsigned int>(v1234.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1967 = v284 && v1966;
-  const bool v1968 = v1965 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v1234.x[48];
-    const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1972 = iron_f32_to_bf16(v1971);
-    const unsigned int v1973 = v1963 * v1;
-    const unsigned int v1974 = v1973 + v1965;
-    out[v1974] = v1972;
+  const unsigned int v1987 = static_cast<unsigned int>(v1259.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1988 = v417 + v1987;
+  const unsigned int v1989 = static_cast<unsigned int>(v1259.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1990 = v1251 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1992 = v309 && v1991;
+  const bool v1993 = v1990 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v1259.x[48];
+    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
+    const unsigned int v1998 = v1988 * v1;
+    const unsigned int v1999 = v1998 + v1990;
+    out[v1999] = v1997;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v1234.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1976 = v392 + v1975;
-  const unsigned int v1977 = static_cast<unsigned int>(v1234.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1980 = v284 && v1979;
-  const bool v1981 = v1978 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v1234.x[49];
-    const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1985 = iron_f32_to_bf16(v1984);
-    const unsigned int v1986 = v1976 * v1;
-    const unsigned int v1987 = v1986 + v1978;
-    out[v1987] = v1985;
+  const unsigned int v2000 = static_cast<unsigned int>(v1259.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2001 = v417 + v2000;
+  const unsigned int v2002 = static_cast<unsigned int>(v1259.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2003 = v1251 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2005 = v309 && v2004;
+  const bool v2006 = v2003 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v1259.x[49];
+    const float v2009 = v2008 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2010 = iron_f32_to_bf16(v2009);
+    const unsigned int v2011 = v2001 * v1;
+    const unsigned int v2012 = v2011 + v2003;
+    out[v2012] = v2010;
   }
-  const unsigned int v1988 = static_cast<unsigned int>(v1234.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1989 = v392 + v1988;
-  const unsigned int v1990 = static_cast<unsigned int>(v1234.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1993 = v284 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1234.x[50];
-    const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
-    const unsigned int v1999 = v1989 * v1;
-    const unsigned int v2000 = v1999 + v1991;
-    out[v2000] = v1998;
+  const unsigned int v2013 = static_cast<unsigned int>(v1259.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2014 = v417 + v2013;
+  const unsigned int v2015 = static_cast<unsigned int>(v1259.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2016 = v1251 + v2015;
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2018 = v309 && v2017;
+  const bool v2019 = v2016 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v1259.x[50];
+    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);
+    const unsigned int v2024 = v2014 * v1;
+    const unsigned int v2025 = v2024 + v2016;
+    out[v2025] = v2023;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v1234.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2002 = v392 + v2001;
-  const unsigned int v2003 = static_cast<unsigned int>(v1234.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2006 = v284 && v2005;
-  const bool v2007 = v2004 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v1234.x[51];
-    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);
-    const unsigned int v2012 = v2002 * v1;
-    const unsigned int v2013 = v2012 + v2004;
-    out[v2013] = v2011;
+  const unsigned int v2026 = static_cast<unsigned int>(v1259.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2027 = v417 + v2026;
+  const unsigned int v2028 = static_cast<unsigned int>(v1259.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2029 = v1251 + v2028;
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2031 = v309 && v2030;
+  const bool v2032 = v2029 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v1259.x[51];
+    const float v2035 = v2034 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2036 = iron_f32_to_bf16(v2035);
+    const unsigned int v2037 = v2027 * v1;
+    const unsigned int v2038 = v2037 + v2029;
+    out[v2038] = v2036;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v1234.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2015 = v392 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v1234.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2019 = v284 && v2018;
-  const bool v2020 = v2017 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v1234.x[52];
-    const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2024 = iron_f32_to_bf16(v2023);
-    const unsigned int v2025 = v2015 * v1;
-    const unsigned int v2026 = v2025 + v2017;
-    out[v2026] = v2024;
+  const unsigned int v2039 = static_cast<unsigned int>(v1259.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2040 = v417 + v2039;
+  const unsigned int v2041 = static_cast<unsigned int>(v1259.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2042 = v1251 + v2041;
+  const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2044 = v309 && v2043;
+  const bool v2045 = v2042 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v1259.x[52];
+    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
+    const unsigned int v2050 = v2040 * v1;
+    const unsigned int v2051 = v2050 + v2042;
+    out[v2051] = v2049;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v1234.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2028 = v392 + v2027;
-  const unsigned int v2029 = static_cast<unsigned int>(v1234.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2032 = v284 && v2031;
-  const bool v2033 = v2030 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v1234.x[53];
-    const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2037 = iron_f32_to_bf16(v2036);
-    const unsigned int v2038 = v2028 * v1;
-    const unsigned int v2039 = v2038 + v2030;
-    out[v2039] = v2037;
+  const unsigned int v2052 = static_cast<unsigned int>(v1259.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2053 = v417 + v2052;
+  const unsigned int v2054 = static_cast<unsigned int>(v1259.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2055 = v1251 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2057 = v309 && v2056;
+  const bool v2058 = v2055 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v1259.x[53];
+    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);
+    const unsigned int v2063 = v2053 * v1;
+    const unsigned int v2064 = v2063 + v2055;
+    out[v2064] = v2062;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v1234.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2041 = v392 + v2040;
-  const unsigned int v2042 = static_cast<unsigned int>(v1234.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2045 = v284 && v2044;
-  const bool v2046 = v2043 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v1234.x[54];
-    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2050 = iron_f32_to_bf16(v2049);
-    const unsigned int v2051 = v2041 * v1;
-    const unsigned int v2052 = v2051 + v2043;
-    out[v2052] = v2050;
+  const unsigned int v2065 = static_cast<unsigned int>(v1259.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2066 = v417 + v2065;
+  const unsigned int v2067 = static_cast<unsigned int>(v1259.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2068 = v1251 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2070 = v309 && v2069;
+  const bool v2071 = v2068 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v1259.x[54];
+    const float v2074 = v2073 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2075 = iron_f32_to_bf16(v2074);
+    const unsigned int v2076 = v2066 * v1;
+    const unsigned int v2077 = v2076 + v2068;
+    out[v2077] = v2075;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v1234.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2054 = v392 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v1234.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2058 = v284 && v2057;
-  const bool v2059 = v2056 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v1234.x[55];
-    const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2063 = iron_f32_to_bf16(v2062);
-    const unsigned int v2064 = v2054 * v1;
-    const unsigned int v2065 = v2064 + v2056;
-    out[v2065] = v2063;
+  const unsigned int v2078 = static_cast<unsigned int>(v1259.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2079 = v417 + v2078;
+  const unsigned int v2080 = static_cast<unsigned int>(v1259.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2081 = v1251 + v2080;
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2083 = v309 && v2082;
+  const bool v2084 = v2081 < v1;
+  const bool v2085 = v2083 && v2084;
+  if (v2085) {
+    const float v2086 = v1259.x[55];
+    const float v2087 = v2086 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2088 = iron_f32_to_bf16(v2087);
+    const unsigned int v2089 = v2079 * v1;
+    const unsigned int v2090 = v2089 + v2081;
+    out[v2090] = v2088;
   }
-  const unsigned int v2066 = static_cast<unsigned int>(v1234.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2067 = v392 + v2066;
-  const unsigned int v2068 = static_cast<unsigned int>(v1234.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2071 = v284 && v2070;
-  const bool v2072 = v2069 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v1234.x[56];
-    const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
-    const unsigned int v2077 = v2067 * v1;
-    const unsigned int v2078 = v2077 + v2069;
-    out[v2078] = v2076;
+  const unsigned int v2091 = static_cast<unsigned int>(v1259.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2092 = v417 + v2091;
+  const unsigned int v2093 = static_cast<unsigned int>(v1259.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2094 = v1251 + v2093;
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2096 = v309 && v2095;
+  const bool v2097 = v2094 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1259.x[56];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
+    const unsigned int v2102 = v2092 * v1;
+    const unsigned int v2103 = v2102 + v2094;
+    out[v2103] = v2101;
   }
-  const unsigned int v2079 = static_cast<unsigned int>(v1234.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2080 = v392 + v2079;
-  const unsigned int v2081 = static_cast<unsigned int>(v1234.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2084 = v284 && v2083;
-  const bool v2085 = v2082 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v1234.x[57];
-    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2089 = iron_f32_to_bf16(v2088);
-    const unsigned int v2090 = v2080 * v1;
-    const unsigned int v2091 = v2090 + v2082;
-    out[v2091] = v2089;
+  const unsigned int v2104 = static_cast<unsigned int>(v1259.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2105 = v417 + v2104;
+  const unsigned int v2106 = static_cast<unsigned int>(v1259.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2107 = v1251 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2109 = v309 && v2108;
+  const bool v2110 = v2107 < v1;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v1259.x[57];
+    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
+    const unsigned int v2115 = v2105 * v1;
+    const unsigned int v2116 = v2115 + v2107;
+    out[v2116] = v2114;
   }
-  const unsigned int v2092 = static_cast<unsigned int>(v1234.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2093 = v392 + v2092;
-  const unsigned int v2094 = static_cast<unsigned int>(v1234.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2097 = v284 && v2096;
-  const bool v2098 = v2095 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v1234.x[58];
-    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
-    const unsigned int v2103 = v2093 * v1;
-    const unsigned int v2104 = v2103 + v2095;
-    out[v2104] = v2102;
+  const unsigned int v2117 = static_cast<unsigned int>(v1259.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2118 = v417 + v2117;
+  const unsigned int v2119 = static_cast<unsigned int>(v1259.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2120 = v1251 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2122 = v309 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1259.x[58];
+    const float v2126 = v2125 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
+    const unsigned int v2128 = v2118 * v1;
+    const unsigned int v2129 = v2128 + v2120;
+    out[v2129] = v2127;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v1234.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2106 = v392 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v1234.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2110 = v284 && v2109;
-  const bool v2111 = v2108 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v1234.x[59];
-    const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);
-    const unsigned int v2116 = v2106 * v1;
-    const unsigned int v2117 = v2116 + v2108;
-    out[v2117] = v2115;
+  const unsigned int v2130 = static_cast<unsigned int>(v1259.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2131 = v417 + v2130;
+  const unsigned int v2132 = static_cast<unsigned int>(v1259.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2133 = v1251 + v2132;
+  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2135 = v309 && v2134;
+  const bool v2136 = v2133 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v1259.x[59];
+    const float v2139 = v2138 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2140 = iron_f32_to_bf16(v2139);
+    const unsigned int v2141 = v2131 * v1;
+    const unsigned int v2142 = v2141 + v2133;
+    out[v2142] = v2140;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v1234.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2119 = v392 + v2118;
-  const unsigned int v2120 = static_cast<unsigned int>(v1234.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2123 = v284 && v2122;
-  const bool v2124 = v2121 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v1234.x[60];
-    const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
-    const unsigned int v2129 = v2119 * v1;
-    const unsigned int v2130 = v2129 + v2121;
-    out[v2130] = v2128;
+  const unsigned int v2143 = static_cast<unsigned int>(v1259.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2144 = v417 + v2143;
+  const unsigned int v2145 = static_cast<unsigned int>(v1259.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2146 = v1251 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2148 = v309 && v2147;
+  const bool v2149 = v2146 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v1259.x[60];
+    const float v2152 = v2151 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
+    const unsigned int v2154 = v2144 * v1;
+    const unsigned int v2155 = v2154 + v2146;
+    out[v2155] = v2153;
   }
-  const unsigned int v2131 = static_cast<unsigned int>(v1234.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2132 = v392 + v2131;
-  const unsigned int v2133 = static_cast<unsigned int>(v1234.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2136 = v284 && v2135;
-  const bool v2137 = v2134 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v1234.x[61];
-    const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2141 = iron_f32_to_bf16(v2140);
-    const unsigned int v2142 = v2132 * v1;
-    const unsigned int v2143 = v2142 + v2134;
-    out[v2143] = v2141;
+  const unsigned int v2156 = static_cast<unsigned int>(v1259.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2157 = v417 + v2156;
+  const unsigned int v2158 = static_cast<unsigned int>(v1259.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2159 = v1251 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2161 = v309 && v2160;
+  const bool v2162 = v2159 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v1259.x[61];
+    const float v2165 = v2164 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
+    const unsigned int v2167 = v2157 * v1;
+    const unsigned int v2168 = v2167 + v2159;
+    out[v2168] = v2166;
   }
-  const unsigned int v2144 = static_cast<unsigned int>(v1234.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2145 = v392 + v2144;
-  const unsigned int v2146 = static_cast<unsigned int>(v1234.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2149 = v284 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1234.x[62];
-    const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
-    const unsigned int v2155 = v2145 * v1;
-    const unsigned int v2156 = v2155 + v2147;
-    out[v2156] = v2154;
+  const unsigned int v2169 = static_cast<unsigned int>(v1259.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2170 = v417 + v2169;
+  const unsigned int v2171 = static_cast<unsigned int>(v1259.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2172 = v1251 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2174 = v309 && v2173;
+  const bool v2175 = v2172 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v1259.x[62];
+    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
+    const unsigned int v2180 = v2170 * v1;
+    const unsigned int v2181 = v2180 + v2172;
+    out[v2181] = v2179;
   }
-  const unsigned int v2157 = static_cast<unsigned int>(v1234.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2158 = v392 + v2157;
-  const unsigned int v2159 = static_cast<unsigned int>(v1234.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2162 = v284 && v2161;
-  const bool v2163 = v2160 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v1234.x[63];
-    const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2167 = iron_f32_to_bf16(v2166);
-    const unsigned int v2168 = v2158 * v1;
-    const unsigned int v2169 = v2168 + v2160;
-    out[v2169] = v2167;
+  const unsigned int v2182 = static_cast<unsigned int>(v1259.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2183 = v417 + v2182;
+  const unsigned int v2184 = static_cast<unsigned int>(v1259.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2185 = v1251 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2187 = v309 && v2186;
+  const bool v2188 = v2185 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v1259.x[63];
+    const float v2191 = v2190 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
+    const unsigned int v2193 = v2183 * v1;
+    const unsigned int v2194 = v2193 + v2185;
+    out[v2194] = v2192;
   }
 }

@@ -261,21 +261,21 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -656,51 +656,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
       }
       __syncthreads();
     } else {
-      const unsigned int v289 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v289 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v290 = threadIdx.x;
 
       for (unsigned int v287 = v28; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (unsigned int v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v298 = v297 < v0;
           const unsigned int v299 = v287 + v296;
           const bool v300 = v299 < v3;
           const bool v301 = v298 && v300;
           if (v301) {
-            const unsigned int v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v305 = v303 + v287;
             const unsigned int v306 = v305 + v296;
             const iron_bf16 v307 = x_sorted[v306];
-            const unsigned int v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v310 = v309 + v296;
             shm3[(v310 ^ (((v310 >> 6u) & 7u) << 3u))] = v307;
           } else {
-            const unsigned int v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v313 = v312 + v296;
             shm3[(v313 ^ (((v313 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v325 = v324 < v80;
           const unsigned int v326 = v287 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
-            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v332 = v330 + v287;
             const unsigned int v333 = v332 + v323;
             const iron_bf16 v334 = w[v333];
-            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v337 = v336 + v323;
             shm4[(v337 ^ (((v337 >> 6u) & 7u) << 3u))] = v334;
           } else {
-            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v340 = v339 + v323;
             shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
@@ -2475,51 +2475,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
       }
       __syncthreads();
     } else {
-      const unsigned int v1490 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1490 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1491 = threadIdx.x;
 
       for (unsigned int v1488 = v28; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (unsigned int v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v1499 = v1498 < v0;
           const unsigned int v1500 = v1488 + v1497;
           const bool v1501 = v1500 < v3;
           const bool v1502 = v1499 && v1501;
           if (v1502) {
-            const unsigned int v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v1506 = v1504 + v1488;
             const unsigned int v1507 = v1506 + v1497;
             const iron_bf16 v1508 = x_sorted[v1507];
-            const unsigned int v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v1511 = v1510 + v1497;
             shm3[(v1511 ^ (((v1511 >> 6u) & 7u) << 3u))] = v1508;
           } else {
-            const unsigned int v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v1514 = v1513 + v1497;
             shm3[(v1514 ^ (((v1514 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
-          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:107
+        for (unsigned int v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v1526 = v1525 < v80;
           const unsigned int v1527 = v1488 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
-            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const unsigned int v1533 = v1531 + v1488;
             const unsigned int v1534 = v1533 + v1524;
             const iron_bf16 v1535 = w[v1534];
-            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const unsigned int v1538 = v1537 + v1524;
             shm4[(v1538 ^ (((v1538 >> 6u) & 7u) << 3u))] = v1535;
           } else {
-            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const unsigned int v1541 = v1540 + v1524;
             shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }

@@ -338,21 +338,21 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
   const unsigned int v1 = experts;
   const unsigned int v2 = n;
   const unsigned int v3 = k;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:157
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 7u;
   unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -422,53 +422,53 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     iron_frag_fill(v1304, 0.0f);
     iron_frag<float, 2, 16, 128> v1306;  // /usr/include/c++/12/bits/stl_construct.h:119
     iron_frag_fill(v1306, 0.0f);
-    const unsigned int v1311 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v1311 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v1312 = threadIdx.x;
 
     for (unsigned int v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1319 = v75 + v1316;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1319 = v75 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v1320 = v1319 < v0;
         const unsigned int v1321 = v1309 + v1318;
         const bool v1322 = v1321 < v3;
         const bool v1323 = v1320 && v1322;
         if (v1323) {
-          const unsigned int v1325 = v1319 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v1325 = v1319 * v3;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v1327 = v1325 + v1309;
           const unsigned int v1328 = v1327 + v1318;
           const iron_f8e4m3 v1329 = x_sorted[v1328];
-          const iron_f16 v1330 = iron_f32_to_f16(iron_to_f32(v1329));  // kernels/gemm/gemm_tiles.hpp:112
+          const iron_f16 v1330 = iron_f32_to_f16(iron_to_f32(v1329));  // kernels/gemm/gemm_tiles.hpp:113
           const unsigned int v1332 = v1316 << 6u;
           const unsigned int v1333 = v1332 + v1318;
           shm3[(v1333 ^ (((v1333 >> 6u) & 7u) << 3u))] = v1330;
         } else {
-          const unsigned int v1335 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v1335 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v1336 = v1335 + v1318;
           shm3[(v1336 ^ (((v1336 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v1342 = v1312; v1342 < 8192u; v1342 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
-        const unsigned int v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:107
+      for (unsigned int v1342 = v1312; v1342 < 8192u; v1342 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v1348 = v1347 < v88;
         const unsigned int v1349 = v1309 + v1346;
         const bool v1350 = v1349 < v3;
         const bool v1351 = v1348 && v1350;
         if (v1351) {
-          const unsigned int v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:109
           const unsigned int v1355 = v1353 + v1309;
           const unsigned int v1356 = v1355 + v1346;
           const iron_f8e4m3 v1357 = w[v1356];
-          const iron_f16 v1358 = iron_f32_to_f16(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:112
+          const iron_f16 v1358 = iron_f32_to_f16(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:113
           const unsigned int v1360 = v1344 << 6u;
           const unsigned int v1361 = v1360 + v1346;
           shm4[(v1361 ^ (((v1361 >> 6u) & 7u) << 3u))] = v1358;
         } else {
-          const unsigned int v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const unsigned int v1364 = v1363 + v1346;
           shm4[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }

@@ -129,2263 +129,2263 @@ kernel void iron_gemm_fp8_e5m2_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const uint v9 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v9 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v10 = iron_gid.x;
   const uint v11 = iron_gid.y;
   const uint v12 = v11 * v8;
   const uint v13 = v12 + v10;
-  const uint v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const uint v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v18 = v17 << 3u;
-  const uint v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
+  const uint v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v21 = min(v20, 8u);
-  const uint v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
+  const uint v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v24 = v23 % v21;
   const uint v25 = v18 + v24;
   const uint v26 = v25 << 7u;
-  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
+  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v30 = v29 << 8u;
-  const uint v287 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v288 = v287 < 8u;
-  const uint v291 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v293;
-  iron_frag_fill(v293, float(0.0f));
-  const uint v298 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
-  const uint v299 = iron_tid.x;
+  const uint v312 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v313 = v312 < 8u;
+  const uint v316 = v312 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v318;
+  iron_frag_fill(v318, float(0.0f));
+  const uint v323 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v324 = iron_tid.x;
 
-  for (uint v296 = 0u; v296 < v2; v296 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const uint v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v307 = v306 < v0;
-      const uint v308 = v296 + v305;
-      const bool v309 = v308 < v2;
-      const bool v310 = v307 && v309;
-      if (v310) {
-        const uint v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const uint v314 = v312 + v296;
-        const uint v315 = v314 + v305;
-        const iron_f8e5m2 v316 = a[v315];
-        const half v317 = half(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:112
-        const uint v319 = v303 << 6u;
-        const uint v320 = v319 + v305;
-        shm3[v320] = v317;
+  for (uint v321 = 0u; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v331 = v26 + v328;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v332 = v331 < v0;
+      const uint v333 = v321 + v330;
+      const bool v334 = v333 < v2;
+      const bool v335 = v332 && v334;
+      if (v335) {
+        const uint v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v339 = v337 + v321;
+        const uint v340 = v339 + v330;
+        const iron_f8e5m2 v341 = a[v340];
+        const half v342 = half(iron_to_f32(v341));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v344 = v328 << 6u;
+        const uint v345 = v344 + v330;
+        shm3[v345] = v342;
       } else {
-        const uint v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const uint v323 = v322 + v305;
-        shm3[v323] = half(0.0f);
+        const uint v347 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v348 = v347 + v330;
+        shm3[v348] = half(0.0f);
       }
     }
 
-    for (uint v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v335 = v334 < v1;
-      const uint v336 = v296 + v333;
-      const bool v337 = v336 < v2;
-      const bool v338 = v335 && v337;
-      if (v338) {
-        const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const uint v342 = v340 + v296;
-        const uint v343 = v342 + v333;
-        const iron_f8e5m2 v344 = b[v343];
-        const half v345 = half(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:112
-        const uint v347 = v331 << 6u;
-        const uint v348 = v347 + v333;
-        shm4[v348] = v345;
+    for (uint v354 = v324; v354 < 8192u; v354 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v359 = v30 + v356;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v360 = v359 < v1;
+      const uint v361 = v321 + v358;
+      const bool v362 = v361 < v2;
+      const bool v363 = v360 && v362;
+      if (v363) {
+        const uint v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v367 = v365 + v321;
+        const uint v368 = v367 + v358;
+        const iron_f8e5m2 v369 = b[v368];
+        const half v370 = half(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v372 = v356 << 6u;
+        const uint v373 = v372 + v358;
+        shm4[v373] = v370;
       } else {
-        const uint v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const uint v351 = v350 + v333;
-        shm4[v351] = half(0.0f);
+        const uint v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v376 = v375 + v358;
+        shm4[v376] = half(0.0f);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v359 = v291 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v360 = v359 << 6u;
-      const uint v2124 = v287 & 3u;
-      const uint v2126 = v2124 << 4u;
-      const uint v2128 = v2126 << 6u;
-      const uint v2130 = v360 + v2128;
-      iron_frag<half, 16, 16> v2137;
-      iron_frag_fill(v2137, half(half(0.0f)));
-      iron_frag_load<false>(v2137, shm3, long(v2130), long(64u));
-      iron_frag<half, 16, 128> v2139;
-      iron_frag_fill(v2139, half(half(0.0f)));
-      iron_frag_load<true>(v2139, shm4, long(0u), long(64u));
-      iron_frag_mma(v293, v2137, v2139);
-      const uint v2141 = v2130 + 16u;
-      iron_frag<half, 16, 16> v2146;
-      iron_frag_fill(v2146, half(half(0.0f)));
-      iron_frag_load<false>(v2146, shm3, long(v2141), long(64u));
-      iron_frag<half, 16, 128> v2148;
-      iron_frag_fill(v2148, half(half(0.0f)));
-      iron_frag_load<true>(v2148, shm4, long(16u), long(64u));
-      iron_frag_mma(v293, v2146, v2148);
-      const uint v2150 = v2130 + 32u;
-      iron_frag<half, 16, 16> v2155;
-      iron_frag_fill(v2155, half(half(0.0f)));
-      iron_frag_load<false>(v2155, shm3, long(v2150), long(64u));
-      iron_frag<half, 16, 128> v2157;
-      iron_frag_fill(v2157, half(half(0.0f)));
-      iron_frag_load<true>(v2157, shm4, long(32u), long(64u));
-      iron_frag_mma(v293, v2155, v2157);
-      const uint v2159 = v2130 + 48u;
-      iron_frag<half, 16, 16> v2164;
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v384 = v316 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v385 = v384 << 6u;
+      const uint v2149 = v312 & 3u;
+      const uint v2151 = v2149 << 4u;
+      const uint v2153 = v2151 << 6u;
+      const uint v2155 = v385 + v2153;
+      iron_frag<half, 16, 16> v2162;
+      iron_frag_fill(v2162, half(half(0.0f)));
+      iron_frag_load<false>(v2162, shm3, long(v2155), long(64u));
+      iron_frag<half, 16, 128> v2164;
       iron_frag_fill(v2164, half(half(0.0f)));
-      iron_frag_load<false>(v2164, shm3, long(v2159), long(64u));
-      iron_frag<half, 16, 128> v2166;
-      iron_frag_fill(v2166, half(half(0.0f)));
-      iron_frag_load<true>(v2166, shm4, long(48u), long(64u));
-      iron_frag_mma(v293, v2164, v2166);
+      iron_frag_load<true>(v2164, shm4, long(0u), long(64u));
+      iron_frag_mma(v318, v2162, v2164);
+      const uint v2166 = v2155 + 16u;
+      iron_frag<half, 16, 16> v2171;
+      iron_frag_fill(v2171, half(half(0.0f)));
+      iron_frag_load<false>(v2171, shm3, long(v2166), long(64u));
+      iron_frag<half, 16, 128> v2173;
+      iron_frag_fill(v2173, half(half(0.0f)));
+      iron_frag_load<true>(v2173, shm4, long(16u), long(64u));
+      iron_frag_mma(v318, v2171, v2173);
+      const uint v2175 = v2155 + 32u;
+      iron_frag<half, 16, 16> v2180;
+      iron_frag_fill(v2180, half(half(0.0f)));
+      iron_frag_load<false>(v2180, shm3, long(v2175), long(64u));
+      iron_frag<half, 16, 128> v2182;
+      iron_frag_fill(v2182, half(half(0.0f)));
+      iron_frag_load<true>(v2182, shm4, long(32u), long(64u));
+      iron_frag_mma(v318, v2180, v2182);
+      const uint v2184 = v2155 + 48u;
+      iron_frag<half, 16, 16> v2189;
+      iron_frag_fill(v2189, half(half(0.0f)));
+      iron_frag_load<false>(v2189, shm3, long(v2184), long(64u));
+      iron_frag<half, 16, 128> v2191;
+      iron_frag_fill(v2191, half(half(0.0f)));
+      iron_frag_load<true>(v2191, shm4, long(48u), long(64u));
+      iron_frag_mma(v318, v2189, v2191);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v365 = v287 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v366 = v365 << 4u;
-  const uint v368 = v291 << 6u;
-  const uint v369 = v26 + v368;
-  const uint v370 = v369 + v366;
-  const uint v371 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v372 = v370 + v371;
-  const uint v373 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v374 = v30 + v373;
-  const bool v375 = v372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v376 = v288 && v375;
-  const bool v377 = v374 < v1;
-  const bool v378 = v376 && v377;
-  if (v378) {
-    const float v379 = v293.m[0][0].thread_elements()[0];
-    const float v380 = v379 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v381 = bfloat(v380);
-    const uint v382 = v372 * v1;
-    const uint v383 = v382 + v374;
-    out[v383] = v381;
-  }
-  const uint v384 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v385 = v370 + v384;
-  const uint v386 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v387 = v30 + v386;
-  const bool v388 = v385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v389 = v288 && v388;
-  const bool v390 = v387 < v1;
-  const bool v391 = v389 && v390;
-  if (v391) {
-    const float v392 = v293.m[0][0].thread_elements()[1];
-    const float v393 = v392 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v394 = bfloat(v393);
-    const uint v395 = v385 * v1;
-    const uint v396 = v395 + v387;
-    out[v396] = v394;
-  }
-  const uint v397 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v398 = v370 + v397;
-  const uint v399 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v400 = v30 + v399;
-  const bool v401 = v398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v402 = v288 && v401;
-  const bool v403 = v400 < v1;
-  const bool v404 = v402 && v403;
-  if (v404) {
-    const float v405 = v293.m[0][1].thread_elements()[0];
-    const float v406 = v405 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v407 = bfloat(v406);
-    const uint v408 = v398 * v1;
-    const uint v409 = v408 + v400;
-    out[v409] = v407;
-  }
-  const uint v410 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v411 = v370 + v410;
-  const uint v412 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v413 = v30 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v415 = v288 && v414;
-  const bool v416 = v413 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v293.m[0][1].thread_elements()[1];
-    const float v419 = v418 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v420 = bfloat(v419);
-    const uint v421 = v411 * v1;
-    const uint v422 = v421 + v413;
-    out[v422] = v420;
-  }
-  const uint v423 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v424 = v370 + v423;
-  const uint v425 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v426 = v30 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v288 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v293.m[0][2].thread_elements()[0];
-    const float v432 = v431 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v433 = bfloat(v432);
-    const uint v434 = v424 * v1;
-    const uint v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const uint v436 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v437 = v370 + v436;
-  const uint v438 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v439 = v30 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v288 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v293.m[0][2].thread_elements()[1];
-    const float v445 = v444 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v446 = bfloat(v445);
-    const uint v447 = v437 * v1;
-    const uint v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const uint v449 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v450 = v370 + v449;
-  const uint v451 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v452 = v30 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v288 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v293.m[0][3].thread_elements()[0];
-    const float v458 = v457 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v459 = bfloat(v458);
-    const uint v460 = v450 * v1;
-    const uint v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const uint v462 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v463 = v370 + v462;
-  const uint v464 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v465 = v30 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v288 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v293.m[0][3].thread_elements()[1];
-    const float v471 = v470 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v472 = bfloat(v471);
-    const uint v473 = v463 * v1;
-    const uint v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const uint v475 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v476 = v370 + v475;
-  const uint v477 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v478 = v30 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v288 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v293.m[0][4].thread_elements()[0];
-    const float v484 = v483 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v485 = bfloat(v484);
-    const uint v486 = v476 * v1;
-    const uint v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const uint v488 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v489 = v370 + v488;
-  const uint v490 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v491 = v30 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v288 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v293.m[0][4].thread_elements()[1];
-    const float v497 = v496 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v498 = bfloat(v497);
-    const uint v499 = v489 * v1;
-    const uint v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const uint v501 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v502 = v370 + v501;
-  const uint v503 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v504 = v30 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v288 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v293.m[0][5].thread_elements()[0];
-    const float v510 = v509 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v511 = bfloat(v510);
-    const uint v512 = v502 * v1;
-    const uint v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const uint v514 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v515 = v370 + v514;
-  const uint v516 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v517 = v30 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v288 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v293.m[0][5].thread_elements()[1];
-    const float v523 = v522 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v524 = bfloat(v523);
-    const uint v525 = v515 * v1;
-    const uint v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const uint v527 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v528 = v370 + v527;
-  const uint v529 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v530 = v30 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v288 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v293.m[0][6].thread_elements()[0];
-    const float v536 = v535 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v537 = bfloat(v536);
-    const uint v538 = v528 * v1;
-    const uint v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const uint v540 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v541 = v370 + v540;
-  const uint v542 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v543 = v30 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v288 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v293.m[0][6].thread_elements()[1];
-    const float v549 = v548 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v550 = bfloat(v549);
-    const uint v551 = v541 * v1;
-    const uint v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const uint v553 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v554 = v370 + v553;
-  const uint v555 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v556 = v30 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v288 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v293.m[0][7].thread_elements()[0];
-    const float v562 = v561 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v563 = bfloat(v562);
-    const uint v564 = v554 * v1;
-    const uint v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const uint v566 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v567 = v370 + v566;
-  const uint v568 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v569 = v30 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v288 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v293.m[0][7].thread_elements()[1];
-    const float v575 = v574 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v576 = bfloat(v575);
-    const uint v577 = v567 * v1;
-    const uint v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const uint v579 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v580 = v370 + v579;
-  const uint v581 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v582 = v30 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v288 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v293.m[0][8].thread_elements()[0];
-    const float v588 = v587 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v589 = bfloat(v588);
-    const uint v590 = v580 * v1;
-    const uint v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const uint v592 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v593 = v370 + v592;
-  const uint v594 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v595 = v30 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v288 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v293.m[0][8].thread_elements()[1];
-    const float v601 = v600 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v602 = bfloat(v601);
-    const uint v603 = v593 * v1;
-    const uint v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const uint v605 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v606 = v370 + v605;
-  const uint v607 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v608 = v30 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v288 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v293.m[0][9].thread_elements()[0];
-    const float v614 = v613 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v615 = bfloat(v614);
-    const uint v616 = v606 * v1;
-    const uint v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const uint v618 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v619 = v370 + v618;
-  const uint v620 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v621 = v30 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v288 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v293.m[0][9].thread_elements()[1];
-    const float v627 = v626 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v628 = bfloat(v627);
-    const uint v629 = v619 * v1;
-    const uint v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const uint v631 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v632 = v370 + v631;
-  const uint v633 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v634 = v30 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v288 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v293.m[0][10].thread_elements()[0];
-    const float v640 = v639 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v641 = bfloat(v640);
-    const uint v642 = v632 * v1;
-    const uint v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const uint v644 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v645 = v370 + v644;
-  const uint v646 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v647 = v30 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v288 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v293.m[0][10].thread_elements()[1];
-    const float v653 = v652 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v654 = bfloat(v653);
-    const uint v655 = v645 * v1;
-    const uint v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const uint v657 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v658 = v370 + v657;
-  const uint v659 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v660 = v30 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v288 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v293.m[0][11].thread_elements()[0];
-    const float v666 = v665 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v667 = bfloat(v666);
-    const uint v668 = v658 * v1;
-    const uint v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const uint v670 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v671 = v370 + v670;
-  const uint v672 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v673 = v30 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v288 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v293.m[0][11].thread_elements()[1];
-    const float v679 = v678 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v680 = bfloat(v679);
-    const uint v681 = v671 * v1;
-    const uint v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const uint v683 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v684 = v370 + v683;
-  const uint v685 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v686 = v30 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v288 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v293.m[0][12].thread_elements()[0];
-    const float v692 = v691 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v693 = bfloat(v692);
-    const uint v694 = v684 * v1;
-    const uint v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const uint v696 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v697 = v370 + v696;
-  const uint v698 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v699 = v30 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v288 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v293.m[0][12].thread_elements()[1];
-    const float v705 = v704 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v706 = bfloat(v705);
-    const uint v707 = v697 * v1;
-    const uint v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const uint v709 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v710 = v370 + v709;
-  const uint v711 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v712 = v30 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v288 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v293.m[0][13].thread_elements()[0];
-    const float v718 = v717 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v719 = bfloat(v718);
-    const uint v720 = v710 * v1;
-    const uint v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const uint v722 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v723 = v370 + v722;
-  const uint v724 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v725 = v30 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v288 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v293.m[0][13].thread_elements()[1];
-    const float v731 = v730 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v732 = bfloat(v731);
-    const uint v733 = v723 * v1;
-    const uint v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const uint v735 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v736 = v370 + v735;
-  const uint v737 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v738 = v30 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v288 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v293.m[0][14].thread_elements()[0];
-    const float v744 = v743 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v745 = bfloat(v744);
-    const uint v746 = v736 * v1;
-    const uint v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const uint v748 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v749 = v370 + v748;
-  const uint v750 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v751 = v30 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v288 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v293.m[0][14].thread_elements()[1];
-    const float v757 = v756 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v758 = bfloat(v757);
-    const uint v759 = v749 * v1;
-    const uint v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const uint v761 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v762 = v370 + v761;
-  const uint v763 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v764 = v30 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v288 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v293.m[0][15].thread_elements()[0];
-    const float v770 = v769 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v771 = bfloat(v770);
-    const uint v772 = v762 * v1;
-    const uint v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const uint v774 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v775 = v370 + v774;
-  const uint v776 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v777 = v30 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v288 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v293.m[0][15].thread_elements()[1];
-    const float v783 = v782 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v784 = bfloat(v783);
-    const uint v785 = v775 * v1;
-    const uint v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const uint v787 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v788 = v370 + v787;
-  const uint v789 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v790 = v30 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v288 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v293.m[1][0].thread_elements()[0];
-    const float v796 = v795 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v797 = bfloat(v796);
-    const uint v798 = v788 * v1;
-    const uint v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const uint v800 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v801 = v370 + v800;
-  const uint v802 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v803 = v30 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v288 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v293.m[1][0].thread_elements()[1];
-    const float v809 = v808 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v810 = bfloat(v809);
-    const uint v811 = v801 * v1;
-    const uint v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v814 = v370 + v813;
-  const uint v815 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v816 = v30 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v288 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v293.m[1][1].thread_elements()[0];
-    const float v822 = v821 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v823 = bfloat(v822);
-    const uint v824 = v814 * v1;
-    const uint v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const uint v826 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v827 = v370 + v826;
-  const uint v828 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v829 = v30 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v288 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v293.m[1][1].thread_elements()[1];
-    const float v835 = v834 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v836 = bfloat(v835);
-    const uint v837 = v827 * v1;
-    const uint v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const uint v839 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v840 = v370 + v839;
-  const uint v841 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v842 = v30 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v288 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v293.m[1][2].thread_elements()[0];
-    const float v848 = v847 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v849 = bfloat(v848);
-    const uint v850 = v840 * v1;
-    const uint v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const uint v852 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v853 = v370 + v852;
-  const uint v854 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v855 = v30 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v288 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v293.m[1][2].thread_elements()[1];
-    const float v861 = v860 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v862 = bfloat(v861);
-    const uint v863 = v853 * v1;
-    const uint v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const uint v865 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v866 = v370 + v865;
-  const uint v867 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v868 = v30 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v288 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v293.m[1][3].thread_elements()[0];
-    const float v874 = v873 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v875 = bfloat(v874);
-    const uint v876 = v866 * v1;
-    const uint v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const uint v878 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v879 = v370 + v878;
-  const uint v880 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v881 = v30 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v288 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v293.m[1][3].thread_elements()[1];
-    const float v887 = v886 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v888 = bfloat(v887);
-    const uint v889 = v879 * v1;
-    const uint v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const uint v891 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v892 = v370 + v891;
-  const uint v893 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v894 = v30 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v288 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v293.m[1][4].thread_elements()[0];
-    const float v900 = v899 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v892 * v1;
-    const uint v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const uint v904 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v905 = v370 + v904;
-  const uint v906 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v907 = v30 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v288 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v293.m[1][4].thread_elements()[1];
-    const float v913 = v912 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v914 = bfloat(v913);
-    const uint v915 = v905 * v1;
-    const uint v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const uint v917 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v918 = v370 + v917;
-  const uint v919 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v920 = v30 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v288 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v293.m[1][5].thread_elements()[0];
-    const float v926 = v925 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v927 = bfloat(v926);
-    const uint v928 = v918 * v1;
-    const uint v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const uint v930 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v931 = v370 + v930;
-  const uint v932 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v933 = v30 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v288 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v293.m[1][5].thread_elements()[1];
-    const float v939 = v938 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v940 = bfloat(v939);
-    const uint v941 = v931 * v1;
-    const uint v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const uint v943 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v944 = v370 + v943;
-  const uint v945 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v946 = v30 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v288 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v293.m[1][6].thread_elements()[0];
-    const float v952 = v951 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v953 = bfloat(v952);
-    const uint v954 = v944 * v1;
-    const uint v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const uint v956 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v957 = v370 + v956;
-  const uint v958 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v959 = v30 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v288 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v293.m[1][6].thread_elements()[1];
-    const float v965 = v964 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v966 = bfloat(v965);
-    const uint v967 = v957 * v1;
-    const uint v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const uint v969 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v970 = v370 + v969;
-  const uint v971 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v972 = v30 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v288 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v293.m[1][7].thread_elements()[0];
-    const float v978 = v977 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v979 = bfloat(v978);
-    const uint v980 = v970 * v1;
-    const uint v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const uint v982 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v983 = v370 + v982;
-  const uint v984 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v985 = v30 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v288 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v293.m[1][7].thread_elements()[1];
-    const float v991 = v990 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v992 = bfloat(v991);
-    const uint v993 = v983 * v1;
-    const uint v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const uint v995 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v996 = v370 + v995;
-  const uint v997 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v998 = v30 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v288 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v293.m[1][8].thread_elements()[0];
-    const float v1004 = v1003 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1005 = bfloat(v1004);
-    const uint v1006 = v996 * v1;
-    const uint v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const uint v1008 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1009 = v370 + v1008;
-  const uint v1010 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1011 = v30 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v288 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v293.m[1][8].thread_elements()[1];
-    const float v1017 = v1016 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1018 = bfloat(v1017);
-    const uint v1019 = v1009 * v1;
-    const uint v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1022 = v370 + v1021;
-  const uint v1023 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1024 = v30 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v288 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v293.m[1][9].thread_elements()[0];
-    const float v1030 = v1029 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1031 = bfloat(v1030);
-    const uint v1032 = v1022 * v1;
-    const uint v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const uint v1034 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1035 = v370 + v1034;
-  const uint v1036 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1037 = v30 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v288 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v293.m[1][9].thread_elements()[1];
-    const float v1043 = v1042 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1044 = bfloat(v1043);
-    const uint v1045 = v1035 * v1;
-    const uint v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const uint v1047 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1048 = v370 + v1047;
-  const uint v1049 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1050 = v30 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v288 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v293.m[1][10].thread_elements()[0];
-    const float v1056 = v1055 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1057 = bfloat(v1056);
-    const uint v1058 = v1048 * v1;
-    const uint v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const uint v1060 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1061 = v370 + v1060;
-  const uint v1062 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1063 = v30 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v288 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v293.m[1][10].thread_elements()[1];
-    const float v1069 = v1068 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1070 = bfloat(v1069);
-    const uint v1071 = v1061 * v1;
-    const uint v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const uint v1073 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1074 = v370 + v1073;
-  const uint v1075 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1076 = v30 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v288 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v293.m[1][11].thread_elements()[0];
-    const float v1082 = v1081 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1083 = bfloat(v1082);
-    const uint v1084 = v1074 * v1;
-    const uint v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const uint v1086 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1087 = v370 + v1086;
-  const uint v1088 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1089 = v30 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v288 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v293.m[1][11].thread_elements()[1];
-    const float v1095 = v1094 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1096 = bfloat(v1095);
-    const uint v1097 = v1087 * v1;
-    const uint v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const uint v1099 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1100 = v370 + v1099;
-  const uint v1101 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1102 = v30 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v288 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v293.m[1][12].thread_elements()[0];
-    const float v1108 = v1107 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1109 = bfloat(v1108);
-    const uint v1110 = v1100 * v1;
-    const uint v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const uint v1112 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1113 = v370 + v1112;
-  const uint v1114 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1115 = v30 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v288 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v293.m[1][12].thread_elements()[1];
-    const float v1121 = v1120 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1122 = bfloat(v1121);
-    const uint v1123 = v1113 * v1;
-    const uint v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const uint v1125 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1126 = v370 + v1125;
-  const uint v1127 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1128 = v30 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v288 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v293.m[1][13].thread_elements()[0];
-    const float v1134 = v1133 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1135 = bfloat(v1134);
-    const uint v1136 = v1126 * v1;
-    const uint v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const uint v1138 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1139 = v370 + v1138;
-  const uint v1140 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1141 = v30 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v288 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v293.m[1][13].thread_elements()[1];
-    const float v1147 = v1146 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1148 = bfloat(v1147);
-    const uint v1149 = v1139 * v1;
-    const uint v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const uint v1151 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1152 = v370 + v1151;
-  const uint v1153 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1154 = v30 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v288 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v293.m[1][14].thread_elements()[0];
-    const float v1160 = v1159 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1161 = bfloat(v1160);
-    const uint v1162 = v1152 * v1;
-    const uint v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const uint v1164 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1165 = v370 + v1164;
-  const uint v1166 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1167 = v30 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v288 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v293.m[1][14].thread_elements()[1];
-    const float v1173 = v1172 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1174 = bfloat(v1173);
-    const uint v1175 = v1165 * v1;
-    const uint v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1178 = v370 + v1177;
-  const uint v1179 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1180 = v30 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v288 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v293.m[1][15].thread_elements()[0];
-    const float v1186 = v1185 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1187 = bfloat(v1186);
-    const uint v1188 = v1178 * v1;
-    const uint v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const uint v1190 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1191 = v370 + v1190;
-  const uint v1192 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1193 = v30 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v288 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v293.m[1][15].thread_elements()[1];
-    const float v1199 = v1198 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1200 = bfloat(v1199);
-    const uint v1201 = v1191 * v1;
-    const uint v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const uint v1204 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1212;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1212, float(0.0f));
+  const uint v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v391 = v390 << 4u;
+  const uint v393 = v316 << 6u;
+  const uint v394 = v26 + v393;
+  const uint v395 = v394 + v391;
+  const uint v396 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v397 = v395 + v396;
+  const uint v398 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v399 = v30 + v398;
+  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v401 = v313 && v400;
+  const bool v402 = v399 < v1;
+  const bool v403 = v401 && v402;
+  if (v403) {
+    const float v404 = v318.m[0][0].thread_elements()[0];
+    const float v405 = v404 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v406 = bfloat(v405);
+    const uint v407 = v397 * v1;
+    const uint v408 = v407 + v399;
+    out[v408] = v406;
+  }
+  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v410 = v395 + v409;
+  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v412 = v30 + v411;
+  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v414 = v313 && v413;
+  const bool v415 = v412 < v1;
+  const bool v416 = v414 && v415;
+  if (v416) {
+    const float v417 = v318.m[0][0].thread_elements()[1];
+    const float v418 = v417 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v419 = bfloat(v418);
+    const uint v420 = v410 * v1;
+    const uint v421 = v420 + v412;
+    out[v421] = v419;
+  }
+  const uint v422 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v423 = v395 + v422;
+  const uint v424 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v425 = v30 + v424;
+  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v427 = v313 && v426;
+  const bool v428 = v425 < v1;
+  const bool v429 = v427 && v428;
+  if (v429) {
+    const float v430 = v318.m[0][1].thread_elements()[0];
+    const float v431 = v430 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v432 = bfloat(v431);
+    const uint v433 = v423 * v1;
+    const uint v434 = v433 + v425;
+    out[v434] = v432;
+  }
+  const uint v435 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v436 = v395 + v435;
+  const uint v437 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v438 = v30 + v437;
+  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v440 = v313 && v439;
+  const bool v441 = v438 < v1;
+  const bool v442 = v440 && v441;
+  if (v442) {
+    const float v443 = v318.m[0][1].thread_elements()[1];
+    const float v444 = v443 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v445 = bfloat(v444);
+    const uint v446 = v436 * v1;
+    const uint v447 = v446 + v438;
+    out[v447] = v445;
+  }
+  const uint v448 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v449 = v395 + v448;
+  const uint v450 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v451 = v30 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v453 = v313 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v318.m[0][2].thread_elements()[0];
+    const float v457 = v456 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v458 = bfloat(v457);
+    const uint v459 = v449 * v1;
+    const uint v460 = v459 + v451;
+    out[v460] = v458;
+  }
+  const uint v461 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v462 = v395 + v461;
+  const uint v463 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v464 = v30 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v466 = v313 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v318.m[0][2].thread_elements()[1];
+    const float v470 = v469 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v471 = bfloat(v470);
+    const uint v472 = v462 * v1;
+    const uint v473 = v472 + v464;
+    out[v473] = v471;
+  }
+  const uint v474 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v475 = v395 + v474;
+  const uint v476 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v477 = v30 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v313 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v318.m[0][3].thread_elements()[0];
+    const float v483 = v482 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v484 = bfloat(v483);
+    const uint v485 = v475 * v1;
+    const uint v486 = v485 + v477;
+    out[v486] = v484;
+  }
+  const uint v487 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v488 = v395 + v487;
+  const uint v489 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v490 = v30 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v492 = v313 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v318.m[0][3].thread_elements()[1];
+    const float v496 = v495 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v497 = bfloat(v496);
+    const uint v498 = v488 * v1;
+    const uint v499 = v498 + v490;
+    out[v499] = v497;
+  }
+  const uint v500 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v501 = v395 + v500;
+  const uint v502 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v503 = v30 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v505 = v313 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v318.m[0][4].thread_elements()[0];
+    const float v509 = v508 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v510 = bfloat(v509);
+    const uint v511 = v501 * v1;
+    const uint v512 = v511 + v503;
+    out[v512] = v510;
+  }
+  const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v514 = v395 + v513;
+  const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v516 = v30 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v518 = v313 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v318.m[0][4].thread_elements()[1];
+    const float v522 = v521 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v523 = bfloat(v522);
+    const uint v524 = v514 * v1;
+    const uint v525 = v524 + v516;
+    out[v525] = v523;
+  }
+  const uint v526 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v527 = v395 + v526;
+  const uint v528 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v529 = v30 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v531 = v313 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v318.m[0][5].thread_elements()[0];
+    const float v535 = v534 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v536 = bfloat(v535);
+    const uint v537 = v527 * v1;
+    const uint v538 = v537 + v529;
+    out[v538] = v536;
+  }
+  const uint v539 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v540 = v395 + v539;
+  const uint v541 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v542 = v30 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v544 = v313 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v318.m[0][5].thread_elements()[1];
+    const float v548 = v547 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v549 = bfloat(v548);
+    const uint v550 = v540 * v1;
+    const uint v551 = v550 + v542;
+    out[v551] = v549;
+  }
+  const uint v552 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v553 = v395 + v552;
+  const uint v554 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v555 = v30 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v557 = v313 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v318.m[0][6].thread_elements()[0];
+    const float v561 = v560 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v562 = bfloat(v561);
+    const uint v563 = v553 * v1;
+    const uint v564 = v563 + v555;
+    out[v564] = v562;
+  }
+  const uint v565 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v566 = v395 + v565;
+  const uint v567 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v568 = v30 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v570 = v313 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v318.m[0][6].thread_elements()[1];
+    const float v574 = v573 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v575 = bfloat(v574);
+    const uint v576 = v566 * v1;
+    const uint v577 = v576 + v568;
+    out[v577] = v575;
+  }
+  const uint v578 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v579 = v395 + v578;
+  const uint v580 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v581 = v30 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v583 = v313 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v318.m[0][7].thread_elements()[0];
+    const float v587 = v586 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v588 = bfloat(v587);
+    const uint v589 = v579 * v1;
+    const uint v590 = v589 + v581;
+    out[v590] = v588;
+  }
+  const uint v591 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v592 = v395 + v591;
+  const uint v593 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v594 = v30 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v596 = v313 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v318.m[0][7].thread_elements()[1];
+    const float v600 = v599 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v601 = bfloat(v600);
+    const uint v602 = v592 * v1;
+    const uint v603 = v602 + v594;
+    out[v603] = v601;
+  }
+  const uint v604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v605 = v395 + v604;
+  const uint v606 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v607 = v30 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v609 = v313 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v318.m[0][8].thread_elements()[0];
+    const float v613 = v612 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v614 = bfloat(v613);
+    const uint v615 = v605 * v1;
+    const uint v616 = v615 + v607;
+    out[v616] = v614;
+  }
+  const uint v617 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v618 = v395 + v617;
+  const uint v619 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v620 = v30 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v622 = v313 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v318.m[0][8].thread_elements()[1];
+    const float v626 = v625 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v627 = bfloat(v626);
+    const uint v628 = v618 * v1;
+    const uint v629 = v628 + v620;
+    out[v629] = v627;
+  }
+  const uint v630 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v631 = v395 + v630;
+  const uint v632 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v633 = v30 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v635 = v313 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v318.m[0][9].thread_elements()[0];
+    const float v639 = v638 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v640 = bfloat(v639);
+    const uint v641 = v631 * v1;
+    const uint v642 = v641 + v633;
+    out[v642] = v640;
+  }
+  const uint v643 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v644 = v395 + v643;
+  const uint v645 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v646 = v30 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v648 = v313 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v318.m[0][9].thread_elements()[1];
+    const float v652 = v651 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v653 = bfloat(v652);
+    const uint v654 = v644 * v1;
+    const uint v655 = v654 + v646;
+    out[v655] = v653;
+  }
+  const uint v656 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v657 = v395 + v656;
+  const uint v658 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v659 = v30 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v661 = v313 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v318.m[0][10].thread_elements()[0];
+    const float v665 = v664 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v666 = bfloat(v665);
+    const uint v667 = v657 * v1;
+    const uint v668 = v667 + v659;
+    out[v668] = v666;
+  }
+  const uint v669 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v670 = v395 + v669;
+  const uint v671 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v672 = v30 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v674 = v313 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v318.m[0][10].thread_elements()[1];
+    const float v678 = v677 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v679 = bfloat(v678);
+    const uint v680 = v670 * v1;
+    const uint v681 = v680 + v672;
+    out[v681] = v679;
+  }
+  const uint v682 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v683 = v395 + v682;
+  const uint v684 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v685 = v30 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v313 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v318.m[0][11].thread_elements()[0];
+    const float v691 = v690 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v692 = bfloat(v691);
+    const uint v693 = v683 * v1;
+    const uint v694 = v693 + v685;
+    out[v694] = v692;
+  }
+  const uint v695 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v696 = v395 + v695;
+  const uint v697 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v698 = v30 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v700 = v313 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v318.m[0][11].thread_elements()[1];
+    const float v704 = v703 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v705 = bfloat(v704);
+    const uint v706 = v696 * v1;
+    const uint v707 = v706 + v698;
+    out[v707] = v705;
+  }
+  const uint v708 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v709 = v395 + v708;
+  const uint v710 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v711 = v30 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v713 = v313 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v318.m[0][12].thread_elements()[0];
+    const float v717 = v716 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v718 = bfloat(v717);
+    const uint v719 = v709 * v1;
+    const uint v720 = v719 + v711;
+    out[v720] = v718;
+  }
+  const uint v721 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v722 = v395 + v721;
+  const uint v723 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v724 = v30 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v726 = v313 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v318.m[0][12].thread_elements()[1];
+    const float v730 = v729 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v731 = bfloat(v730);
+    const uint v732 = v722 * v1;
+    const uint v733 = v732 + v724;
+    out[v733] = v731;
+  }
+  const uint v734 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v735 = v395 + v734;
+  const uint v736 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v737 = v30 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v739 = v313 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v318.m[0][13].thread_elements()[0];
+    const float v743 = v742 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v744 = bfloat(v743);
+    const uint v745 = v735 * v1;
+    const uint v746 = v745 + v737;
+    out[v746] = v744;
+  }
+  const uint v747 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v748 = v395 + v747;
+  const uint v749 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v750 = v30 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v752 = v313 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v318.m[0][13].thread_elements()[1];
+    const float v756 = v755 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v757 = bfloat(v756);
+    const uint v758 = v748 * v1;
+    const uint v759 = v758 + v750;
+    out[v759] = v757;
+  }
+  const uint v760 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v761 = v395 + v760;
+  const uint v762 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v763 = v30 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v765 = v313 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v318.m[0][14].thread_elements()[0];
+    const float v769 = v768 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v770 = bfloat(v769);
+    const uint v771 = v761 * v1;
+    const uint v772 = v771 + v763;
+    out[v772] = v770;
+  }
+  const uint v773 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v774 = v395 + v773;
+  const uint v775 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v776 = v30 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v778 = v313 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v318.m[0][14].thread_elements()[1];
+    const float v782 = v781 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v783 = bfloat(v782);
+    const uint v784 = v774 * v1;
+    const uint v785 = v784 + v776;
+    out[v785] = v783;
+  }
+  const uint v786 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v787 = v395 + v786;
+  const uint v788 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v789 = v30 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v791 = v313 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v318.m[0][15].thread_elements()[0];
+    const float v795 = v794 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v796 = bfloat(v795);
+    const uint v797 = v787 * v1;
+    const uint v798 = v797 + v789;
+    out[v798] = v796;
+  }
+  const uint v799 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v800 = v395 + v799;
+  const uint v801 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v802 = v30 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v804 = v313 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v318.m[0][15].thread_elements()[1];
+    const float v808 = v807 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v809 = bfloat(v808);
+    const uint v810 = v800 * v1;
+    const uint v811 = v810 + v802;
+    out[v811] = v809;
+  }
+  const uint v812 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v813 = v395 + v812;
+  const uint v814 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v815 = v30 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v817 = v313 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v318.m[1][0].thread_elements()[0];
+    const float v821 = v820 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v822 = bfloat(v821);
+    const uint v823 = v813 * v1;
+    const uint v824 = v823 + v815;
+    out[v824] = v822;
+  }
+  const uint v825 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v826 = v395 + v825;
+  const uint v827 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v828 = v30 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v830 = v313 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v318.m[1][0].thread_elements()[1];
+    const float v834 = v833 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v835 = bfloat(v834);
+    const uint v836 = v826 * v1;
+    const uint v837 = v836 + v828;
+    out[v837] = v835;
+  }
+  const uint v838 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v839 = v395 + v838;
+  const uint v840 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v841 = v30 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v843 = v313 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v318.m[1][1].thread_elements()[0];
+    const float v847 = v846 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v848 = bfloat(v847);
+    const uint v849 = v839 * v1;
+    const uint v850 = v849 + v841;
+    out[v850] = v848;
+  }
+  const uint v851 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v852 = v395 + v851;
+  const uint v853 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v854 = v30 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v856 = v313 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v318.m[1][1].thread_elements()[1];
+    const float v860 = v859 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v861 = bfloat(v860);
+    const uint v862 = v852 * v1;
+    const uint v863 = v862 + v854;
+    out[v863] = v861;
+  }
+  const uint v864 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v865 = v395 + v864;
+  const uint v866 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v867 = v30 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v869 = v313 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v318.m[1][2].thread_elements()[0];
+    const float v873 = v872 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v874 = bfloat(v873);
+    const uint v875 = v865 * v1;
+    const uint v876 = v875 + v867;
+    out[v876] = v874;
+  }
+  const uint v877 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v878 = v395 + v877;
+  const uint v879 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v880 = v30 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v882 = v313 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v318.m[1][2].thread_elements()[1];
+    const float v886 = v885 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v887 = bfloat(v886);
+    const uint v888 = v878 * v1;
+    const uint v889 = v888 + v880;
+    out[v889] = v887;
+  }
+  const uint v890 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v891 = v395 + v890;
+  const uint v892 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v893 = v30 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v313 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v318.m[1][3].thread_elements()[0];
+    const float v899 = v898 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v900 = bfloat(v899);
+    const uint v901 = v891 * v1;
+    const uint v902 = v901 + v893;
+    out[v902] = v900;
+  }
+  const uint v903 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v904 = v395 + v903;
+  const uint v905 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v906 = v30 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v908 = v313 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v318.m[1][3].thread_elements()[1];
+    const float v912 = v911 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v913 = bfloat(v912);
+    const uint v914 = v904 * v1;
+    const uint v915 = v914 + v906;
+    out[v915] = v913;
+  }
+  const uint v916 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v917 = v395 + v916;
+  const uint v918 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v919 = v30 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v921 = v313 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v318.m[1][4].thread_elements()[0];
+    const float v925 = v924 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v926 = bfloat(v925);
+    const uint v927 = v917 * v1;
+    const uint v928 = v927 + v919;
+    out[v928] = v926;
+  }
+  const uint v929 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v930 = v395 + v929;
+  const uint v931 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v932 = v30 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v934 = v313 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v318.m[1][4].thread_elements()[1];
+    const float v938 = v937 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v939 = bfloat(v938);
+    const uint v940 = v930 * v1;
+    const uint v941 = v940 + v932;
+    out[v941] = v939;
+  }
+  const uint v942 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v943 = v395 + v942;
+  const uint v944 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v945 = v30 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v947 = v313 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v318.m[1][5].thread_elements()[0];
+    const float v951 = v950 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v952 = bfloat(v951);
+    const uint v953 = v943 * v1;
+    const uint v954 = v953 + v945;
+    out[v954] = v952;
+  }
+  const uint v955 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v956 = v395 + v955;
+  const uint v957 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v958 = v30 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v960 = v313 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v318.m[1][5].thread_elements()[1];
+    const float v964 = v963 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v965 = bfloat(v964);
+    const uint v966 = v956 * v1;
+    const uint v967 = v966 + v958;
+    out[v967] = v965;
+  }
+  const uint v968 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v969 = v395 + v968;
+  const uint v970 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v971 = v30 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v973 = v313 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v318.m[1][6].thread_elements()[0];
+    const float v977 = v976 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v978 = bfloat(v977);
+    const uint v979 = v969 * v1;
+    const uint v980 = v979 + v971;
+    out[v980] = v978;
+  }
+  const uint v981 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v982 = v395 + v981;
+  const uint v983 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v984 = v30 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v986 = v313 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v318.m[1][6].thread_elements()[1];
+    const float v990 = v989 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v991 = bfloat(v990);
+    const uint v992 = v982 * v1;
+    const uint v993 = v992 + v984;
+    out[v993] = v991;
+  }
+  const uint v994 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v995 = v395 + v994;
+  const uint v996 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v997 = v30 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v999 = v313 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v318.m[1][7].thread_elements()[0];
+    const float v1003 = v1002 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1004 = bfloat(v1003);
+    const uint v1005 = v995 * v1;
+    const uint v1006 = v1005 + v997;
+    out[v1006] = v1004;
+  }
+  const uint v1007 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1008 = v395 + v1007;
+  const uint v1009 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1010 = v30 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1012 = v313 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v318.m[1][7].thread_elements()[1];
+    const float v1016 = v1015 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1017 = bfloat(v1016);
+    const uint v1018 = v1008 * v1;
+    const uint v1019 = v1018 + v1010;
+    out[v1019] = v1017;
+  }
+  const uint v1020 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1021 = v395 + v1020;
+  const uint v1022 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1023 = v30 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1025 = v313 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v318.m[1][8].thread_elements()[0];
+    const float v1029 = v1028 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1030 = bfloat(v1029);
+    const uint v1031 = v1021 * v1;
+    const uint v1032 = v1031 + v1023;
+    out[v1032] = v1030;
+  }
+  const uint v1033 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1034 = v395 + v1033;
+  const uint v1035 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1036 = v30 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1038 = v313 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v318.m[1][8].thread_elements()[1];
+    const float v1042 = v1041 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1043 = bfloat(v1042);
+    const uint v1044 = v1034 * v1;
+    const uint v1045 = v1044 + v1036;
+    out[v1045] = v1043;
+  }
+  const uint v1046 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1047 = v395 + v1046;
+  const uint v1048 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1049 = v30 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1051 = v313 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v318.m[1][9].thread_elements()[0];
+    const float v1055 = v1054 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1056 = bfloat(v1055);
+    const uint v1057 = v1047 * v1;
+    const uint v1058 = v1057 + v1049;
+    out[v1058] = v1056;
+  }
+  const uint v1059 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1060 = v395 + v1059;
+  const uint v1061 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1062 = v30 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1064 = v313 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v318.m[1][9].thread_elements()[1];
+    const float v1068 = v1067 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1069 = bfloat(v1068);
+    const uint v1070 = v1060 * v1;
+    const uint v1071 = v1070 + v1062;
+    out[v1071] = v1069;
+  }
+  const uint v1072 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1073 = v395 + v1072;
+  const uint v1074 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1075 = v30 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1077 = v313 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v318.m[1][10].thread_elements()[0];
+    const float v1081 = v1080 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1082 = bfloat(v1081);
+    const uint v1083 = v1073 * v1;
+    const uint v1084 = v1083 + v1075;
+    out[v1084] = v1082;
+  }
+  const uint v1085 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1086 = v395 + v1085;
+  const uint v1087 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1088 = v30 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1090 = v313 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v318.m[1][10].thread_elements()[1];
+    const float v1094 = v1093 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1095 = bfloat(v1094);
+    const uint v1096 = v1086 * v1;
+    const uint v1097 = v1096 + v1088;
+    out[v1097] = v1095;
+  }
+  const uint v1098 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1099 = v395 + v1098;
+  const uint v1100 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1101 = v30 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v313 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v318.m[1][11].thread_elements()[0];
+    const float v1107 = v1106 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1108 = bfloat(v1107);
+    const uint v1109 = v1099 * v1;
+    const uint v1110 = v1109 + v1101;
+    out[v1110] = v1108;
+  }
+  const uint v1111 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1112 = v395 + v1111;
+  const uint v1113 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1114 = v30 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1116 = v313 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v318.m[1][11].thread_elements()[1];
+    const float v1120 = v1119 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1121 = bfloat(v1120);
+    const uint v1122 = v1112 * v1;
+    const uint v1123 = v1122 + v1114;
+    out[v1123] = v1121;
+  }
+  const uint v1124 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1125 = v395 + v1124;
+  const uint v1126 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1127 = v30 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1129 = v313 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v318.m[1][12].thread_elements()[0];
+    const float v1133 = v1132 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1134 = bfloat(v1133);
+    const uint v1135 = v1125 * v1;
+    const uint v1136 = v1135 + v1127;
+    out[v1136] = v1134;
+  }
+  const uint v1137 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1138 = v395 + v1137;
+  const uint v1139 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1140 = v30 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1142 = v313 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v318.m[1][12].thread_elements()[1];
+    const float v1146 = v1145 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1147 = bfloat(v1146);
+    const uint v1148 = v1138 * v1;
+    const uint v1149 = v1148 + v1140;
+    out[v1149] = v1147;
+  }
+  const uint v1150 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1151 = v395 + v1150;
+  const uint v1152 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1153 = v30 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1155 = v313 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v318.m[1][13].thread_elements()[0];
+    const float v1159 = v1158 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1160 = bfloat(v1159);
+    const uint v1161 = v1151 * v1;
+    const uint v1162 = v1161 + v1153;
+    out[v1162] = v1160;
+  }
+  const uint v1163 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1164 = v395 + v1163;
+  const uint v1165 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1166 = v30 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1168 = v313 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v318.m[1][13].thread_elements()[1];
+    const float v1172 = v1171 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1173 = bfloat(v1172);
+    const uint v1174 = v1164 * v1;
+    const uint v1175 = v1174 + v1166;
+    out[v1175] = v1173;
+  }
+  const uint v1176 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1177 = v395 + v1176;
+  const uint v1178 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1179 = v30 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1181 = v313 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v318.m[1][14].thread_elements()[0];
+    const float v1185 = v1184 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1186 = bfloat(v1185);
+    const uint v1187 = v1177 * v1;
+    const uint v1188 = v1187 + v1179;
+    out[v1188] = v1186;
+  }
+  const uint v1189 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1190 = v395 + v1189;
+  const uint v1191 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1192 = v30 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1194 = v313 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v318.m[1][14].thread_elements()[1];
+    const float v1198 = v1197 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1199 = bfloat(v1198);
+    const uint v1200 = v1190 * v1;
+    const uint v1201 = v1200 + v1192;
+    out[v1201] = v1199;
+  }
+  const uint v1202 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1203 = v395 + v1202;
+  const uint v1204 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1205 = v30 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1207 = v313 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v318.m[1][15].thread_elements()[0];
+    const float v1211 = v1210 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1212 = bfloat(v1211);
+    const uint v1213 = v1203 * v1;
+    const uint v1214 = v1213 + v1205;
+    out[v1214] = v1212;
+  }
+  const uint v1215 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1216 = v395 + v1215;
+  const uint v1217 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1218 = v30 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1220 = v313 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v318.m[1][15].thread_elements()[1];
+    const float v1224 = v1223 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1225 = bfloat(v1224);
+    const uint v1226 = v1216 * v1;
+    const uint v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const uint v1229 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1237;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1237, float(0.0f));
 
-  for (uint v1215 = 0u; v1215 < v2; v1215 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const uint v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v1226 = v1225 < v0;
-      const uint v1227 = v1215 + v1224;
-      const bool v1228 = v1227 < v2;
-      const bool v1229 = v1226 && v1228;
-      if (v1229) {
-        const uint v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const uint v1233 = v1231 + v1215;
-        const uint v1234 = v1233 + v1224;
-        const iron_f8e5m2 v1235 = a[v1234];
-        const half v1236 = half(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:112
-        const uint v1238 = v1222 << 6u;
-        const uint v1239 = v1238 + v1224;
-        shm3[v1239] = v1236;
+  for (uint v1240 = 0u; v1240 < v2; v1240 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v1245 = v324; v1245 < 8192u; v1245 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1247 = v1245 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1249 = v1245 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1250 = v26 + v1247;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1251 = v1250 < v0;
+      const uint v1252 = v1240 + v1249;
+      const bool v1253 = v1252 < v2;
+      const bool v1254 = v1251 && v1253;
+      if (v1254) {
+        const uint v1256 = v1250 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1258 = v1256 + v1240;
+        const uint v1259 = v1258 + v1249;
+        const iron_f8e5m2 v1260 = a[v1259];
+        const half v1261 = half(iron_to_f32(v1260));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1263 = v1247 << 6u;
+        const uint v1264 = v1263 + v1249;
+        shm3[v1264] = v1261;
       } else {
-        const uint v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const uint v1242 = v1241 + v1224;
-        shm3[v1242] = half(0.0f);
+        const uint v1266 = v1247 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1267 = v1266 + v1249;
+        shm3[v1267] = half(0.0f);
       }
     }
 
-    for (uint v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
-      const uint v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:107
-      const bool v1254 = v1253 < v1;
-      const uint v1255 = v1215 + v1252;
-      const bool v1256 = v1255 < v2;
-      const bool v1257 = v1254 && v1256;
-      if (v1257) {
-        const uint v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-        const uint v1261 = v1259 + v1215;
-        const uint v1262 = v1261 + v1252;
-        const iron_f8e5m2 v1263 = b[v1262];
-        const half v1264 = half(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:112
-        const uint v1266 = v1250 << 6u;
-        const uint v1267 = v1266 + v1252;
-        shm4[v1267] = v1264;
+    for (uint v1273 = v324; v1273 < 8192u; v1273 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1275 = v1273 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1277 = v1273 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1278 = v1229 + v1275;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1279 = v1278 < v1;
+      const uint v1280 = v1240 + v1277;
+      const bool v1281 = v1280 < v2;
+      const bool v1282 = v1279 && v1281;
+      if (v1282) {
+        const uint v1284 = v1278 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1286 = v1284 + v1240;
+        const uint v1287 = v1286 + v1277;
+        const iron_f8e5m2 v1288 = b[v1287];
+        const half v1289 = half(iron_to_f32(v1288));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1291 = v1275 << 6u;
+        const uint v1292 = v1291 + v1277;
+        shm4[v1292] = v1289;
       } else {
-        const uint v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-        const uint v1270 = v1269 + v1252;
-        shm4[v1270] = half(0.0f);
+        const uint v1294 = v1275 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1295 = v1294 + v1277;
+        shm4[v1295] = half(0.0f);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v288) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v1279 = v368 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v2173 = v366 << 6u;
-      const uint v2175 = v1279 + v2173;
-      iron_frag<half, 16, 16> v2182;
-      iron_frag_fill(v2182, half(half(0.0f)));
-      iron_frag_load<false>(v2182, shm3, long(v2175), long(64u));
-      iron_frag<half, 16, 128> v2184;
-      iron_frag_fill(v2184, half(half(0.0f)));
-      iron_frag_load<true>(v2184, shm4, long(0u), long(64u));
-      iron_frag_mma(v1212, v2182, v2184);
-      const uint v2186 = v2175 + 16u;
-      iron_frag<half, 16, 16> v2191;
-      iron_frag_fill(v2191, half(half(0.0f)));
-      iron_frag_load<false>(v2191, shm3, long(v2186), long(64u));
-      iron_frag<half, 16, 128> v2193;
-      iron_frag_fill(v2193, half(half(0.0f)));
-      iron_frag_load<true>(v2193, shm4, long(16u), long(64u));
-      iron_frag_mma(v1212, v2191, v2193);
-      const uint v2195 = v2175 + 32u;
-      iron_frag<half, 16, 16> v2200;
-      iron_frag_fill(v2200, half(half(0.0f)));
-      iron_frag_load<false>(v2200, shm3, long(v2195), long(64u));
-      iron_frag<half, 16, 128> v2202;
-      iron_frag_fill(v2202, half(half(0.0f)));
-      iron_frag_load<true>(v2202, shm4, long(32u), long(64u));
-      iron_frag_mma(v1212, v2200, v2202);
-      const uint v2204 = v2175 + 48u;
-      iron_frag<half, 16, 16> v2209;
+    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v1304 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v2198 = v391 << 6u;
+      const uint v2200 = v1304 + v2198;
+      iron_frag<half, 16, 16> v2207;
+      iron_frag_fill(v2207, half(half(0.0f)));
+      iron_frag_load<false>(v2207, shm3, long(v2200), long(64u));
+      iron_frag<half, 16, 128> v2209;
       iron_frag_fill(v2209, half(half(0.0f)));
-      iron_frag_load<false>(v2209, shm3, long(v2204), long(64u));
-      iron_frag<half, 16, 128> v2211;
-      iron_frag_fill(v2211, half(half(0.0f)));
-      iron_frag_load<true>(v2211, shm4, long(48u), long(64u));
-      iron_frag_mma(v1212, v2209, v2211);
+      iron_frag_load<true>(v2209, shm4, long(0u), long(64u));
+      iron_frag_mma(v1237, v2207, v2209);
+      const uint v2211 = v2200 + 16u;
+      iron_frag<half, 16, 16> v2216;
+      iron_frag_fill(v2216, half(half(0.0f)));
+      iron_frag_load<false>(v2216, shm3, long(v2211), long(64u));
+      iron_frag<half, 16, 128> v2218;
+      iron_frag_fill(v2218, half(half(0.0f)));
+      iron_frag_load<true>(v2218, shm4, long(16u), long(64u));
+      iron_frag_mma(v1237, v2216, v2218);
+      const uint v2220 = v2200 + 32u;
+      iron_frag<half, 16, 16> v2225;
+      iron_frag_fill(v2225, half(half(0.0f)));
+      iron_frag_load<false>(v2225, shm3, long(v2220), long(64u));
+      iron_frag<half, 16, 128> v2227;
+      iron_frag_fill(v2227, half(half(0.0f)));
+      iron_frag_load<true>(v2227, shm4, long(32u), long(64u));
+      iron_frag_mma(v1237, v2225, v2227);
+      const uint v2229 = v2200 + 48u;
+      iron_frag<half, 16, 16> v2234;
+      iron_frag_fill(v2234, half(half(0.0f)));
+      iron_frag_load<false>(v2234, shm3, long(v2229), long(64u));
+      iron_frag<half, 16, 128> v2236;
+      iron_frag_fill(v2236, half(half(0.0f)));
+      iron_frag_load<true>(v2236, shm4, long(48u), long(64u));
+      iron_frag_mma(v1237, v2234, v2236);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v1290 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1291 = v370 + v1290;
-  const uint v1292 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1293 = v1204 + v1292;
-  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1295 = v288 && v1294;
-  const bool v1296 = v1293 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v1212.m[0][0].thread_elements()[0];
-    const float v1299 = v1298 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1300 = bfloat(v1299);
-    const uint v1301 = v1291 * v1;
-    const uint v1302 = v1301 + v1293;
-    out[v1302] = v1300;
+  const uint v1315 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1316 = v395 + v1315;
+  const uint v1317 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1318 = v1229 + v1317;
+  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1320 = v313 && v1319;
+  const bool v1321 = v1318 < v1;
+  const bool v1322 = v1320 && v1321;
+  if (v1322) {
+    const float v1323 = v1237.m[0][0].thread_elements()[0];
+    const float v1324 = v1323 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1325 = bfloat(v1324);
+    const uint v1326 = v1316 * v1;
+    const uint v1327 = v1326 + v1318;
+    out[v1327] = v1325;
   }
-  const uint v1303 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1304 = v370 + v1303;
-  const uint v1305 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1306 = v1204 + v1305;
-  const bool v1307 = v1304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1308 = v288 && v1307;
-  const bool v1309 = v1306 < v1;
-  const bool v1310 = v1308 && v1309;
-  if (v1310) {
-    const float v1311 = v1212.m[0][0].thread_elements()[1];
-    const float v1312 = v1311 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1313 = bfloat(v1312);
-    const uint v1314 = v1304 * v1;
-    const uint v1315 = v1314 + v1306;
-    out[v1315] = v1313;
+  const uint v1328 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1329 = v395 + v1328;
+  const uint v1330 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1331 = v1229 + v1330;
+  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1333 = v313 && v1332;
+  const bool v1334 = v1331 < v1;
+  const bool v1335 = v1333 && v1334;
+  if (v1335) {
+    const float v1336 = v1237.m[0][0].thread_elements()[1];
+    const float v1337 = v1336 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1338 = bfloat(v1337);
+    const uint v1339 = v1329 * v1;
+    const uint v1340 = v1339 + v1331;
+    out[v1340] = v1338;
   }
-  const uint v1316 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1317 = v370 + v1316;
-  const uint v1318 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1319 = v1204 + v1318;
-  const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1321 = v288 && v1320;
-  const bool v1322 = v1319 < v1;
-  const bool v1323 = v1321 && v1322;
-  if (v1323) {
-    const float v1324 = v1212.m[0][1].thread_elements()[0];
-    const float v1325 = v1324 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1326 = bfloat(v1325);
-    const uint v1327 = v1317 * v1;
-    const uint v1328 = v1327 + v1319;
-    out[v1328] = v1326;
+  const uint v1341 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1342 = v395 + v1341;
+  const uint v1343 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1344 = v1229 + v1343;
+  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1346 = v313 && v1345;
+  const bool v1347 = v1344 < v1;
+  const bool v1348 = v1346 && v1347;
+  if (v1348) {
+    const float v1349 = v1237.m[0][1].thread_elements()[0];
+    const float v1350 = v1349 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1351 = bfloat(v1350);
+    const uint v1352 = v1342 * v1;
+    const uint v1353 = v1352 + v1344;
+    out[v1353] = v1351;
   }
-  const uint v1329 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1330 = v370 + v1329;
-  const uint v1331 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1332 = v1204 + v1331;
-  const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1334 = v288 && v1333;
-  const bool v1335 = v1332 < v1;
-  const bool v1336 = v1334 && v1335;
-  if (v1336) {
-    const float v1337 = v1212.m[0][1].thread_elements()[1];
-    const float v1338 = v1337 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1339 = bfloat(v1338);
-    const uint v1340 = v1330 * v1;
-    const uint v1341 = v1340 + v1332;
-    out[v1341] = v1339;
+  const uint v1354 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1355 = v395 + v1354;
+  const uint v1356 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1357 = v1229 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1359 = v313 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v1237.m[0][1].thread_elements()[1];
+    const float v1363 = v1362 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1364 = bfloat(v1363);
+    const uint v1365 = v1355 * v1;
+    const uint v1366 = v1365 + v1357;
+    out[v1366] = v1364;
   }
-  const uint v1342 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1343 = v370 + v1342;
-  const uint v1344 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1345 = v1204 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1347 = v288 && v1346;
-  const bool v1348 = v1345 < v1;
-  const bool v1349 = v1347 && v1348;
-  if (v1349) {
-    const float v1350 = v1212.m[0][2].thread_elements()[0];
-    const float v1351 = v1350 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1352 = bfloat(v1351);
-    const uint v1353 = v1343 * v1;
-    const uint v1354 = v1353 + v1345;
-    out[v1354] = v1352;
+  const uint v1367 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1368 = v395 + v1367;
+  const uint v1369 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1370 = v1229 + v1369;
+  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1372 = v313 && v1371;
+  const bool v1373 = v1370 < v1;
+  const bool v1374 = v1372 && v1373;
+  if (v1374) {
+    const float v1375 = v1237.m[0][2].thread_elements()[0];
+    const float v1376 = v1375 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1377 = bfloat(v1376);
+    const uint v1378 = v1368 * v1;
+    const uint v1379 = v1378 + v1370;
+    out[v1379] = v1377;
   }
-  const uint v1355 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1356 = v370 + v1355;
-  const uint v1357 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1358 = v1204 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1360 = v288 && v1359;
-  const bool v1361 = v1358 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v1212.m[0][2].thread_elements()[1];
-    const float v1364 = v1363 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1365 = bfloat(v1364);
-    const uint v1366 = v1356 * v1;
-    const uint v1367 = v1366 + v1358;
-    out[v1367] = v1365;
+  const uint v1380 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1381 = v395 + v1380;
+  const uint v1382 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1383 = v1229 + v1382;
+  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1385 = v313 && v1384;
+  const bool v1386 = v1383 < v1;
+  const bool v1387 = v1385 && v1386;
+  if (v1387) {
+    const float v1388 = v1237.m[0][2].thread_elements()[1];
+    const float v1389 = v1388 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1390 = bfloat(v1389);
+    const uint v1391 = v1381 * v1;
+    const uint v1392 = v1391 + v1383;
+    out[v1392] = v1390;
   }
-  const uint v1368 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1369 = v370 + v1368;
-  const uint v1370 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1371 = v1204 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1373 = v288 && v1372;
-  const bool v1374 = v1371 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v1212.m[0][3].thread_elements()[0];
-    const float v1377 = v1376 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1378 = bfloat(v1377);
-    const uint v1379 = v1369 * v1;
-    const uint v1380 = v1379 + v1371;
-    out[v1380] = v1378;
+  const uint v1393 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1394 = v395 + v1393;
+  const uint v1395 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1396 = v1229 + v1395;
+  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1398 = v313 && v1397;
+  const bool v1399 = v1396 < v1;
+  const bool v1400 = v1398 && v1399;
+  if (v1400) {
+    const float v1401 = v1237.m[0][3].thread_elements()[0];
+    const float v1402 = v1401 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1403 = bfloat(v1402);
+    const uint v1404 = v1394 * v1;
+    const uint v1405 = v1404 + v1396;
+    out[v1405] = v1403;
   }
-  const uint v1381 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1382 = v370 + v1381;
-  const uint v1383 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1384 = v1204 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1386 = v288 && v1385;
-  const bool v1387 = v1384 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v1212.m[0][3].thread_elements()[1];
-    const float v1390 = v1389 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1391 = bfloat(v1390);
-    const uint v1392 = v1382 * v1;
-    const uint v1393 = v1392 + v1384;
-    out[v1393] = v1391;
+  const uint v1406 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1407 = v395 + v1406;
+  const uint v1408 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1409 = v1229 + v1408;
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1411 = v313 && v1410;
+  const bool v1412 = v1409 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v1237.m[0][3].thread_elements()[1];
+    const float v1415 = v1414 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1416 = bfloat(v1415);
+    const uint v1417 = v1407 * v1;
+    const uint v1418 = v1417 + v1409;
+    out[v1418] = v1416;
   }
-  const uint v1394 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1395 = v370 + v1394;
-  const uint v1396 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1397 = v1204 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v288 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v1212.m[0][4].thread_elements()[0];
-    const float v1403 = v1402 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1404 = bfloat(v1403);
-    const uint v1405 = v1395 * v1;
-    const uint v1406 = v1405 + v1397;
-    out[v1406] = v1404;
+  const uint v1419 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1420 = v395 + v1419;
+  const uint v1421 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1422 = v1229 + v1421;
+  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1424 = v313 && v1423;
+  const bool v1425 = v1422 < v1;
+  const bool v1426 = v1424 && v1425;
+  if (v1426) {
+    const float v1427 = v1237.m[0][4].thread_elements()[0];
+    const float v1428 = v1427 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1429 = bfloat(v1428);
+    const uint v1430 = v1420 * v1;
+    const uint v1431 = v1430 + v1422;
+    out[v1431] = v1429;
   }
-  const uint v1407 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1408 = v370 + v1407;
-  const uint v1409 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1410 = v1204 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1412 = v288 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1212.m[0][4].thread_elements()[1];
-    const float v1416 = v1415 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1417 = bfloat(v1416);
-    const uint v1418 = v1408 * v1;
-    const uint v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const uint v1432 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1433 = v395 + v1432;
+  const uint v1434 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1435 = v1229 + v1434;
+  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1437 = v313 && v1436;
+  const bool v1438 = v1435 < v1;
+  const bool v1439 = v1437 && v1438;
+  if (v1439) {
+    const float v1440 = v1237.m[0][4].thread_elements()[1];
+    const float v1441 = v1440 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1442 = bfloat(v1441);
+    const uint v1443 = v1433 * v1;
+    const uint v1444 = v1443 + v1435;
+    out[v1444] = v1442;
   }
-  const uint v1420 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1421 = v370 + v1420;
-  const uint v1422 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1423 = v1204 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1425 = v288 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1212.m[0][5].thread_elements()[0];
-    const float v1429 = v1428 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1430 = bfloat(v1429);
-    const uint v1431 = v1421 * v1;
-    const uint v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const uint v1445 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1446 = v395 + v1445;
+  const uint v1447 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1448 = v1229 + v1447;
+  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1450 = v313 && v1449;
+  const bool v1451 = v1448 < v1;
+  const bool v1452 = v1450 && v1451;
+  if (v1452) {
+    const float v1453 = v1237.m[0][5].thread_elements()[0];
+    const float v1454 = v1453 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1455 = bfloat(v1454);
+    const uint v1456 = v1446 * v1;
+    const uint v1457 = v1456 + v1448;
+    out[v1457] = v1455;
   }
-  const uint v1433 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1434 = v370 + v1433;
-  const uint v1435 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1436 = v1204 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1438 = v288 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1212.m[0][5].thread_elements()[1];
-    const float v1442 = v1441 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1443 = bfloat(v1442);
-    const uint v1444 = v1434 * v1;
-    const uint v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const uint v1458 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1459 = v395 + v1458;
+  const uint v1460 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1461 = v1229 + v1460;
+  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1463 = v313 && v1462;
+  const bool v1464 = v1461 < v1;
+  const bool v1465 = v1463 && v1464;
+  if (v1465) {
+    const float v1466 = v1237.m[0][5].thread_elements()[1];
+    const float v1467 = v1466 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1468 = bfloat(v1467);
+    const uint v1469 = v1459 * v1;
+    const uint v1470 = v1469 + v1461;
+    out[v1470] = v1468;
   }
-  const uint v1446 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1447 = v370 + v1446;
-  const uint v1448 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1449 = v1204 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1451 = v288 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1212.m[0][6].thread_elements()[0];
-    const float v1455 = v1454 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1456 = bfloat(v1455);
-    const uint v1457 = v1447 * v1;
-    const uint v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const uint v1471 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1472 = v395 + v1471;
+  const uint v1473 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1474 = v1229 + v1473;
+  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1476 = v313 && v1475;
+  const bool v1477 = v1474 < v1;
+  const bool v1478 = v1476 && v1477;
+  if (v1478) {
+    const float v1479 = v1237.m[0][6].thread_elements()[0];
+    const float v1480 = v1479 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1481 = bfloat(v1480);
+    const uint v1482 = v1472 * v1;
+    const uint v1483 = v1482 + v1474;
+    out[v1483] = v1481;
   }
-  const uint v1459 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1460 = v370 + v1459;
-  const uint v1461 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1462 = v1204 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1464 = v288 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1212.m[0][6].thread_elements()[1];
-    const float v1468 = v1467 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1469 = bfloat(v1468);
-    const uint v1470 = v1460 * v1;
-    const uint v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const uint v1484 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1485 = v395 + v1484;
+  const uint v1486 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1487 = v1229 + v1486;
+  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1489 = v313 && v1488;
+  const bool v1490 = v1487 < v1;
+  const bool v1491 = v1489 && v1490;
+  if (v1491) {
+    const float v1492 = v1237.m[0][6].thread_elements()[1];
+    const float v1493 = v1492 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1494 = bfloat(v1493);
+    const uint v1495 = v1485 * v1;
+    const uint v1496 = v1495 + v1487;
+    out[v1496] = v1494;
   }
-  const uint v1472 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1473 = v370 + v1472;
-  const uint v1474 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1475 = v1204 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1477 = v288 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1212.m[0][7].thread_elements()[0];
-    const float v1481 = v1480 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1482 = bfloat(v1481);
-    const uint v1483 = v1473 * v1;
-    const uint v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const uint v1497 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1498 = v395 + v1497;
+  const uint v1499 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1500 = v1229 + v1499;
+  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1502 = v313 && v1501;
+  const bool v1503 = v1500 < v1;
+  const bool v1504 = v1502 && v1503;
+  if (v1504) {
+    const float v1505 = v1237.m[0][7].thread_elements()[0];
+    const float v1506 = v1505 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1507 = bfloat(v1506);
+    const uint v1508 = v1498 * v1;
+    const uint v1509 = v1508 + v1500;
+    out[v1509] = v1507;
   }
-  const uint v1485 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1486 = v370 + v1485;
-  const uint v1487 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1488 = v1204 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1490 = v288 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1212.m[0][7].thread_elements()[1];
-    const float v1494 = v1493 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1495 = bfloat(v1494);
-    const uint v1496 = v1486 * v1;
-    const uint v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const uint v1510 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1511 = v395 + v1510;
+  const uint v1512 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1513 = v1229 + v1512;
+  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1515 = v313 && v1514;
+  const bool v1516 = v1513 < v1;
+  const bool v1517 = v1515 && v1516;
+  if (v1517) {
+    const float v1518 = v1237.m[0][7].thread_elements()[1];
+    const float v1519 = v1518 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1520 = bfloat(v1519);
+    const uint v1521 = v1511 * v1;
+    const uint v1522 = v1521 + v1513;
+    out[v1522] = v1520;
   }
-  const uint v1498 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1499 = v370 + v1498;
-  const uint v1500 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1501 = v1204 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1503 = v288 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1212.m[0][8].thread_elements()[0];
-    const float v1507 = v1506 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1508 = bfloat(v1507);
-    const uint v1509 = v1499 * v1;
-    const uint v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const uint v1523 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1524 = v395 + v1523;
+  const uint v1525 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1526 = v1229 + v1525;
+  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1528 = v313 && v1527;
+  const bool v1529 = v1526 < v1;
+  const bool v1530 = v1528 && v1529;
+  if (v1530) {
+    const float v1531 = v1237.m[0][8].thread_elements()[0];
+    const float v1532 = v1531 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1533 = bfloat(v1532);
+    const uint v1534 = v1524 * v1;
+    const uint v1535 = v1534 + v1526;
+    out[v1535] = v1533;
   }
-  const uint v1511 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1512 = v370 + v1511;
-  const uint v1513 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1514 = v1204 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1516 = v288 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1212.m[0][8].thread_elements()[1];
-    const float v1520 = v1519 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1521 = bfloat(v1520);
-    const uint v1522 = v1512 * v1;
-    const uint v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const uint v1536 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1537 = v395 + v1536;
+  const uint v1538 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1539 = v1229 + v1538;
+  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1541 = v313 && v1540;
+  const bool v1542 = v1539 < v1;
+  const bool v1543 = v1541 && v1542;
+  if (v1543) {
+    const float v1544 = v1237.m[0][8].thread_elements()[1];
+    const float v1545 = v1544 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1546 = bfloat(v1545);
+    const uint v1547 = v1537 * v1;
+    const uint v1548 = v1547 + v1539;
+    out[v1548] = v1546;
   }
-  const uint v1524 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1525 = v370 + v1524;
-  const uint v1526 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1527 = v1204 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1529 = v288 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1212.m[0][9].thread_elements()[0];
-    const float v1533 = v1532 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1534 = bfloat(v1533);
-    const uint v1535 = v1525 * v1;
-    const uint v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const uint v1549 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1550 = v395 + v1549;
+  const uint v1551 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1552 = v1229 + v1551;
+  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1554 = v313 && v1553;
+  const bool v1555 = v1552 < v1;
+  const bool v1556 = v1554 && v1555;
+  if (v1556) {
+    const float v1557 = v1237.m[0][9].thread_elements()[0];
+    const float v1558 = v1557 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1559 = bfloat(v1558);
+    const uint v1560 = v1550 * v1;
+    const uint v1561 = v1560 + v1552;
+    out[v1561] = v1559;
   }
-  const uint v1537 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1538 = v370 + v1537;
-  const uint v1539 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1540 = v1204 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1542 = v288 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1212.m[0][9].thread_elements()[1];
-    const float v1546 = v1545 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1547 = bfloat(v1546);
-    const uint v1548 = v1538 * v1;
-    const uint v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const uint v1562 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1563 = v395 + v1562;
+  const uint v1564 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1565 = v1229 + v1564;
+  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1567 = v313 && v1566;
+  const bool v1568 = v1565 < v1;
+  const bool v1569 = v1567 && v1568;
+  if (v1569) {
+    const float v1570 = v1237.m[0][9].thread_elements()[1];
+    const float v1571 = v1570 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1572 = bfloat(v1571);
+    const uint v1573 = v1563 * v1;
+    const uint v1574 = v1573 + v1565;
+    out[v1574] = v1572;
   }
-  const uint v1550 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1551 = v370 + v1550;
-  const uint v1552 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1553 = v1204 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1555 = v288 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1212.m[0][10].thread_elements()[0];
-    const float v1559 = v1558 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1560 = bfloat(v1559);
-    const uint v1561 = v1551 * v1;
-    const uint v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const uint v1575 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1576 = v395 + v1575;
+  const uint v1577 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1578 = v1229 + v1577;
+  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1580 = v313 && v1579;
+  const bool v1581 = v1578 < v1;
+  const bool v1582 = v1580 && v1581;
+  if (v1582) {
+    const float v1583 = v1237.m[0][10].thread_elements()[0];
+    const float v1584 = v1583 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1585 = bfloat(v1584);
+    const uint v1586 = v1576 * v1;
+    const uint v1587 = v1586 + v1578;
+    out[v1587] = v1585;
   }
-  const uint v1563 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1564 = v370 + v1563;
-  const uint v1565 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1566 = v1204 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1568 = v288 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1212.m[0][10].thread_elements()[1];
-    const float v1572 = v1571 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v1564 * v1;
-    const uint v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const uint v1588 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1589 = v395 + v1588;
+  const uint v1590 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1591 = v1229 + v1590;
+  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1593 = v313 && v1592;
+  const bool v1594 = v1591 < v1;
+  const bool v1595 = v1593 && v1594;
+  if (v1595) {
+    const float v1596 = v1237.m[0][10].thread_elements()[1];
+    const float v1597 = v1596 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1598 = bfloat(v1597);
+    const uint v1599 = v1589 * v1;
+    const uint v1600 = v1599 + v1591;
+    out[v1600] = v1598;
   }
-  const uint v1576 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1577 = v370 + v1576;
-  const uint v1578 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1579 = v1204 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1581 = v288 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1212.m[0][11].thread_elements()[0];
-    const float v1585 = v1584 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1586 = bfloat(v1585);
-    const uint v1587 = v1577 * v1;
-    const uint v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const uint v1601 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1602 = v395 + v1601;
+  const uint v1603 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1604 = v1229 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1606 = v313 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1237.m[0][11].thread_elements()[0];
+    const float v1610 = v1609 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1611 = bfloat(v1610);
+    const uint v1612 = v1602 * v1;
+    const uint v1613 = v1612 + v1604;
+    out[v1613] = v1611;
   }
-  const uint v1589 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1590 = v370 + v1589;
-  const uint v1591 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1592 = v1204 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1594 = v288 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1212.m[0][11].thread_elements()[1];
-    const float v1598 = v1597 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1599 = bfloat(v1598);
-    const uint v1600 = v1590 * v1;
-    const uint v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const uint v1614 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1615 = v395 + v1614;
+  const uint v1616 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1617 = v1229 + v1616;
+  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1619 = v313 && v1618;
+  const bool v1620 = v1617 < v1;
+  const bool v1621 = v1619 && v1620;
+  if (v1621) {
+    const float v1622 = v1237.m[0][11].thread_elements()[1];
+    const float v1623 = v1622 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1624 = bfloat(v1623);
+    const uint v1625 = v1615 * v1;
+    const uint v1626 = v1625 + v1617;
+    out[v1626] = v1624;
   }
-  const uint v1602 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1603 = v370 + v1602;
-  const uint v1604 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1605 = v1204 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1607 = v288 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1212.m[0][12].thread_elements()[0];
-    const float v1611 = v1610 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1612 = bfloat(v1611);
-    const uint v1613 = v1603 * v1;
-    const uint v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const uint v1627 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1628 = v395 + v1627;
+  const uint v1629 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1630 = v1229 + v1629;
+  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1632 = v313 && v1631;
+  const bool v1633 = v1630 < v1;
+  const bool v1634 = v1632 && v1633;
+  if (v1634) {
+    const float v1635 = v1237.m[0][12].thread_elements()[0];
+    const float v1636 = v1635 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1637 = bfloat(v1636);
+    const uint v1638 = v1628 * v1;
+    const uint v1639 = v1638 + v1630;
+    out[v1639] = v1637;
   }
-  const uint v1615 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1616 = v370 + v1615;
-  const uint v1617 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1618 = v1204 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1620 = v288 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1212.m[0][12].thread_elements()[1];
-    const float v1624 = v1623 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1625 = bfloat(v1624);
-    const uint v1626 = v1616 * v1;
-    const uint v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const uint v1640 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1641 = v395 + v1640;
+  const uint v1642 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1643 = v1229 + v1642;
+  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1645 = v313 && v1644;
+  const bool v1646 = v1643 < v1;
+  const bool v1647 = v1645 && v1646;
+  if (v1647) {
+    const float v1648 = v1237.m[0][12].thread_elements()[1];
+    const float v1649 = v1648 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1650 = bfloat(v1649);
+    const uint v1651 = v1641 * v1;
+    const uint v1652 = v1651 + v1643;
+    out[v1652] = v1650;
   }
-  const uint v1628 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1629 = v370 + v1628;
-  const uint v1630 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1631 = v1204 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1633 = v288 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1212.m[0][13].thread_elements()[0];
-    const float v1637 = v1636 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1638 = bfloat(v1637);
-    const uint v1639 = v1629 * v1;
-    const uint v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const uint v1653 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1654 = v395 + v1653;
+  const uint v1655 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1656 = v1229 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1658 = v313 && v1657;
+  const bool v1659 = v1656 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v1237.m[0][13].thread_elements()[0];
+    const float v1662 = v1661 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1663 = bfloat(v1662);
+    const uint v1664 = v1654 * v1;
+    const uint v1665 = v1664 + v1656;
+    out[v1665] = v1663;
   }
-  const uint v1641 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1642 = v370 + v1641;
-  const uint v1643 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1644 = v1204 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v288 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1212.m[0][13].thread_elements()[1];
-    const float v1650 = v1649 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1651 = bfloat(v1650);
-    const uint v1652 = v1642 * v1;
-    const uint v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const uint v1666 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1667 = v395 + v1666;
+  const uint v1668 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1669 = v1229 + v1668;
+  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1671 = v313 && v1670;
+  const bool v1672 = v1669 < v1;
+  const bool v1673 = v1671 && v1672;
+  if (v1673) {
+    const float v1674 = v1237.m[0][13].thread_elements()[1];
+    const float v1675 = v1674 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1676 = bfloat(v1675);
+    const uint v1677 = v1667 * v1;
+    const uint v1678 = v1677 + v1669;
+    out[v1678] = v1676;
   }
-  const uint v1654 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1655 = v370 + v1654;
-  const uint v1656 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1657 = v1204 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1659 = v288 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1212.m[0][14].thread_elements()[0];
-    const float v1663 = v1662 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1664 = bfloat(v1663);
-    const uint v1665 = v1655 * v1;
-    const uint v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const uint v1679 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1680 = v395 + v1679;
+  const uint v1681 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1682 = v1229 + v1681;
+  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1684 = v313 && v1683;
+  const bool v1685 = v1682 < v1;
+  const bool v1686 = v1684 && v1685;
+  if (v1686) {
+    const float v1687 = v1237.m[0][14].thread_elements()[0];
+    const float v1688 = v1687 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1689 = bfloat(v1688);
+    const uint v1690 = v1680 * v1;
+    const uint v1691 = v1690 + v1682;
+    out[v1691] = v1689;
   }
-  const uint v1667 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1668 = v370 + v1667;
-  const uint v1669 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1670 = v1204 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1672 = v288 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1212.m[0][14].thread_elements()[1];
-    const float v1676 = v1675 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1677 = bfloat(v1676);
-    const uint v1678 = v1668 * v1;
-    const uint v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const uint v1692 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1693 = v395 + v1692;
+  const uint v1694 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1695 = v1229 + v1694;
+  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1697 = v313 && v1696;
+  const bool v1698 = v1695 < v1;
+  const bool v1699 = v1697 && v1698;
+  if (v1699) {
+    const float v1700 = v1237.m[0][14].thread_elements()[1];
+    const float v1701 = v1700 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1702 = bfloat(v1701);
+    const uint v1703 = v1693 * v1;
+    const uint v1704 = v1703 + v1695;
+    out[v1704] = v1702;
   }
-  const uint v1680 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1681 = v370 + v1680;
-  const uint v1682 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1683 = v1204 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1685 = v288 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1212.m[0][15].thread_elements()[0];
-    const float v1689 = v1688 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1690 = bfloat(v1689);
-    const uint v1691 = v1681 * v1;
-    const uint v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const uint v1705 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1706 = v395 + v1705;
+  const uint v1707 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1708 = v1229 + v1707;
+  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1710 = v313 && v1709;
+  const bool v1711 = v1708 < v1;
+  const bool v1712 = v1710 && v1711;
+  if (v1712) {
+    const float v1713 = v1237.m[0][15].thread_elements()[0];
+    const float v1714 = v1713 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1715 = bfloat(v1714);
+    const uint v1716 = v1706 * v1;
+    const uint v1717 = v1716 + v1708;
+    out[v1717] = v1715;
   }
-  const uint v1693 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1694 = v370 + v1693;
-  const uint v1695 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1696 = v1204 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1698 = v288 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1212.m[0][15].thread_elements()[1];
-    const float v1702 = v1701 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1703 = bfloat(v1702);
-    const uint v1704 = v1694 * v1;
-    const uint v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const uint v1718 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1719 = v395 + v1718;
+  const uint v1720 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1721 = v1229 + v1720;
+  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1723 = v313 && v1722;
+  const bool v1724 = v1721 < v1;
+  const bool v1725 = v1723 && v1724;
+  if (v1725) {
+    const float v1726 = v1237.m[0][15].thread_elements()[1];
+    const float v1727 = v1726 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1728 = bfloat(v1727);
+    const uint v1729 = v1719 * v1;
+    const uint v1730 = v1729 + v1721;
+    out[v1730] = v1728;
   }
-  const uint v1706 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1707 = v370 + v1706;
-  const uint v1708 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1709 = v1204 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1711 = v288 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1212.m[1][0].thread_elements()[0];
-    const float v1715 = v1714 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1716 = bfloat(v1715);
-    const uint v1717 = v1707 * v1;
-    const uint v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const uint v1731 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1732 = v395 + v1731;
+  const uint v1733 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1734 = v1229 + v1733;
+  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1736 = v313 && v1735;
+  const bool v1737 = v1734 < v1;
+  const bool v1738 = v1736 && v1737;
+  if (v1738) {
+    const float v1739 = v1237.m[1][0].thread_elements()[0];
+    const float v1740 = v1739 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1741 = bfloat(v1740);
+    const uint v1742 = v1732 * v1;
+    const uint v1743 = v1742 + v1734;
+    out[v1743] = v1741;
   }
-  const uint v1719 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1720 = v370 + v1719;
-  const uint v1721 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1722 = v1204 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1724 = v288 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1212.m[1][0].thread_elements()[1];
-    const float v1728 = v1727 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1720 * v1;
-    const uint v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const uint v1744 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1745 = v395 + v1744;
+  const uint v1746 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1747 = v1229 + v1746;
+  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1749 = v313 && v1748;
+  const bool v1750 = v1747 < v1;
+  const bool v1751 = v1749 && v1750;
+  if (v1751) {
+    const float v1752 = v1237.m[1][0].thread_elements()[1];
+    const float v1753 = v1752 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1754 = bfloat(v1753);
+    const uint v1755 = v1745 * v1;
+    const uint v1756 = v1755 + v1747;
+    out[v1756] = v1754;
   }
-  const uint v1732 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1733 = v370 + v1732;
-  const uint v1734 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1735 = v1204 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1737 = v288 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1212.m[1][1].thread_elements()[0];
-    const float v1741 = v1740 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1742 = bfloat(v1741);
-    const uint v1743 = v1733 * v1;
-    const uint v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const uint v1757 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1758 = v395 + v1757;
+  const uint v1759 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1760 = v1229 + v1759;
+  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1762 = v313 && v1761;
+  const bool v1763 = v1760 < v1;
+  const bool v1764 = v1762 && v1763;
+  if (v1764) {
+    const float v1765 = v1237.m[1][1].thread_elements()[0];
+    const float v1766 = v1765 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1767 = bfloat(v1766);
+    const uint v1768 = v1758 * v1;
+    const uint v1769 = v1768 + v1760;
+    out[v1769] = v1767;
   }
-  const uint v1745 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1746 = v370 + v1745;
-  const uint v1747 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1748 = v1204 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1750 = v288 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1212.m[1][1].thread_elements()[1];
-    const float v1754 = v1753 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1755 = bfloat(v1754);
-    const uint v1756 = v1746 * v1;
-    const uint v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const uint v1770 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1771 = v395 + v1770;
+  const uint v1772 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1773 = v1229 + v1772;
+  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1775 = v313 && v1774;
+  const bool v1776 = v1773 < v1;
+  const bool v1777 = v1775 && v1776;
+  if (v1777) {
+    const float v1778 = v1237.m[1][1].thread_elements()[1];
+    const float v1779 = v1778 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1780 = bfloat(v1779);
+    const uint v1781 = v1771 * v1;
+    const uint v1782 = v1781 + v1773;
+    out[v1782] = v1780;
   }
-  const uint v1758 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1759 = v370 + v1758;
-  const uint v1760 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1761 = v1204 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1763 = v288 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1212.m[1][2].thread_elements()[0];
-    const float v1767 = v1766 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1768 = bfloat(v1767);
-    const uint v1769 = v1759 * v1;
-    const uint v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const uint v1783 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1784 = v395 + v1783;
+  const uint v1785 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1786 = v1229 + v1785;
+  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1788 = v313 && v1787;
+  const bool v1789 = v1786 < v1;
+  const bool v1790 = v1788 && v1789;
+  if (v1790) {
+    const float v1791 = v1237.m[1][2].thread_elements()[0];
+    const float v1792 = v1791 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1793 = bfloat(v1792);
+    const uint v1794 = v1784 * v1;
+    const uint v1795 = v1794 + v1786;
+    out[v1795] = v1793;
   }
-  const uint v1771 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1772 = v370 + v1771;
-  const uint v1773 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1774 = v1204 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1776 = v288 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1212.m[1][2].thread_elements()[1];
-    const float v1780 = v1779 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1781 = bfloat(v1780);
-    const uint v1782 = v1772 * v1;
-    const uint v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const uint v1796 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1797 = v395 + v1796;
+  const uint v1798 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1799 = v1229 + v1798;
+  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1801 = v313 && v1800;
+  const bool v1802 = v1799 < v1;
+  const bool v1803 = v1801 && v1802;
+  if (v1803) {
+    const float v1804 = v1237.m[1][2].thread_elements()[1];
+    const float v1805 = v1804 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1806 = bfloat(v1805);
+    const uint v1807 = v1797 * v1;
+    const uint v1808 = v1807 + v1799;
+    out[v1808] = v1806;
   }
-  const uint v1784 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1785 = v370 + v1784;
-  const uint v1786 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1787 = v1204 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1789 = v288 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1212.m[1][3].thread_elements()[0];
-    const float v1793 = v1792 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1794 = bfloat(v1793);
-    const uint v1795 = v1785 * v1;
-    const uint v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const uint v1809 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1810 = v395 + v1809;
+  const uint v1811 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1812 = v1229 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1814 = v313 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1237.m[1][3].thread_elements()[0];
+    const float v1818 = v1817 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1819 = bfloat(v1818);
+    const uint v1820 = v1810 * v1;
+    const uint v1821 = v1820 + v1812;
+    out[v1821] = v1819;
   }
-  const uint v1797 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1798 = v370 + v1797;
-  const uint v1799 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1800 = v1204 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1802 = v288 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1212.m[1][3].thread_elements()[1];
-    const float v1806 = v1805 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1807 = bfloat(v1806);
-    const uint v1808 = v1798 * v1;
-    const uint v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const uint v1822 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1823 = v395 + v1822;
+  const uint v1824 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1825 = v1229 + v1824;
+  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1827 = v313 && v1826;
+  const bool v1828 = v1825 < v1;
+  const bool v1829 = v1827 && v1828;
+  if (v1829) {
+    const float v1830 = v1237.m[1][3].thread_elements()[1];
+    const float v1831 = v1830 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1832 = bfloat(v1831);
+    const uint v1833 = v1823 * v1;
+    const uint v1834 = v1833 + v1825;
+    out[v1834] = v1832;
   }
-  const uint v1810 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1811 = v370 + v1810;
-  const uint v1812 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1813 = v1204 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1815 = v288 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1212.m[1][4].thread_elements()[0];
-    const float v1819 = v1818 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1820 = bfloat(v1819);
-    const uint v1821 = v1811 * v1;
-    const uint v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const uint v1835 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1836 = v395 + v1835;
+  const uint v1837 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1838 = v1229 + v1837;
+  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1840 = v313 && v1839;
+  const bool v1841 = v1838 < v1;
+  const bool v1842 = v1840 && v1841;
+  if (v1842) {
+    const float v1843 = v1237.m[1][4].thread_elements()[0];
+    const float v1844 = v1843 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1845 = bfloat(v1844);
+    const uint v1846 = v1836 * v1;
+    const uint v1847 = v1846 + v1838;
+    out[v1847] = v1845;
   }
-  const uint v1823 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1824 = v370 + v1823;
-  const uint v1825 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1826 = v1204 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1828 = v288 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1212.m[1][4].thread_elements()[1];
-    const float v1832 = v1831 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1833 = bfloat(v1832);
-    const uint v1834 = v1824 * v1;
-    const uint v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const uint v1848 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1849 = v395 + v1848;
+  const uint v1850 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1851 = v1229 + v1850;
+  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1853 = v313 && v1852;
+  const bool v1854 = v1851 < v1;
+  const bool v1855 = v1853 && v1854;
+  if (v1855) {
+    const float v1856 = v1237.m[1][4].thread_elements()[1];
+    const float v1857 = v1856 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1858 = bfloat(v1857);
+    const uint v1859 = v1849 * v1;
+    const uint v1860 = v1859 + v1851;
+    out[v1860] = v1858;
   }
-  const uint v1836 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1837 = v370 + v1836;
-  const uint v1838 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1839 = v1204 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1841 = v288 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1212.m[1][5].thread_elements()[0];
-    const float v1845 = v1844 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1846 = bfloat(v1845);
-    const uint v1847 = v1837 * v1;
-    const uint v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const uint v1861 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1862 = v395 + v1861;
+  const uint v1863 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1864 = v1229 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1866 = v313 && v1865;
+  const bool v1867 = v1864 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v1237.m[1][5].thread_elements()[0];
+    const float v1870 = v1869 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1871 = bfloat(v1870);
+    const uint v1872 = v1862 * v1;
+    const uint v1873 = v1872 + v1864;
+    out[v1873] = v1871;
   }
-  const uint v1849 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1850 = v370 + v1849;
-  const uint v1851 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1852 = v1204 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v288 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1212.m[1][5].thread_elements()[1];
-    const float v1858 = v1857 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1859 = bfloat(v1858);
-    const uint v1860 = v1850 * v1;
-    const uint v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const uint v1874 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1875 = v395 + v1874;
+  const uint v1876 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1877 = v1229 + v1876;
+  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1879 = v313 && v1878;
+  const bool v1880 = v1877 < v1;
+  const bool v1881 = v1879 && v1880;
+  if (v1881) {
+    const float v1882 = v1237.m[1][5].thread_elements()[1];
+    const float v1883 = v1882 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1884 = bfloat(v1883);
+    const uint v1885 = v1875 * v1;
+    const uint v1886 = v1885 + v1877;
+    out[v1886] = v1884;
   }
-  const uint v1862 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1863 = v370 + v1862;
-  const uint v1864 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1865 = v1204 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1867 = v288 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1212.m[1][6].thread_elements()[0];
-    const float v1871 = v1870 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1872 = bfloat(v1871);
-    const uint v1873 = v1863 * v1;
-    const uint v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const uint v1887 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1888 = v395 + v1887;
+  const uint v1889 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1890 = v1229 + v1889;
+  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1892 = v313 && v1891;
+  const bool v1893 = v1890 < v1;
+  const bool v1894 = v1892 && v1893;
+  if (v1894) {
+    const float v1895 = v1237.m[1][6].thread_elements()[0];
+    const float v1896 = v1895 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1897 = bfloat(v1896);
+    const uint v1898 = v1888 * v1;
+    const uint v1899 = v1898 + v1890;
+    out[v1899] = v1897;
   }
-  const uint v1875 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1876 = v370 + v1875;
-  const uint v1877 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1878 = v1204 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1880 = v288 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1212.m[1][6].thread_elements()[1];
-    const float v1884 = v1883 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1876 * v1;
-    const uint v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const uint v1900 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1901 = v395 + v1900;
+  const uint v1902 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1903 = v1229 + v1902;
+  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1905 = v313 && v1904;
+  const bool v1906 = v1903 < v1;
+  const bool v1907 = v1905 && v1906;
+  if (v1907) {
+    const float v1908 = v1237.m[1][6].thread_elements()[1];
+    const float v1909 = v1908 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1910 = bfloat(v1909);
+    const uint v1911 = v1901 * v1;
+    const uint v1912 = v1911 + v1903;
+    out[v1912] = v1910;
   }
-  const uint v1888 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1889 = v370 + v1888;
-  const uint v1890 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1891 = v1204 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1893 = v288 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1212.m[1][7].thread_elements()[0];
-    const float v1897 = v1896 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1898 = bfloat(v1897);
-    const uint v1899 = v1889 * v1;
-    const uint v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const uint v1913 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1914 = v395 + v1913;
+  const uint v1915 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1916 = v1229 + v1915;
+  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1918 = v313 && v1917;
+  const bool v1919 = v1916 < v1;
+  const bool v1920 = v1918 && v1919;
+  if (v1920) {
+    const float v1921 = v1237.m[1][7].thread_elements()[0];
+    const float v1922 = v1921 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1923 = bfloat(v1922);
+    const uint v1924 = v1914 * v1;
+    const uint v1925 = v1924 + v1916;
+    out[v1925] = v1923;
   }
-  const uint v1901 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1902 = v370 + v1901;
-  const uint v1903 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1904 = v1204 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1906 = v288 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1212.m[1][7].thread_elements()[1];
-    const float v1910 = v1909 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1911 = bfloat(v1910);
-    const uint v1912 = v1902 * v1;
-    const uint v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const uint v1926 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1927 = v395 + v1926;
+  const uint v1928 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1929 = v1229 + v1928;
+  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1931 = v313 && v1930;
+  const bool v1932 = v1929 < v1;
+  const bool v1933 = v1931 && v1932;
+  if (v1933) {
+    const float v1934 = v1237.m[1][7].thread_elements()[1];
+    const float v1935 = v1934 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1936 = bfloat(v1935);
+    const uint v1937 = v1927 * v1;
+    const uint v1938 = v1937 + v1929;
+    out[v1938] = v1936;
   }
-  const uint v1914 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1915 = v370 + v1914;
-  const uint v1916 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1917 = v1204 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1919 = v288 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1212.m[1][8].thread_elements()[0];
-    const float v1923 = v1922 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1924 = bfloat(v1923);
-    const uint v1925 = v1915 * v1;
-    const uint v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const uint v1939 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1940 = v395 + v1939;
+  const uint v1941 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1942 = v1229 + v1941;
+  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1944 = v313 && v1943;
+  const bool v1945 = v1942 < v1;
+  const bool v1946 = v1944 && v1945;
+  if (v1946) {
+    const float v1947 = v1237.m[1][8].thread_elements()[0];
+    const float v1948 = v1947 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1949 = bfloat(v1948);
+    const uint v1950 = v1940 * v1;
+    const uint v1951 = v1950 + v1942;
+    out[v1951] = v1949;
   }
-  const uint v1927 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1928 = v370 + v1927;
-  const uint v1929 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1930 = v1204 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1932 = v288 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1212.m[1][8].thread_elements()[1];
-    const float v1936 = v1935 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1937 = bfloat(v1936);
-    const uint v1938 = v1928 * v1;
-    const uint v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const uint v1952 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1953 = v395 + v1952;
+  const uint v1954 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1955 = v1229 + v1954;
+  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1957 = v313 && v1956;
+  const bool v1958 = v1955 < v1;
+  const bool v1959 = v1957 && v1958;
+  if (v1959) {
+    const float v1960 = v1237.m[1][8].thread_elements()[1];
+    const float v1961 = v1960 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1962 = bfloat(v1961);
+    const uint v1963 = v1953 * v1;
+    const uint v1964 = v1963 + v1955;
+    out[v1964] = v1962;
   }
-  const uint v1940 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1941 = v370 + v1940;
-  const uint v1942 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1943 = v1204 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1945 = v288 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1212.m[1][9].thread_elements()[0];
-    const float v1949 = v1948 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1950 = bfloat(v1949);
-    const uint v1951 = v1941 * v1;
-    const uint v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const uint v1965 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1966 = v395 + v1965;
+  const uint v1967 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1968 = v1229 + v1967;
+  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1970 = v313 && v1969;
+  const bool v1971 = v1968 < v1;
+  const bool v1972 = v1970 && v1971;
+  if (v1972) {
+    const float v1973 = v1237.m[1][9].thread_elements()[0];
+    const float v1974 = v1973 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1975 = bfloat(v1974);
+    const uint v1976 = v1966 * v1;
+    const uint v1977 = v1976 + v1968;
+    out[v1977] = v1975;
   }
-  const uint v1953 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1954 = v370 + v1953;
-  const uint v1955 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1956 = v1204 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1958 = v288 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1212.m[1][9].thread_elements()[1];
-    const float v1962 = v1961 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1963 = bfloat(v1962);
-    const uint v1964 = v1954 * v1;
-    const uint v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const uint v1978 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1979 = v395 + v1978;
+  const uint v1980 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1981 = v1229 + v1980;
+  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1983 = v313 && v1982;
+  const bool v1984 = v1981 < v1;
+  const bool v1985 = v1983 && v1984;
+  if (v1985) {
+    const float v1986 = v1237.m[1][9].thread_elements()[1];
+    const float v1987 = v1986 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1988 = bfloat(v1987);
+    const uint v1989 = v1979 * v1;
+    const uint v1990 = v1989 + v1981;
+    out[v1990] = v1988;
   }
-  const uint v1966 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1967 = v370 + v1966;
-  const uint v1968 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1969 = v1204 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1971 = v288 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1212.m[1][10].thread_elements()[0];
-    const float v1975 = v1974 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1976 = bfloat(v1975);
-    const uint v1977 = v1967 * v1;
-    const uint v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const uint v1991 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1992 = v395 + v1991;
+  const uint v1993 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1994 = v1229 + v1993;
+  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1996 = v313 && v1995;
+  const bool v1997 = v1994 < v1;
+  const bool v1998 = v1996 && v1997;
+  if (v1998) {
+    const float v1999 = v1237.m[1][10].thread_elements()[0];
+    const float v2000 = v1999 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2001 = bfloat(v2000);
+    const uint v2002 = v1992 * v1;
+    const uint v2003 = v2002 + v1994;
+    out[v2003] = v2001;
   }
-  const uint v1979 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1980 = v370 + v1979;
-  const uint v1981 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1982 = v1204 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1984 = v288 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1212.m[1][10].thread_elements()[1];
-    const float v1988 = v1987 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1989 = bfloat(v1988);
-    const uint v1990 = v1980 * v1;
-    const uint v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const uint v2004 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2005 = v395 + v2004;
+  const uint v2006 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2007 = v1229 + v2006;
+  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2009 = v313 && v2008;
+  const bool v2010 = v2007 < v1;
+  const bool v2011 = v2009 && v2010;
+  if (v2011) {
+    const float v2012 = v1237.m[1][10].thread_elements()[1];
+    const float v2013 = v2012 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2014 = bfloat(v2013);
+    const uint v2015 = v2005 * v1;
+    const uint v2016 = v2015 + v2007;
+    out[v2016] = v2014;
   }
-  const uint v1992 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1993 = v370 + v1992;
-  const uint v1994 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1995 = v1204 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1997 = v288 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1212.m[1][11].thread_elements()[0];
-    const float v2001 = v2000 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v1993 * v1;
-    const uint v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const uint v2017 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2018 = v395 + v2017;
+  const uint v2019 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2020 = v1229 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2022 = v313 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1237.m[1][11].thread_elements()[0];
+    const float v2026 = v2025 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2027 = bfloat(v2026);
+    const uint v2028 = v2018 * v1;
+    const uint v2029 = v2028 + v2020;
+    out[v2029] = v2027;
   }
-  const uint v2005 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2006 = v370 + v2005;
-  const uint v2007 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2008 = v1204 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2010 = v288 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1212.m[1][11].thread_elements()[1];
-    const float v2014 = v2013 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2015 = bfloat(v2014);
-    const uint v2016 = v2006 * v1;
-    const uint v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const uint v2030 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2031 = v395 + v2030;
+  const uint v2032 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2033 = v1229 + v2032;
+  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2035 = v313 && v2034;
+  const bool v2036 = v2033 < v1;
+  const bool v2037 = v2035 && v2036;
+  if (v2037) {
+    const float v2038 = v1237.m[1][11].thread_elements()[1];
+    const float v2039 = v2038 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2040 = bfloat(v2039);
+    const uint v2041 = v2031 * v1;
+    const uint v2042 = v2041 + v2033;
+    out[v2042] = v2040;
   }
-  const uint v2018 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2019 = v370 + v2018;
-  const uint v2020 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2021 = v1204 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2023 = v288 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1212.m[1][12].thread_elements()[0];
-    const float v2027 = v2026 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2028 = bfloat(v2027);
-    const uint v2029 = v2019 * v1;
-    const uint v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const uint v2043 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2044 = v395 + v2043;
+  const uint v2045 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2046 = v1229 + v2045;
+  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2048 = v313 && v2047;
+  const bool v2049 = v2046 < v1;
+  const bool v2050 = v2048 && v2049;
+  if (v2050) {
+    const float v2051 = v1237.m[1][12].thread_elements()[0];
+    const float v2052 = v2051 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2053 = bfloat(v2052);
+    const uint v2054 = v2044 * v1;
+    const uint v2055 = v2054 + v2046;
+    out[v2055] = v2053;
   }
-  const uint v2031 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2032 = v370 + v2031;
-  const uint v2033 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2034 = v1204 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2036 = v288 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1212.m[1][12].thread_elements()[1];
-    const float v2040 = v2039 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2041 = bfloat(v2040);
-    const uint v2042 = v2032 * v1;
-    const uint v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const uint v2056 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2057 = v395 + v2056;
+  const uint v2058 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2059 = v1229 + v2058;
+  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2061 = v313 && v2060;
+  const bool v2062 = v2059 < v1;
+  const bool v2063 = v2061 && v2062;
+  if (v2063) {
+    const float v2064 = v1237.m[1][12].thread_elements()[1];
+    const float v2065 = v2064 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2066 = bfloat(v2065);
+    const uint v2067 = v2057 * v1;
+    const uint v2068 = v2067 + v2059;
+    out[v2068] = v2066;
   }
-  const uint v2044 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2045 = v370 + v2044;
-  const uint v2046 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2047 = v1204 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2049 = v288 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1212.m[1][13].thread_elements()[0];
-    const float v2053 = v2052 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2054 = bfloat(v2053);
-    const uint v2055 = v2045 * v1;
-    const uint v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const uint v2069 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2070 = v395 + v2069;
+  const uint v2071 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2072 = v1229 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2074 = v313 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1237.m[1][13].thread_elements()[0];
+    const float v2078 = v2077 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2079 = bfloat(v2078);
+    const uint v2080 = v2070 * v1;
+    const uint v2081 = v2080 + v2072;
+    out[v2081] = v2079;
   }
-  const uint v2057 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2058 = v370 + v2057;
-  const uint v2059 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2060 = v1204 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v288 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1212.m[1][13].thread_elements()[1];
-    const float v2066 = v2065 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2067 = bfloat(v2066);
-    const uint v2068 = v2058 * v1;
-    const uint v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const uint v2082 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2083 = v395 + v2082;
+  const uint v2084 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2085 = v1229 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2087 = v313 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1237.m[1][13].thread_elements()[1];
+    const float v2091 = v2090 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2092 = bfloat(v2091);
+    const uint v2093 = v2083 * v1;
+    const uint v2094 = v2093 + v2085;
+    out[v2094] = v2092;
   }
-  const uint v2070 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2071 = v370 + v2070;
-  const uint v2072 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2073 = v1204 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2075 = v288 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1212.m[1][14].thread_elements()[0];
-    const float v2079 = v2078 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2080 = bfloat(v2079);
-    const uint v2081 = v2071 * v1;
-    const uint v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const uint v2095 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2096 = v395 + v2095;
+  const uint v2097 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2098 = v1229 + v2097;
+  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2100 = v313 && v2099;
+  const bool v2101 = v2098 < v1;
+  const bool v2102 = v2100 && v2101;
+  if (v2102) {
+    const float v2103 = v1237.m[1][14].thread_elements()[0];
+    const float v2104 = v2103 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2105 = bfloat(v2104);
+    const uint v2106 = v2096 * v1;
+    const uint v2107 = v2106 + v2098;
+    out[v2107] = v2105;
   }
-  const uint v2083 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2084 = v370 + v2083;
-  const uint v2085 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2086 = v1204 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2088 = v288 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1212.m[1][14].thread_elements()[1];
-    const float v2092 = v2091 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2093 = bfloat(v2092);
-    const uint v2094 = v2084 * v1;
-    const uint v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const uint v2108 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2109 = v395 + v2108;
+  const uint v2110 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2111 = v1229 + v2110;
+  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2113 = v313 && v2112;
+  const bool v2114 = v2111 < v1;
+  const bool v2115 = v2113 && v2114;
+  if (v2115) {
+    const float v2116 = v1237.m[1][14].thread_elements()[1];
+    const float v2117 = v2116 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2118 = bfloat(v2117);
+    const uint v2119 = v2109 * v1;
+    const uint v2120 = v2119 + v2111;
+    out[v2120] = v2118;
   }
-  const uint v2096 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2097 = v370 + v2096;
-  const uint v2098 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2099 = v1204 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2101 = v288 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1212.m[1][15].thread_elements()[0];
-    const float v2105 = v2104 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2106 = bfloat(v2105);
-    const uint v2107 = v2097 * v1;
-    const uint v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const uint v2121 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2122 = v395 + v2121;
+  const uint v2123 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2124 = v1229 + v2123;
+  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2126 = v313 && v2125;
+  const bool v2127 = v2124 < v1;
+  const bool v2128 = v2126 && v2127;
+  if (v2128) {
+    const float v2129 = v1237.m[1][15].thread_elements()[0];
+    const float v2130 = v2129 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2131 = bfloat(v2130);
+    const uint v2132 = v2122 * v1;
+    const uint v2133 = v2132 + v2124;
+    out[v2133] = v2131;
   }
-  const uint v2109 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2110 = v370 + v2109;
-  const uint v2111 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2112 = v1204 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2114 = v288 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1212.m[1][15].thread_elements()[1];
-    const float v2118 = v2117 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2119 = bfloat(v2118);
-    const uint v2120 = v2110 * v1;
-    const uint v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const uint v2134 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2135 = v395 + v2134;
+  const uint v2136 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2137 = v1229 + v2136;
+  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2139 = v313 && v2138;
+  const bool v2140 = v2137 < v1;
+  const bool v2141 = v2139 && v2140;
+  if (v2141) {
+    const float v2142 = v1237.m[1][15].thread_elements()[1];
+    const float v2143 = v2142 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2144 = bfloat(v2143);
+    const uint v2145 = v2135 * v1;
+    const uint v2146 = v2145 + v2137;
+    out[v2146] = v2144;
   }
 }

@@ -84,2597 +84,2597 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v312 = v311 < 8u;
-  const uint v315 = v311 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v317;
-  iron_frag_fill(v317, float(0.0f));
-  const uint v320 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v321 = v320 == 0u;
-  const uint v324 = v1 & 7u;
-  const bool v325 = v324 == 0u;
-  const bool v326 = v321 && v325;
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2491 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2493 = v311 << 5u;
-    const uint v2494 = v2493 + v2491;
-    const uint v2498 = v2494 >> 3u;
-    const uint v2500 = v2494 & 7u;
-    const uint v2502 = v2500 << 3u;
-    const uint v2503 = v22 + v2498;
-    const bool v2505 = v2503 < v0;
-    const uint v2508 = v2503 * v2;
-    const uint v2513 = v2498 << 6u;
-    const uint v2517 = v2494 + 384u;
-    const uint v2519 = v2517 >> 3u;
-    const uint v2521 = v2517 & 7u;
-    const uint v2523 = v2521 << 3u;
-    const uint v2524 = v22 + v2519;
-    const bool v2526 = v2524 < v0;
-    const uint v2529 = v2524 * v2;
-    const uint v2534 = v2519 << 6u;
-    const uint v2538 = v2494 + 768u;
-    const bool v2540 = v2538 < 1024u;
-    const uint v2571 = v2494 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2573 = v2494 & 15u;
-    const uint v2575 = v2573 << 3u;
-    const uint v2577 = v26 + v2575;
-    const bool v2579 = v2577 < v1;
-    const uint v2586 = v2571 << 7u;
-    const uint v2592 = v2517 >> 4u;
-    const uint v2594 = v2517 & 15u;
-    const uint v2596 = v2594 << 3u;
-    const uint v2598 = v26 + v2596;
-    const bool v2600 = v2598 < v1;
-    const uint v2607 = v2592 << 7u;
+  const uint v336 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v337 = v336 < 8u;
+  const uint v340 = v336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v342;
+  iron_frag_fill(v342, float(0.0f));
+  const uint v345 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v346 = v345 == 0u;
+  const uint v349 = v1 & 7u;
+  const bool v350 = v349 == 0u;
+  const bool v351 = v346 && v350;
+  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2516 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2518 = v336 << 5u;
+    const uint v2519 = v2518 + v2516;
+    const uint v2523 = v2519 >> 3u;
+    const uint v2525 = v2519 & 7u;
+    const uint v2527 = v2525 << 3u;
+    const uint v2528 = v22 + v2523;
+    const bool v2530 = v2528 < v0;
+    const uint v2533 = v2528 * v2;
+    const uint v2538 = v2523 << 6u;
+    const uint v2542 = v2519 + 384u;
+    const uint v2544 = v2542 >> 3u;
+    const uint v2546 = v2542 & 7u;
+    const uint v2548 = v2546 << 3u;
+    const uint v2549 = v22 + v2544;
+    const bool v2551 = v2549 < v0;
+    const uint v2554 = v2549 * v2;
+    const uint v2559 = v2544 << 6u;
+    const uint v2563 = v2519 + 768u;
+    const bool v2565 = v2563 < 1024u;
+    const uint v2596 = v2519 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2598 = v2519 & 15u;
+    const uint v2600 = v2598 << 3u;
+    const uint v2602 = v26 + v2600;
+    const bool v2604 = v2602 < v1;
+    const uint v2611 = v2596 << 7u;
+    const uint v2617 = v2542 >> 4u;
+    const uint v2619 = v2542 & 15u;
+    const uint v2621 = v2619 << 3u;
+    const uint v2623 = v26 + v2621;
+    const bool v2625 = v2623 < v1;
+    const uint v2632 = v2617 << 7u;
 
-    for (uint v2482 = 0u; v2482 < v2; v2482 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2484 = v2482 >> 6u;
-      const uint v2486 = v2484 % 1u;
+    for (uint v2507 = 0u; v2507 < v2; v2507 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2509 = v2507 >> 6u;
+      const uint v2511 = v2509 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2488 = v2486 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2504 = v2482 + v2502;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2506 = v2504 < v2;
-      const bool v2507 = v2505 && v2506;
-      const uint v2510 = v2508 + v2504;
-      const uint v2511 = v2507 ? v2510 : 0u;
-      const uint v2514 = v2488 + v2513;
-      const uint v2515 = v2514 + v2502;
+      const uint v2513 = v2511 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2529 = v2507 + v2527;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2531 = v2529 < v2;
+      const bool v2532 = v2530 && v2531;
+      const uint v2535 = v2533 + v2529;
+      const uint v2536 = v2532 ? v2535 : 0u;
+      const uint v2539 = v2513 + v2538;
+      const uint v2540 = v2539 + v2527;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2515 + e] = v2507 ? a[v2511 + e] : bfloat(0);
+        shm3[v2540 + e] = v2532 ? a[v2536 + e] : bfloat(0);
       }
-      const uint v2525 = v2482 + v2523;
-      const bool v2527 = v2525 < v2;
-      const bool v2528 = v2526 && v2527;
-      const uint v2531 = v2529 + v2525;
-      const uint v2532 = v2528 ? v2531 : 0u;
-      const uint v2535 = v2488 + v2534;
-      const uint v2536 = v2535 + v2523;
+      const uint v2550 = v2507 + v2548;
+      const bool v2552 = v2550 < v2;
+      const bool v2553 = v2551 && v2552;
+      const uint v2556 = v2554 + v2550;
+      const uint v2557 = v2553 ? v2556 : 0u;
+      const uint v2560 = v2513 + v2559;
+      const uint v2561 = v2560 + v2548;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2536 + e] = v2528 ? a[v2532 + e] : bfloat(0);
+        shm3[v2561 + e] = v2553 ? a[v2557 + e] : bfloat(0);
       }
-      if (v2540) {
-        const uint v2542 = v2538 >> 3u;
-        const uint v2544 = v2538 & 7u;
-        const uint v2546 = v2544 << 3u;
-        const uint v2547 = v22 + v2542;
-        const uint v2548 = v2482 + v2546;
-        const bool v2549 = v2547 < v0;
-        const bool v2550 = v2548 < v2;
-        const bool v2551 = v2549 && v2550;
-        const uint v2552 = v2547 * v2;
-        const uint v2554 = v2552 + v2548;
-        const uint v2555 = v2551 ? v2554 : 0u;
-        const uint v2557 = v2542 << 6u;
-        const uint v2558 = v2488 + v2557;
-        const uint v2559 = v2558 + v2546;
+      if (v2565) {
+        const uint v2567 = v2563 >> 3u;
+        const uint v2569 = v2563 & 7u;
+        const uint v2571 = v2569 << 3u;
+        const uint v2572 = v22 + v2567;
+        const uint v2573 = v2507 + v2571;
+        const bool v2574 = v2572 < v0;
+        const bool v2575 = v2573 < v2;
+        const bool v2576 = v2574 && v2575;
+        const uint v2577 = v2572 * v2;
+        const uint v2579 = v2577 + v2573;
+        const uint v2580 = v2576 ? v2579 : 0u;
+        const uint v2582 = v2567 << 6u;
+        const uint v2583 = v2513 + v2582;
+        const uint v2584 = v2583 + v2571;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2559 + e] = v2551 ? a[v2555 + e] : bfloat(0);
+          shm3[v2584 + e] = v2576 ? a[v2580 + e] : bfloat(0);
         }
       }
-      const uint v2576 = v2482 + v2571;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2578 = v2576 < v2;
-      const bool v2580 = v2578 && v2579;
-      const uint v2581 = v2576 * v1;
-      const uint v2583 = v2581 + v2577;
-      const uint v2584 = v2580 ? v2583 : 0u;
-      const uint v2587 = v2488 + v2586;
-      const uint v2588 = v2587 + v2575;
+      const uint v2601 = v2507 + v2596;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2603 = v2601 < v2;
+      const bool v2605 = v2603 && v2604;
+      const uint v2606 = v2601 * v1;
+      const uint v2608 = v2606 + v2602;
+      const uint v2609 = v2605 ? v2608 : 0u;
+      const uint v2612 = v2513 + v2611;
+      const uint v2613 = v2612 + v2600;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2588 + e] = v2580 ? b[v2584 + e] : bfloat(0);
+        shm4[v2613 + e] = v2605 ? b[v2609 + e] : bfloat(0);
       }
-      const uint v2597 = v2482 + v2592;
-      const bool v2599 = v2597 < v2;
-      const bool v2601 = v2599 && v2600;
-      const uint v2602 = v2597 * v1;
-      const uint v2604 = v2602 + v2598;
-      const uint v2605 = v2601 ? v2604 : 0u;
-      const uint v2608 = v2488 + v2607;
-      const uint v2609 = v2608 + v2596;
+      const uint v2622 = v2507 + v2617;
+      const bool v2624 = v2622 < v2;
+      const bool v2626 = v2624 && v2625;
+      const uint v2627 = v2622 * v1;
+      const uint v2629 = v2627 + v2623;
+      const uint v2630 = v2626 ? v2629 : 0u;
+      const uint v2633 = v2513 + v2632;
+      const uint v2634 = v2633 + v2621;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2609 + e] = v2601 ? b[v2605 + e] : bfloat(0);
+        shm4[v2634 + e] = v2626 ? b[v2630 + e] : bfloat(0);
       }
-      if (v2540) {
-        const uint v2615 = v2538 >> 4u;
-        const uint v2617 = v2538 & 15u;
-        const uint v2619 = v2617 << 3u;
-        const uint v2620 = v2482 + v2615;
-        const uint v2621 = v26 + v2619;
-        const bool v2622 = v2620 < v2;
-        const bool v2623 = v2621 < v1;
-        const bool v2624 = v2622 && v2623;
-        const uint v2625 = v2620 * v1;
-        const uint v2627 = v2625 + v2621;
-        const uint v2628 = v2624 ? v2627 : 0u;
-        const uint v2630 = v2615 << 7u;
-        const uint v2631 = v2488 + v2630;
-        const uint v2632 = v2631 + v2619;
+      if (v2565) {
+        const uint v2640 = v2563 >> 4u;
+        const uint v2642 = v2563 & 15u;
+        const uint v2644 = v2642 << 3u;
+        const uint v2645 = v2507 + v2640;
+        const uint v2646 = v26 + v2644;
+        const bool v2647 = v2645 < v2;
+        const bool v2648 = v2646 < v1;
+        const bool v2649 = v2647 && v2648;
+        const uint v2650 = v2645 * v1;
+        const uint v2652 = v2650 + v2646;
+        const uint v2653 = v2649 ? v2652 : 0u;
+        const uint v2655 = v2640 << 7u;
+        const uint v2656 = v2513 + v2655;
+        const uint v2657 = v2656 + v2644;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2632 + e] = v2624 ? b[v2628 + e] : bfloat(0);
+          shm4[v2657 + e] = v2649 ? b[v2653 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v312) {
-        const uint v2641 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2642 = v2641 << 6u;
-        const uint v2643 = v2488 + v2642;
-        const uint v2816 = v311 & 3u;
-        const uint v2818 = v2816 << 4u;
-        const uint v2820 = v2818 << 6u;
-        const uint v2822 = v2643 + v2820;
-        iron_frag<bfloat, 16, 16> v2831;
-        iron_frag_fill(v2831, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2831, shm3, long(v2822), long(64u));
-        iron_frag<bfloat, 16, 128> v2833;
-        iron_frag_fill(v2833, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2833, shm4, long(v2488), long(128u));
-        iron_frag_mma(v317, v2831, v2833);
-        const uint v2835 = v2822 + 16u;
-        const uint v2840 = v2488 + 2048u;
-        iron_frag<bfloat, 16, 16> v2842;
-        iron_frag_fill(v2842, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2842, shm3, long(v2835), long(64u));
-        iron_frag<bfloat, 16, 128> v2844;
-        iron_frag_fill(v2844, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2844, shm4, long(v2840), long(128u));
-        iron_frag_mma(v317, v2842, v2844);
-        const uint v2846 = v2822 + 32u;
-        const uint v2851 = v2488 + 4096u;
-        iron_frag<bfloat, 16, 16> v2853;
-        iron_frag_fill(v2853, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2853, shm3, long(v2846), long(64u));
-        iron_frag<bfloat, 16, 128> v2855;
-        iron_frag_fill(v2855, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2855, shm4, long(v2851), long(128u));
-        iron_frag_mma(v317, v2853, v2855);
-        const uint v2857 = v2822 + 48u;
-        const uint v2862 = v2488 + 6144u;
-        iron_frag<bfloat, 16, 16> v2864;
-        iron_frag_fill(v2864, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2864, shm3, long(v2857), long(64u));
-        iron_frag<bfloat, 16, 128> v2866;
-        iron_frag_fill(v2866, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2866, shm4, long(v2862), long(128u));
-        iron_frag_mma(v317, v2864, v2866);
+      if (v337) {
+        const uint v2666 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v2667 = v2666 << 6u;
+        const uint v2668 = v2513 + v2667;
+        const uint v2841 = v336 & 3u;
+        const uint v2843 = v2841 << 4u;
+        const uint v2845 = v2843 << 6u;
+        const uint v2847 = v2668 + v2845;
+        iron_frag<bfloat, 16, 16> v2856;
+        iron_frag_fill(v2856, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2856, shm3, long(v2847), long(64u));
+        iron_frag<bfloat, 16, 128> v2858;
+        iron_frag_fill(v2858, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2858, shm4, long(v2513), long(128u));
+        iron_frag_mma(v342, v2856, v2858);
+        const uint v2860 = v2847 + 16u;
+        const uint v2865 = v2513 + 2048u;
+        iron_frag<bfloat, 16, 16> v2867;
+        iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2867, shm3, long(v2860), long(64u));
+        iron_frag<bfloat, 16, 128> v2869;
+        iron_frag_fill(v2869, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2869, shm4, long(v2865), long(128u));
+        iron_frag_mma(v342, v2867, v2869);
+        const uint v2871 = v2847 + 32u;
+        const uint v2876 = v2513 + 4096u;
+        iron_frag<bfloat, 16, 16> v2878;
+        iron_frag_fill(v2878, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2878, shm3, long(v2871), long(64u));
+        iron_frag<bfloat, 16, 128> v2880;
+        iron_frag_fill(v2880, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2880, shm4, long(v2876), long(128u));
+        iron_frag_mma(v342, v2878, v2880);
+        const uint v2882 = v2847 + 48u;
+        const uint v2887 = v2513 + 6144u;
+        iron_frag<bfloat, 16, 16> v2889;
+        iron_frag_fill(v2889, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2889, shm3, long(v2882), long(64u));
+        iron_frag<bfloat, 16, 128> v2891;
+        iron_frag_fill(v2891, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2891, shm4, long(v2887), long(128u));
+        iron_frag_mma(v342, v2889, v2891);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v356 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const uint v357 = iron_tid.x;
+    const uint v381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v382 = iron_tid.x;
 
-    for (uint v354 = 0u; v354 < v2; v354 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v365 = v364 < v0;
-        const uint v366 = v354 + v363;
-        const bool v367 = v366 < v2;
-        const bool v368 = v365 && v367;
-        if (v368) {
-          const uint v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v372 = v370 + v354;
-          const uint v373 = v372 + v363;
-          const bfloat v374 = a[v373];
-          const uint v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v377 = v376 + v363;
-          shm3[v377] = v374;
+    for (uint v379 = 0u; v379 < v2; v379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v384 = v382; v384 < 8192u; v384 += v381) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v386 = v384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v388 = v384 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v389 = v22 + v386;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v390 = v389 < v0;
+        const uint v391 = v379 + v388;
+        const bool v392 = v391 < v2;
+        const bool v393 = v390 && v392;
+        if (v393) {
+          const uint v395 = v389 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v397 = v395 + v379;
+          const uint v398 = v397 + v388;
+          const bfloat v399 = a[v398];
+          const uint v401 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v402 = v401 + v388;
+          shm3[v402] = v399;
         } else {
-          const uint v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v380 = v379 + v363;
-          shm3[v380] = bfloat(0.0f);
+          const uint v404 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v405 = v404 + v388;
+          shm3[v405] = bfloat(0.0f);
         }
       }
 
-      for (uint v385 = v357; v385 < 8192u; v385 += v356) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v387 = v385 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v389 = v385 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v391 = v387 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v392 = v391 + v389;
-        const uint v393 = v354 + v387;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v394 = v393 < v2;
-        const uint v395 = v26 + v389;
-        const bool v396 = v395 < v1;
-        const bool v397 = v394 && v396;
-        if (v397) {
-          const uint v399 = v393 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v400 = v399 + v26;
-          const uint v401 = v400 + v389;
-          const bfloat v402 = b[v401];
-          shm4[v392] = v402;
+      for (uint v410 = v382; v410 < 8192u; v410 += v381) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v412 = v410 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v414 = v410 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v416 = v412 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v417 = v416 + v414;
+        const uint v418 = v379 + v412;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v419 = v418 < v2;
+        const uint v420 = v26 + v414;
+        const bool v421 = v420 < v1;
+        const bool v422 = v419 && v421;
+        if (v422) {
+          const uint v424 = v418 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v425 = v424 + v26;
+          const uint v426 = v425 + v414;
+          const bfloat v427 = b[v426];
+          shm4[v417] = v427;
         } else {
-          shm4[v392] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v417] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v410 = v315 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v411 = v410 << 6u;
-        const uint v2869 = v311 & 3u;
-        const uint v2871 = v2869 << 4u;
-        const uint v2873 = v2871 << 6u;
-        const uint v2875 = v411 + v2873;
-        iron_frag<bfloat, 16, 16> v2884;
-        iron_frag_fill(v2884, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2884, shm3, long(v2875), long(64u));
-        iron_frag<bfloat, 16, 128> v2886;
-        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2886, shm4, long(0u), long(128u));
-        iron_frag_mma(v317, v2884, v2886);
-        const uint v2888 = v2875 + 16u;
-        iron_frag<bfloat, 16, 16> v2895;
-        iron_frag_fill(v2895, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2895, shm3, long(v2888), long(64u));
-        iron_frag<bfloat, 16, 128> v2897;
-        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2897, shm4, long(2048u), long(128u));
-        iron_frag_mma(v317, v2895, v2897);
-        const uint v2899 = v2875 + 32u;
-        iron_frag<bfloat, 16, 16> v2906;
-        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2906, shm3, long(v2899), long(64u));
-        iron_frag<bfloat, 16, 128> v2908;
-        iron_frag_fill(v2908, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2908, shm4, long(4096u), long(128u));
-        iron_frag_mma(v317, v2906, v2908);
-        const uint v2910 = v2875 + 48u;
-        iron_frag<bfloat, 16, 16> v2917;
-        iron_frag_fill(v2917, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2917, shm3, long(v2910), long(64u));
-        iron_frag<bfloat, 16, 128> v2919;
-        iron_frag_fill(v2919, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2919, shm4, long(6144u), long(128u));
-        iron_frag_mma(v317, v2917, v2919);
+      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v435 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v436 = v435 << 6u;
+        const uint v2894 = v336 & 3u;
+        const uint v2896 = v2894 << 4u;
+        const uint v2898 = v2896 << 6u;
+        const uint v2900 = v436 + v2898;
+        iron_frag<bfloat, 16, 16> v2909;
+        iron_frag_fill(v2909, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2909, shm3, long(v2900), long(64u));
+        iron_frag<bfloat, 16, 128> v2911;
+        iron_frag_fill(v2911, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2911, shm4, long(0u), long(128u));
+        iron_frag_mma(v342, v2909, v2911);
+        const uint v2913 = v2900 + 16u;
+        iron_frag<bfloat, 16, 16> v2920;
+        iron_frag_fill(v2920, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2920, shm3, long(v2913), long(64u));
+        iron_frag<bfloat, 16, 128> v2922;
+        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2922, shm4, long(2048u), long(128u));
+        iron_frag_mma(v342, v2920, v2922);
+        const uint v2924 = v2900 + 32u;
+        iron_frag<bfloat, 16, 16> v2931;
+        iron_frag_fill(v2931, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2931, shm3, long(v2924), long(64u));
+        iron_frag<bfloat, 16, 128> v2933;
+        iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2933, shm4, long(4096u), long(128u));
+        iron_frag_mma(v342, v2931, v2933);
+        const uint v2935 = v2900 + 48u;
+        iron_frag<bfloat, 16, 16> v2942;
+        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2942, shm3, long(v2935), long(64u));
+        iron_frag<bfloat, 16, 128> v2944;
+        iron_frag_fill(v2944, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2944, shm4, long(6144u), long(128u));
+        iron_frag_mma(v342, v2942, v2944);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v417 = v311 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v418 = v417 << 4u;
-  const uint v420 = v315 << 6u;
-  const uint v421 = v22 + v420;
-  const uint v422 = v421 + v418;
-  const uint v423 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v424 = v422 + v423;
-  const uint v425 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v312 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v317.m[0][0].thread_elements()[0];
-    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v433 = bfloat(v432);
-    const uint v434 = v424 * v1;
-    const uint v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const uint v436 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v437 = v422 + v436;
-  const uint v438 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v312 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v317.m[0][0].thread_elements()[1];
-    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v446 = bfloat(v445);
-    const uint v447 = v437 * v1;
-    const uint v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const uint v449 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v450 = v422 + v449;
-  const uint v451 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v312 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v317.m[0][1].thread_elements()[0];
-    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v459 = bfloat(v458);
-    const uint v460 = v450 * v1;
-    const uint v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const uint v462 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v463 = v422 + v462;
-  const uint v464 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v312 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v317.m[0][1].thread_elements()[1];
-    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v472 = bfloat(v471);
-    const uint v473 = v463 * v1;
-    const uint v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const uint v475 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v476 = v422 + v475;
-  const uint v477 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v312 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v317.m[0][2].thread_elements()[0];
-    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v485 = bfloat(v484);
-    const uint v486 = v476 * v1;
-    const uint v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const uint v488 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v489 = v422 + v488;
-  const uint v490 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v312 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v317.m[0][2].thread_elements()[1];
-    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v498 = bfloat(v497);
-    const uint v499 = v489 * v1;
-    const uint v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const uint v501 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v502 = v422 + v501;
-  const uint v503 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v312 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v317.m[0][3].thread_elements()[0];
-    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v511 = bfloat(v510);
-    const uint v512 = v502 * v1;
-    const uint v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const uint v514 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v515 = v422 + v514;
-  const uint v516 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v312 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v317.m[0][3].thread_elements()[1];
-    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v524 = bfloat(v523);
-    const uint v525 = v515 * v1;
-    const uint v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const uint v527 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v528 = v422 + v527;
-  const uint v529 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v312 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v317.m[0][4].thread_elements()[0];
-    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v537 = bfloat(v536);
-    const uint v538 = v528 * v1;
-    const uint v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const uint v540 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v541 = v422 + v540;
-  const uint v542 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v312 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v317.m[0][4].thread_elements()[1];
-    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v550 = bfloat(v549);
-    const uint v551 = v541 * v1;
-    const uint v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const uint v553 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v554 = v422 + v553;
-  const uint v555 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v312 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v317.m[0][5].thread_elements()[0];
-    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v563 = bfloat(v562);
-    const uint v564 = v554 * v1;
-    const uint v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const uint v566 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v567 = v422 + v566;
-  const uint v568 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v312 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v317.m[0][5].thread_elements()[1];
-    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v576 = bfloat(v575);
-    const uint v577 = v567 * v1;
-    const uint v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const uint v579 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v580 = v422 + v579;
-  const uint v581 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v312 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v317.m[0][6].thread_elements()[0];
-    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v589 = bfloat(v588);
-    const uint v590 = v580 * v1;
-    const uint v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const uint v592 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v593 = v422 + v592;
-  const uint v594 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v312 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v317.m[0][6].thread_elements()[1];
-    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v602 = bfloat(v601);
-    const uint v603 = v593 * v1;
-    const uint v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const uint v605 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v606 = v422 + v605;
-  const uint v607 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v312 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v317.m[0][7].thread_elements()[0];
-    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v615 = bfloat(v614);
-    const uint v616 = v606 * v1;
-    const uint v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const uint v618 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v619 = v422 + v618;
-  const uint v620 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v312 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v317.m[0][7].thread_elements()[1];
-    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v628 = bfloat(v627);
-    const uint v629 = v619 * v1;
-    const uint v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const uint v631 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v632 = v422 + v631;
-  const uint v633 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v312 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v317.m[0][8].thread_elements()[0];
-    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v641 = bfloat(v640);
-    const uint v642 = v632 * v1;
-    const uint v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const uint v644 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v645 = v422 + v644;
-  const uint v646 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v312 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v317.m[0][8].thread_elements()[1];
-    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v654 = bfloat(v653);
-    const uint v655 = v645 * v1;
-    const uint v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const uint v657 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v658 = v422 + v657;
-  const uint v659 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v312 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v317.m[0][9].thread_elements()[0];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v667 = bfloat(v666);
-    const uint v668 = v658 * v1;
-    const uint v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const uint v670 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v671 = v422 + v670;
-  const uint v672 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v312 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v317.m[0][9].thread_elements()[1];
-    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v680 = bfloat(v679);
-    const uint v681 = v671 * v1;
-    const uint v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const uint v683 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v684 = v422 + v683;
-  const uint v685 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v312 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v317.m[0][10].thread_elements()[0];
-    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v693 = bfloat(v692);
-    const uint v694 = v684 * v1;
-    const uint v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const uint v696 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v697 = v422 + v696;
-  const uint v698 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v312 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v317.m[0][10].thread_elements()[1];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v706 = bfloat(v705);
-    const uint v707 = v697 * v1;
-    const uint v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const uint v709 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v710 = v422 + v709;
-  const uint v711 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v312 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v317.m[0][11].thread_elements()[0];
-    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v719 = bfloat(v718);
-    const uint v720 = v710 * v1;
-    const uint v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const uint v722 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v723 = v422 + v722;
-  const uint v724 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v312 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v317.m[0][11].thread_elements()[1];
-    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v732 = bfloat(v731);
-    const uint v733 = v723 * v1;
-    const uint v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const uint v735 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v736 = v422 + v735;
-  const uint v737 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v312 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v317.m[0][12].thread_elements()[0];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v745 = bfloat(v744);
-    const uint v746 = v736 * v1;
-    const uint v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const uint v748 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v749 = v422 + v748;
-  const uint v750 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v312 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v317.m[0][12].thread_elements()[1];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v758 = bfloat(v757);
-    const uint v759 = v749 * v1;
-    const uint v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const uint v761 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v762 = v422 + v761;
-  const uint v763 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v312 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v317.m[0][13].thread_elements()[0];
-    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v771 = bfloat(v770);
-    const uint v772 = v762 * v1;
-    const uint v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const uint v774 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v775 = v422 + v774;
-  const uint v776 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v312 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v317.m[0][13].thread_elements()[1];
-    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v784 = bfloat(v783);
-    const uint v785 = v775 * v1;
-    const uint v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const uint v787 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v788 = v422 + v787;
-  const uint v789 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v312 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v317.m[0][14].thread_elements()[0];
-    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v797 = bfloat(v796);
-    const uint v798 = v788 * v1;
-    const uint v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const uint v800 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v801 = v422 + v800;
-  const uint v802 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v312 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v317.m[0][14].thread_elements()[1];
-    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v810 = bfloat(v809);
-    const uint v811 = v801 * v1;
-    const uint v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v814 = v422 + v813;
-  const uint v815 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v312 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v317.m[0][15].thread_elements()[0];
-    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v823 = bfloat(v822);
-    const uint v824 = v814 * v1;
-    const uint v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const uint v826 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v827 = v422 + v826;
-  const uint v828 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v312 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v317.m[0][15].thread_elements()[1];
-    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v836 = bfloat(v835);
-    const uint v837 = v827 * v1;
-    const uint v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const uint v839 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v840 = v422 + v839;
-  const uint v841 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v312 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v317.m[1][0].thread_elements()[0];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v849 = bfloat(v848);
-    const uint v850 = v840 * v1;
-    const uint v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const uint v852 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v853 = v422 + v852;
-  const uint v854 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v312 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v317.m[1][0].thread_elements()[1];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v862 = bfloat(v861);
-    const uint v863 = v853 * v1;
-    const uint v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const uint v865 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v866 = v422 + v865;
-  const uint v867 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v312 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v317.m[1][1].thread_elements()[0];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v875 = bfloat(v874);
-    const uint v876 = v866 * v1;
-    const uint v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const uint v878 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v879 = v422 + v878;
-  const uint v880 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v312 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v317.m[1][1].thread_elements()[1];
-    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v888 = bfloat(v887);
-    const uint v889 = v879 * v1;
-    const uint v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const uint v891 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v892 = v422 + v891;
-  const uint v893 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v312 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v317.m[1][2].thread_elements()[0];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v892 * v1;
-    const uint v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const uint v904 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v905 = v422 + v904;
-  const uint v906 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v312 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v317.m[1][2].thread_elements()[1];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v914 = bfloat(v913);
-    const uint v915 = v905 * v1;
-    const uint v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const uint v917 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v918 = v422 + v917;
-  const uint v919 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v312 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v317.m[1][3].thread_elements()[0];
-    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v927 = bfloat(v926);
-    const uint v928 = v918 * v1;
-    const uint v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const uint v930 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v931 = v422 + v930;
-  const uint v932 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v312 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v317.m[1][3].thread_elements()[1];
-    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v940 = bfloat(v939);
-    const uint v941 = v931 * v1;
-    const uint v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const uint v943 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v944 = v422 + v943;
-  const uint v945 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v312 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v317.m[1][4].thread_elements()[0];
-    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v953 = bfloat(v952);
-    const uint v954 = v944 * v1;
-    const uint v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const uint v956 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v957 = v422 + v956;
-  const uint v958 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v312 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v317.m[1][4].thread_elements()[1];
-    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v966 = bfloat(v965);
-    const uint v967 = v957 * v1;
-    const uint v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const uint v969 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v970 = v422 + v969;
-  const uint v971 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v312 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v317.m[1][5].thread_elements()[0];
-    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v979 = bfloat(v978);
-    const uint v980 = v970 * v1;
-    const uint v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const uint v982 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v983 = v422 + v982;
-  const uint v984 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v312 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v317.m[1][5].thread_elements()[1];
-    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v992 = bfloat(v991);
-    const uint v993 = v983 * v1;
-    const uint v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const uint v995 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v996 = v422 + v995;
-  const uint v997 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v312 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v317.m[1][6].thread_elements()[0];
-    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1005 = bfloat(v1004);
-    const uint v1006 = v996 * v1;
-    const uint v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const uint v1008 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1009 = v422 + v1008;
-  const uint v1010 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v312 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v317.m[1][6].thread_elements()[1];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1018 = bfloat(v1017);
-    const uint v1019 = v1009 * v1;
-    const uint v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1022 = v422 + v1021;
-  const uint v1023 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v312 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v317.m[1][7].thread_elements()[0];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1031 = bfloat(v1030);
-    const uint v1032 = v1022 * v1;
-    const uint v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const uint v1034 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1035 = v422 + v1034;
-  const uint v1036 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v312 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v317.m[1][7].thread_elements()[1];
-    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1044 = bfloat(v1043);
-    const uint v1045 = v1035 * v1;
-    const uint v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const uint v1047 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1048 = v422 + v1047;
-  const uint v1049 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v312 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v317.m[1][8].thread_elements()[0];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1057 = bfloat(v1056);
-    const uint v1058 = v1048 * v1;
-    const uint v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const uint v1060 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1061 = v422 + v1060;
-  const uint v1062 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v312 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v317.m[1][8].thread_elements()[1];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1070 = bfloat(v1069);
-    const uint v1071 = v1061 * v1;
-    const uint v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const uint v1073 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1074 = v422 + v1073;
-  const uint v1075 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v312 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v317.m[1][9].thread_elements()[0];
-    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1083 = bfloat(v1082);
-    const uint v1084 = v1074 * v1;
-    const uint v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const uint v1086 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1087 = v422 + v1086;
-  const uint v1088 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v312 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v317.m[1][9].thread_elements()[1];
-    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1096 = bfloat(v1095);
-    const uint v1097 = v1087 * v1;
-    const uint v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const uint v1099 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1100 = v422 + v1099;
-  const uint v1101 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v312 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v317.m[1][10].thread_elements()[0];
-    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1109 = bfloat(v1108);
-    const uint v1110 = v1100 * v1;
-    const uint v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const uint v1112 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1113 = v422 + v1112;
-  const uint v1114 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v312 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v317.m[1][10].thread_elements()[1];
-    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1122 = bfloat(v1121);
-    const uint v1123 = v1113 * v1;
-    const uint v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const uint v1125 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1126 = v422 + v1125;
-  const uint v1127 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v312 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v317.m[1][11].thread_elements()[0];
-    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1135 = bfloat(v1134);
-    const uint v1136 = v1126 * v1;
-    const uint v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const uint v1138 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1139 = v422 + v1138;
-  const uint v1140 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v312 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v317.m[1][11].thread_elements()[1];
-    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1148 = bfloat(v1147);
-    const uint v1149 = v1139 * v1;
-    const uint v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const uint v1151 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1152 = v422 + v1151;
-  const uint v1153 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v312 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v317.m[1][12].thread_elements()[0];
-    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1161 = bfloat(v1160);
-    const uint v1162 = v1152 * v1;
-    const uint v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const uint v1164 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1165 = v422 + v1164;
-  const uint v1166 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v312 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v317.m[1][12].thread_elements()[1];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1174 = bfloat(v1173);
-    const uint v1175 = v1165 * v1;
-    const uint v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1178 = v422 + v1177;
-  const uint v1179 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v312 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v317.m[1][13].thread_elements()[0];
-    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1187 = bfloat(v1186);
-    const uint v1188 = v1178 * v1;
-    const uint v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const uint v1190 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1191 = v422 + v1190;
-  const uint v1192 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v312 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v317.m[1][13].thread_elements()[1];
-    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1200 = bfloat(v1199);
-    const uint v1201 = v1191 * v1;
-    const uint v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const uint v1203 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1204 = v422 + v1203;
-  const uint v1205 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1208 = v312 && v1207;
-  const bool v1209 = v1206 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v317.m[1][14].thread_elements()[0];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1213 = bfloat(v1212);
-    const uint v1214 = v1204 * v1;
-    const uint v1215 = v1214 + v1206;
-    out[v1215] = v1213;
-  }
-  const uint v1216 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1217 = v422 + v1216;
-  const uint v1218 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1221 = v312 && v1220;
-  const bool v1222 = v1219 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v317.m[1][14].thread_elements()[1];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1226 = bfloat(v1225);
-    const uint v1227 = v1217 * v1;
-    const uint v1228 = v1227 + v1219;
-    out[v1228] = v1226;
-  }
-  const uint v1229 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1230 = v422 + v1229;
-  const uint v1231 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1234 = v312 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v317.m[1][15].thread_elements()[0];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1239 = bfloat(v1238);
-    const uint v1240 = v1230 * v1;
-    const uint v1241 = v1240 + v1232;
-    out[v1241] = v1239;
-  }
-  const uint v1242 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1243 = v422 + v1242;
-  const uint v1244 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1245 = v26 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1247 = v312 && v1246;
-  const bool v1248 = v1245 < v1;
-  const bool v1249 = v1247 && v1248;
-  if (v1249) {
-    const float v1250 = v317.m[1][15].thread_elements()[1];
-    const float v1251 = v1250 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1252 = bfloat(v1251);
-    const uint v1253 = v1243 * v1;
-    const uint v1254 = v1253 + v1245;
-    out[v1254] = v1252;
-  }
-  const uint v1256 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1264;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1264, float(0.0f));
-  if (v326) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2657 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2659 = v311 << 5u;
-    const uint v2660 = v2659 + v2657;
-    const uint v2664 = v2660 >> 3u;
-    const uint v2666 = v2660 & 7u;
-    const uint v2668 = v2666 << 3u;
-    const uint v2669 = v22 + v2664;
-    const bool v2671 = v2669 < v0;
-    const uint v2674 = v2669 * v2;
-    const uint v2679 = v2664 << 6u;
-    const uint v2683 = v2660 + 384u;
-    const uint v2685 = v2683 >> 3u;
-    const uint v2687 = v2683 & 7u;
-    const uint v2689 = v2687 << 3u;
-    const uint v2690 = v22 + v2685;
-    const bool v2692 = v2690 < v0;
-    const uint v2695 = v2690 * v2;
-    const uint v2700 = v2685 << 6u;
-    const uint v2704 = v2660 + 768u;
-    const bool v2706 = v2704 < 1024u;
-    const uint v2737 = v2660 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2739 = v2660 & 15u;
-    const uint v2741 = v2739 << 3u;
-    const uint v2743 = v1256 + v2741;
-    const bool v2745 = v2743 < v1;
-    const uint v2752 = v2737 << 7u;
-    const uint v2758 = v2683 >> 4u;
-    const uint v2760 = v2683 & 15u;
-    const uint v2762 = v2760 << 3u;
-    const uint v2764 = v1256 + v2762;
-    const bool v2766 = v2764 < v1;
-    const uint v2773 = v2758 << 7u;
+  const uint v442 = v336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v443 = v442 << 4u;
+  const uint v445 = v340 << 6u;
+  const uint v446 = v22 + v445;
+  const uint v447 = v446 + v443;
+  const uint v448 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v449 = v447 + v448;
+  const uint v450 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v451 = v26 + v450;
+  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v453 = v337 && v452;
+  const bool v454 = v451 < v1;
+  const bool v455 = v453 && v454;
+  if (v455) {
+    const float v456 = v342.m[0][0].thread_elements()[0];
+    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v458 = bfloat(v457);
+    const uint v459 = v449 * v1;
+    const uint v460 = v459 + v451;
+    out[v460] = v458;
+  }
+  const uint v461 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v462 = v447 + v461;
+  const uint v463 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v464 = v26 + v463;
+  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v466 = v337 && v465;
+  const bool v467 = v464 < v1;
+  const bool v468 = v466 && v467;
+  if (v468) {
+    const float v469 = v342.m[0][0].thread_elements()[1];
+    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v471 = bfloat(v470);
+    const uint v472 = v462 * v1;
+    const uint v473 = v472 + v464;
+    out[v473] = v471;
+  }
+  const uint v474 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v475 = v447 + v474;
+  const uint v476 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v477 = v26 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v337 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v342.m[0][1].thread_elements()[0];
+    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v484 = bfloat(v483);
+    const uint v485 = v475 * v1;
+    const uint v486 = v485 + v477;
+    out[v486] = v484;
+  }
+  const uint v487 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v488 = v447 + v487;
+  const uint v489 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v490 = v26 + v489;
+  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v492 = v337 && v491;
+  const bool v493 = v490 < v1;
+  const bool v494 = v492 && v493;
+  if (v494) {
+    const float v495 = v342.m[0][1].thread_elements()[1];
+    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v497 = bfloat(v496);
+    const uint v498 = v488 * v1;
+    const uint v499 = v498 + v490;
+    out[v499] = v497;
+  }
+  const uint v500 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v501 = v447 + v500;
+  const uint v502 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v503 = v26 + v502;
+  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v505 = v337 && v504;
+  const bool v506 = v503 < v1;
+  const bool v507 = v505 && v506;
+  if (v507) {
+    const float v508 = v342.m[0][2].thread_elements()[0];
+    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v510 = bfloat(v509);
+    const uint v511 = v501 * v1;
+    const uint v512 = v511 + v503;
+    out[v512] = v510;
+  }
+  const uint v513 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v514 = v447 + v513;
+  const uint v515 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v516 = v26 + v515;
+  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v518 = v337 && v517;
+  const bool v519 = v516 < v1;
+  const bool v520 = v518 && v519;
+  if (v520) {
+    const float v521 = v342.m[0][2].thread_elements()[1];
+    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v523 = bfloat(v522);
+    const uint v524 = v514 * v1;
+    const uint v525 = v524 + v516;
+    out[v525] = v523;
+  }
+  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v527 = v447 + v526;
+  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v529 = v26 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v531 = v337 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v342.m[0][3].thread_elements()[0];
+    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v536 = bfloat(v535);
+    const uint v537 = v527 * v1;
+    const uint v538 = v537 + v529;
+    out[v538] = v536;
+  }
+  const uint v539 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v540 = v447 + v539;
+  const uint v541 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v542 = v26 + v541;
+  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v544 = v337 && v543;
+  const bool v545 = v542 < v1;
+  const bool v546 = v544 && v545;
+  if (v546) {
+    const float v547 = v342.m[0][3].thread_elements()[1];
+    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v549 = bfloat(v548);
+    const uint v550 = v540 * v1;
+    const uint v551 = v550 + v542;
+    out[v551] = v549;
+  }
+  const uint v552 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v553 = v447 + v552;
+  const uint v554 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v555 = v26 + v554;
+  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v557 = v337 && v556;
+  const bool v558 = v555 < v1;
+  const bool v559 = v557 && v558;
+  if (v559) {
+    const float v560 = v342.m[0][4].thread_elements()[0];
+    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v562 = bfloat(v561);
+    const uint v563 = v553 * v1;
+    const uint v564 = v563 + v555;
+    out[v564] = v562;
+  }
+  const uint v565 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v566 = v447 + v565;
+  const uint v567 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v568 = v26 + v567;
+  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v570 = v337 && v569;
+  const bool v571 = v568 < v1;
+  const bool v572 = v570 && v571;
+  if (v572) {
+    const float v573 = v342.m[0][4].thread_elements()[1];
+    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v575 = bfloat(v574);
+    const uint v576 = v566 * v1;
+    const uint v577 = v576 + v568;
+    out[v577] = v575;
+  }
+  const uint v578 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v579 = v447 + v578;
+  const uint v580 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v581 = v26 + v580;
+  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v583 = v337 && v582;
+  const bool v584 = v581 < v1;
+  const bool v585 = v583 && v584;
+  if (v585) {
+    const float v586 = v342.m[0][5].thread_elements()[0];
+    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v588 = bfloat(v587);
+    const uint v589 = v579 * v1;
+    const uint v590 = v589 + v581;
+    out[v590] = v588;
+  }
+  const uint v591 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v592 = v447 + v591;
+  const uint v593 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v594 = v26 + v593;
+  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v596 = v337 && v595;
+  const bool v597 = v594 < v1;
+  const bool v598 = v596 && v597;
+  if (v598) {
+    const float v599 = v342.m[0][5].thread_elements()[1];
+    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v601 = bfloat(v600);
+    const uint v602 = v592 * v1;
+    const uint v603 = v602 + v594;
+    out[v603] = v601;
+  }
+  const uint v604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v605 = v447 + v604;
+  const uint v606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v607 = v26 + v606;
+  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v609 = v337 && v608;
+  const bool v610 = v607 < v1;
+  const bool v611 = v609 && v610;
+  if (v611) {
+    const float v612 = v342.m[0][6].thread_elements()[0];
+    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v614 = bfloat(v613);
+    const uint v615 = v605 * v1;
+    const uint v616 = v615 + v607;
+    out[v616] = v614;
+  }
+  const uint v617 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v618 = v447 + v617;
+  const uint v619 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v620 = v26 + v619;
+  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v622 = v337 && v621;
+  const bool v623 = v620 < v1;
+  const bool v624 = v622 && v623;
+  if (v624) {
+    const float v625 = v342.m[0][6].thread_elements()[1];
+    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v627 = bfloat(v626);
+    const uint v628 = v618 * v1;
+    const uint v629 = v628 + v620;
+    out[v629] = v627;
+  }
+  const uint v630 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v631 = v447 + v630;
+  const uint v632 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v633 = v26 + v632;
+  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v635 = v337 && v634;
+  const bool v636 = v633 < v1;
+  const bool v637 = v635 && v636;
+  if (v637) {
+    const float v638 = v342.m[0][7].thread_elements()[0];
+    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v640 = bfloat(v639);
+    const uint v641 = v631 * v1;
+    const uint v642 = v641 + v633;
+    out[v642] = v640;
+  }
+  const uint v643 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v644 = v447 + v643;
+  const uint v645 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v646 = v26 + v645;
+  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v648 = v337 && v647;
+  const bool v649 = v646 < v1;
+  const bool v650 = v648 && v649;
+  if (v650) {
+    const float v651 = v342.m[0][7].thread_elements()[1];
+    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v653 = bfloat(v652);
+    const uint v654 = v644 * v1;
+    const uint v655 = v654 + v646;
+    out[v655] = v653;
+  }
+  const uint v656 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v657 = v447 + v656;
+  const uint v658 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v659 = v26 + v658;
+  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v661 = v337 && v660;
+  const bool v662 = v659 < v1;
+  const bool v663 = v661 && v662;
+  if (v663) {
+    const float v664 = v342.m[0][8].thread_elements()[0];
+    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v666 = bfloat(v665);
+    const uint v667 = v657 * v1;
+    const uint v668 = v667 + v659;
+    out[v668] = v666;
+  }
+  const uint v669 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v670 = v447 + v669;
+  const uint v671 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v672 = v26 + v671;
+  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v674 = v337 && v673;
+  const bool v675 = v672 < v1;
+  const bool v676 = v674 && v675;
+  if (v676) {
+    const float v677 = v342.m[0][8].thread_elements()[1];
+    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v679 = bfloat(v678);
+    const uint v680 = v670 * v1;
+    const uint v681 = v680 + v672;
+    out[v681] = v679;
+  }
+  const uint v682 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v683 = v447 + v682;
+  const uint v684 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v685 = v26 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v337 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v342.m[0][9].thread_elements()[0];
+    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v692 = bfloat(v691);
+    const uint v693 = v683 * v1;
+    const uint v694 = v693 + v685;
+    out[v694] = v692;
+  }
+  const uint v695 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v696 = v447 + v695;
+  const uint v697 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v698 = v26 + v697;
+  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v700 = v337 && v699;
+  const bool v701 = v698 < v1;
+  const bool v702 = v700 && v701;
+  if (v702) {
+    const float v703 = v342.m[0][9].thread_elements()[1];
+    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v705 = bfloat(v704);
+    const uint v706 = v696 * v1;
+    const uint v707 = v706 + v698;
+    out[v707] = v705;
+  }
+  const uint v708 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v709 = v447 + v708;
+  const uint v710 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v711 = v26 + v710;
+  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v713 = v337 && v712;
+  const bool v714 = v711 < v1;
+  const bool v715 = v713 && v714;
+  if (v715) {
+    const float v716 = v342.m[0][10].thread_elements()[0];
+    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v718 = bfloat(v717);
+    const uint v719 = v709 * v1;
+    const uint v720 = v719 + v711;
+    out[v720] = v718;
+  }
+  const uint v721 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v722 = v447 + v721;
+  const uint v723 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v724 = v26 + v723;
+  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v726 = v337 && v725;
+  const bool v727 = v724 < v1;
+  const bool v728 = v726 && v727;
+  if (v728) {
+    const float v729 = v342.m[0][10].thread_elements()[1];
+    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v731 = bfloat(v730);
+    const uint v732 = v722 * v1;
+    const uint v733 = v732 + v724;
+    out[v733] = v731;
+  }
+  const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v735 = v447 + v734;
+  const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v737 = v26 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v739 = v337 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v342.m[0][11].thread_elements()[0];
+    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v744 = bfloat(v743);
+    const uint v745 = v735 * v1;
+    const uint v746 = v745 + v737;
+    out[v746] = v744;
+  }
+  const uint v747 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v748 = v447 + v747;
+  const uint v749 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v750 = v26 + v749;
+  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v752 = v337 && v751;
+  const bool v753 = v750 < v1;
+  const bool v754 = v752 && v753;
+  if (v754) {
+    const float v755 = v342.m[0][11].thread_elements()[1];
+    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v757 = bfloat(v756);
+    const uint v758 = v748 * v1;
+    const uint v759 = v758 + v750;
+    out[v759] = v757;
+  }
+  const uint v760 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v761 = v447 + v760;
+  const uint v762 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v763 = v26 + v762;
+  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v765 = v337 && v764;
+  const bool v766 = v763 < v1;
+  const bool v767 = v765 && v766;
+  if (v767) {
+    const float v768 = v342.m[0][12].thread_elements()[0];
+    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v770 = bfloat(v769);
+    const uint v771 = v761 * v1;
+    const uint v772 = v771 + v763;
+    out[v772] = v770;
+  }
+  const uint v773 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v774 = v447 + v773;
+  const uint v775 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v776 = v26 + v775;
+  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v778 = v337 && v777;
+  const bool v779 = v776 < v1;
+  const bool v780 = v778 && v779;
+  if (v780) {
+    const float v781 = v342.m[0][12].thread_elements()[1];
+    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v783 = bfloat(v782);
+    const uint v784 = v774 * v1;
+    const uint v785 = v784 + v776;
+    out[v785] = v783;
+  }
+  const uint v786 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v787 = v447 + v786;
+  const uint v788 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v789 = v26 + v788;
+  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v791 = v337 && v790;
+  const bool v792 = v789 < v1;
+  const bool v793 = v791 && v792;
+  if (v793) {
+    const float v794 = v342.m[0][13].thread_elements()[0];
+    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v796 = bfloat(v795);
+    const uint v797 = v787 * v1;
+    const uint v798 = v797 + v789;
+    out[v798] = v796;
+  }
+  const uint v799 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v800 = v447 + v799;
+  const uint v801 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v802 = v26 + v801;
+  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v804 = v337 && v803;
+  const bool v805 = v802 < v1;
+  const bool v806 = v804 && v805;
+  if (v806) {
+    const float v807 = v342.m[0][13].thread_elements()[1];
+    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v809 = bfloat(v808);
+    const uint v810 = v800 * v1;
+    const uint v811 = v810 + v802;
+    out[v811] = v809;
+  }
+  const uint v812 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v813 = v447 + v812;
+  const uint v814 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v815 = v26 + v814;
+  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v817 = v337 && v816;
+  const bool v818 = v815 < v1;
+  const bool v819 = v817 && v818;
+  if (v819) {
+    const float v820 = v342.m[0][14].thread_elements()[0];
+    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v822 = bfloat(v821);
+    const uint v823 = v813 * v1;
+    const uint v824 = v823 + v815;
+    out[v824] = v822;
+  }
+  const uint v825 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v826 = v447 + v825;
+  const uint v827 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v828 = v26 + v827;
+  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v830 = v337 && v829;
+  const bool v831 = v828 < v1;
+  const bool v832 = v830 && v831;
+  if (v832) {
+    const float v833 = v342.m[0][14].thread_elements()[1];
+    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v835 = bfloat(v834);
+    const uint v836 = v826 * v1;
+    const uint v837 = v836 + v828;
+    out[v837] = v835;
+  }
+  const uint v838 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v839 = v447 + v838;
+  const uint v840 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v841 = v26 + v840;
+  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v843 = v337 && v842;
+  const bool v844 = v841 < v1;
+  const bool v845 = v843 && v844;
+  if (v845) {
+    const float v846 = v342.m[0][15].thread_elements()[0];
+    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v848 = bfloat(v847);
+    const uint v849 = v839 * v1;
+    const uint v850 = v849 + v841;
+    out[v850] = v848;
+  }
+  const uint v851 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v852 = v447 + v851;
+  const uint v853 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v854 = v26 + v853;
+  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v856 = v337 && v855;
+  const bool v857 = v854 < v1;
+  const bool v858 = v856 && v857;
+  if (v858) {
+    const float v859 = v342.m[0][15].thread_elements()[1];
+    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v861 = bfloat(v860);
+    const uint v862 = v852 * v1;
+    const uint v863 = v862 + v854;
+    out[v863] = v861;
+  }
+  const uint v864 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v865 = v447 + v864;
+  const uint v866 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v867 = v26 + v866;
+  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v869 = v337 && v868;
+  const bool v870 = v867 < v1;
+  const bool v871 = v869 && v870;
+  if (v871) {
+    const float v872 = v342.m[1][0].thread_elements()[0];
+    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v874 = bfloat(v873);
+    const uint v875 = v865 * v1;
+    const uint v876 = v875 + v867;
+    out[v876] = v874;
+  }
+  const uint v877 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v878 = v447 + v877;
+  const uint v879 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v880 = v26 + v879;
+  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v882 = v337 && v881;
+  const bool v883 = v880 < v1;
+  const bool v884 = v882 && v883;
+  if (v884) {
+    const float v885 = v342.m[1][0].thread_elements()[1];
+    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v887 = bfloat(v886);
+    const uint v888 = v878 * v1;
+    const uint v889 = v888 + v880;
+    out[v889] = v887;
+  }
+  const uint v890 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v891 = v447 + v890;
+  const uint v892 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v893 = v26 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v337 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v342.m[1][1].thread_elements()[0];
+    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v900 = bfloat(v899);
+    const uint v901 = v891 * v1;
+    const uint v902 = v901 + v893;
+    out[v902] = v900;
+  }
+  const uint v903 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v904 = v447 + v903;
+  const uint v905 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v906 = v26 + v905;
+  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v908 = v337 && v907;
+  const bool v909 = v906 < v1;
+  const bool v910 = v908 && v909;
+  if (v910) {
+    const float v911 = v342.m[1][1].thread_elements()[1];
+    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v913 = bfloat(v912);
+    const uint v914 = v904 * v1;
+    const uint v915 = v914 + v906;
+    out[v915] = v913;
+  }
+  const uint v916 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v917 = v447 + v916;
+  const uint v918 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v919 = v26 + v918;
+  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v921 = v337 && v920;
+  const bool v922 = v919 < v1;
+  const bool v923 = v921 && v922;
+  if (v923) {
+    const float v924 = v342.m[1][2].thread_elements()[0];
+    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v926 = bfloat(v925);
+    const uint v927 = v917 * v1;
+    const uint v928 = v927 + v919;
+    out[v928] = v926;
+  }
+  const uint v929 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v930 = v447 + v929;
+  const uint v931 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v932 = v26 + v931;
+  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v934 = v337 && v933;
+  const bool v935 = v932 < v1;
+  const bool v936 = v934 && v935;
+  if (v936) {
+    const float v937 = v342.m[1][2].thread_elements()[1];
+    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v939 = bfloat(v938);
+    const uint v940 = v930 * v1;
+    const uint v941 = v940 + v932;
+    out[v941] = v939;
+  }
+  const uint v942 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v943 = v447 + v942;
+  const uint v944 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v945 = v26 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v947 = v337 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v342.m[1][3].thread_elements()[0];
+    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v952 = bfloat(v951);
+    const uint v953 = v943 * v1;
+    const uint v954 = v953 + v945;
+    out[v954] = v952;
+  }
+  const uint v955 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v956 = v447 + v955;
+  const uint v957 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v958 = v26 + v957;
+  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v960 = v337 && v959;
+  const bool v961 = v958 < v1;
+  const bool v962 = v960 && v961;
+  if (v962) {
+    const float v963 = v342.m[1][3].thread_elements()[1];
+    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v965 = bfloat(v964);
+    const uint v966 = v956 * v1;
+    const uint v967 = v966 + v958;
+    out[v967] = v965;
+  }
+  const uint v968 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v969 = v447 + v968;
+  const uint v970 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v971 = v26 + v970;
+  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v973 = v337 && v972;
+  const bool v974 = v971 < v1;
+  const bool v975 = v973 && v974;
+  if (v975) {
+    const float v976 = v342.m[1][4].thread_elements()[0];
+    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v978 = bfloat(v977);
+    const uint v979 = v969 * v1;
+    const uint v980 = v979 + v971;
+    out[v980] = v978;
+  }
+  const uint v981 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v982 = v447 + v981;
+  const uint v983 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v984 = v26 + v983;
+  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v986 = v337 && v985;
+  const bool v987 = v984 < v1;
+  const bool v988 = v986 && v987;
+  if (v988) {
+    const float v989 = v342.m[1][4].thread_elements()[1];
+    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v991 = bfloat(v990);
+    const uint v992 = v982 * v1;
+    const uint v993 = v992 + v984;
+    out[v993] = v991;
+  }
+  const uint v994 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v995 = v447 + v994;
+  const uint v996 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v997 = v26 + v996;
+  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v999 = v337 && v998;
+  const bool v1000 = v997 < v1;
+  const bool v1001 = v999 && v1000;
+  if (v1001) {
+    const float v1002 = v342.m[1][5].thread_elements()[0];
+    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1004 = bfloat(v1003);
+    const uint v1005 = v995 * v1;
+    const uint v1006 = v1005 + v997;
+    out[v1006] = v1004;
+  }
+  const uint v1007 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1008 = v447 + v1007;
+  const uint v1009 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1010 = v26 + v1009;
+  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1012 = v337 && v1011;
+  const bool v1013 = v1010 < v1;
+  const bool v1014 = v1012 && v1013;
+  if (v1014) {
+    const float v1015 = v342.m[1][5].thread_elements()[1];
+    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1017 = bfloat(v1016);
+    const uint v1018 = v1008 * v1;
+    const uint v1019 = v1018 + v1010;
+    out[v1019] = v1017;
+  }
+  const uint v1020 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1021 = v447 + v1020;
+  const uint v1022 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1023 = v26 + v1022;
+  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1025 = v337 && v1024;
+  const bool v1026 = v1023 < v1;
+  const bool v1027 = v1025 && v1026;
+  if (v1027) {
+    const float v1028 = v342.m[1][6].thread_elements()[0];
+    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1030 = bfloat(v1029);
+    const uint v1031 = v1021 * v1;
+    const uint v1032 = v1031 + v1023;
+    out[v1032] = v1030;
+  }
+  const uint v1033 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1034 = v447 + v1033;
+  const uint v1035 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1036 = v26 + v1035;
+  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1038 = v337 && v1037;
+  const bool v1039 = v1036 < v1;
+  const bool v1040 = v1038 && v1039;
+  if (v1040) {
+    const float v1041 = v342.m[1][6].thread_elements()[1];
+    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1043 = bfloat(v1042);
+    const uint v1044 = v1034 * v1;
+    const uint v1045 = v1044 + v1036;
+    out[v1045] = v1043;
+  }
+  const uint v1046 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1047 = v447 + v1046;
+  const uint v1048 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1049 = v26 + v1048;
+  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1051 = v337 && v1050;
+  const bool v1052 = v1049 < v1;
+  const bool v1053 = v1051 && v1052;
+  if (v1053) {
+    const float v1054 = v342.m[1][7].thread_elements()[0];
+    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1056 = bfloat(v1055);
+    const uint v1057 = v1047 * v1;
+    const uint v1058 = v1057 + v1049;
+    out[v1058] = v1056;
+  }
+  const uint v1059 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1060 = v447 + v1059;
+  const uint v1061 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1062 = v26 + v1061;
+  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1064 = v337 && v1063;
+  const bool v1065 = v1062 < v1;
+  const bool v1066 = v1064 && v1065;
+  if (v1066) {
+    const float v1067 = v342.m[1][7].thread_elements()[1];
+    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1069 = bfloat(v1068);
+    const uint v1070 = v1060 * v1;
+    const uint v1071 = v1070 + v1062;
+    out[v1071] = v1069;
+  }
+  const uint v1072 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1073 = v447 + v1072;
+  const uint v1074 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1075 = v26 + v1074;
+  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1077 = v337 && v1076;
+  const bool v1078 = v1075 < v1;
+  const bool v1079 = v1077 && v1078;
+  if (v1079) {
+    const float v1080 = v342.m[1][8].thread_elements()[0];
+    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1082 = bfloat(v1081);
+    const uint v1083 = v1073 * v1;
+    const uint v1084 = v1083 + v1075;
+    out[v1084] = v1082;
+  }
+  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1086 = v447 + v1085;
+  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1088 = v26 + v1087;
+  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1090 = v337 && v1089;
+  const bool v1091 = v1088 < v1;
+  const bool v1092 = v1090 && v1091;
+  if (v1092) {
+    const float v1093 = v342.m[1][8].thread_elements()[1];
+    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1095 = bfloat(v1094);
+    const uint v1096 = v1086 * v1;
+    const uint v1097 = v1096 + v1088;
+    out[v1097] = v1095;
+  }
+  const uint v1098 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1099 = v447 + v1098;
+  const uint v1100 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1101 = v26 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v337 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v342.m[1][9].thread_elements()[0];
+    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1108 = bfloat(v1107);
+    const uint v1109 = v1099 * v1;
+    const uint v1110 = v1109 + v1101;
+    out[v1110] = v1108;
+  }
+  const uint v1111 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1112 = v447 + v1111;
+  const uint v1113 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1114 = v26 + v1113;
+  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1116 = v337 && v1115;
+  const bool v1117 = v1114 < v1;
+  const bool v1118 = v1116 && v1117;
+  if (v1118) {
+    const float v1119 = v342.m[1][9].thread_elements()[1];
+    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1121 = bfloat(v1120);
+    const uint v1122 = v1112 * v1;
+    const uint v1123 = v1122 + v1114;
+    out[v1123] = v1121;
+  }
+  const uint v1124 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1125 = v447 + v1124;
+  const uint v1126 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1127 = v26 + v1126;
+  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1129 = v337 && v1128;
+  const bool v1130 = v1127 < v1;
+  const bool v1131 = v1129 && v1130;
+  if (v1131) {
+    const float v1132 = v342.m[1][10].thread_elements()[0];
+    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1134 = bfloat(v1133);
+    const uint v1135 = v1125 * v1;
+    const uint v1136 = v1135 + v1127;
+    out[v1136] = v1134;
+  }
+  const uint v1137 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1138 = v447 + v1137;
+  const uint v1139 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1140 = v26 + v1139;
+  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1142 = v337 && v1141;
+  const bool v1143 = v1140 < v1;
+  const bool v1144 = v1142 && v1143;
+  if (v1144) {
+    const float v1145 = v342.m[1][10].thread_elements()[1];
+    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1147 = bfloat(v1146);
+    const uint v1148 = v1138 * v1;
+    const uint v1149 = v1148 + v1140;
+    out[v1149] = v1147;
+  }
+  const uint v1150 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1151 = v447 + v1150;
+  const uint v1152 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1153 = v26 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1155 = v337 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v342.m[1][11].thread_elements()[0];
+    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1160 = bfloat(v1159);
+    const uint v1161 = v1151 * v1;
+    const uint v1162 = v1161 + v1153;
+    out[v1162] = v1160;
+  }
+  const uint v1163 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1164 = v447 + v1163;
+  const uint v1165 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1166 = v26 + v1165;
+  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1168 = v337 && v1167;
+  const bool v1169 = v1166 < v1;
+  const bool v1170 = v1168 && v1169;
+  if (v1170) {
+    const float v1171 = v342.m[1][11].thread_elements()[1];
+    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1173 = bfloat(v1172);
+    const uint v1174 = v1164 * v1;
+    const uint v1175 = v1174 + v1166;
+    out[v1175] = v1173;
+  }
+  const uint v1176 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1177 = v447 + v1176;
+  const uint v1178 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1179 = v26 + v1178;
+  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1181 = v337 && v1180;
+  const bool v1182 = v1179 < v1;
+  const bool v1183 = v1181 && v1182;
+  if (v1183) {
+    const float v1184 = v342.m[1][12].thread_elements()[0];
+    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1186 = bfloat(v1185);
+    const uint v1187 = v1177 * v1;
+    const uint v1188 = v1187 + v1179;
+    out[v1188] = v1186;
+  }
+  const uint v1189 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1190 = v447 + v1189;
+  const uint v1191 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1192 = v26 + v1191;
+  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1194 = v337 && v1193;
+  const bool v1195 = v1192 < v1;
+  const bool v1196 = v1194 && v1195;
+  if (v1196) {
+    const float v1197 = v342.m[1][12].thread_elements()[1];
+    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1199 = bfloat(v1198);
+    const uint v1200 = v1190 * v1;
+    const uint v1201 = v1200 + v1192;
+    out[v1201] = v1199;
+  }
+  const uint v1202 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1203 = v447 + v1202;
+  const uint v1204 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1205 = v26 + v1204;
+  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1207 = v337 && v1206;
+  const bool v1208 = v1205 < v1;
+  const bool v1209 = v1207 && v1208;
+  if (v1209) {
+    const float v1210 = v342.m[1][13].thread_elements()[0];
+    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1212 = bfloat(v1211);
+    const uint v1213 = v1203 * v1;
+    const uint v1214 = v1213 + v1205;
+    out[v1214] = v1212;
+  }
+  const uint v1215 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1216 = v447 + v1215;
+  const uint v1217 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1218 = v26 + v1217;
+  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1220 = v337 && v1219;
+  const bool v1221 = v1218 < v1;
+  const bool v1222 = v1220 && v1221;
+  if (v1222) {
+    const float v1223 = v342.m[1][13].thread_elements()[1];
+    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1225 = bfloat(v1224);
+    const uint v1226 = v1216 * v1;
+    const uint v1227 = v1226 + v1218;
+    out[v1227] = v1225;
+  }
+  const uint v1228 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1229 = v447 + v1228;
+  const uint v1230 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1231 = v26 + v1230;
+  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1233 = v337 && v1232;
+  const bool v1234 = v1231 < v1;
+  const bool v1235 = v1233 && v1234;
+  if (v1235) {
+    const float v1236 = v342.m[1][14].thread_elements()[0];
+    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1238 = bfloat(v1237);
+    const uint v1239 = v1229 * v1;
+    const uint v1240 = v1239 + v1231;
+    out[v1240] = v1238;
+  }
+  const uint v1241 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1242 = v447 + v1241;
+  const uint v1243 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1244 = v26 + v1243;
+  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1246 = v337 && v1245;
+  const bool v1247 = v1244 < v1;
+  const bool v1248 = v1246 && v1247;
+  if (v1248) {
+    const float v1249 = v342.m[1][14].thread_elements()[1];
+    const float v1250 = v1249 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1251 = bfloat(v1250);
+    const uint v1252 = v1242 * v1;
+    const uint v1253 = v1252 + v1244;
+    out[v1253] = v1251;
+  }
+  const uint v1254 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1255 = v447 + v1254;
+  const uint v1256 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1257 = v26 + v1256;
+  const bool v1258 = v1255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1259 = v337 && v1258;
+  const bool v1260 = v1257 < v1;
+  const bool v1261 = v1259 && v1260;
+  if (v1261) {
+    const float v1262 = v342.m[1][15].thread_elements()[0];
+    const float v1263 = v1262 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1264 = bfloat(v1263);
+    const uint v1265 = v1255 * v1;
+    const uint v1266 = v1265 + v1257;
+    out[v1266] = v1264;
+  }
+  const uint v1267 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1268 = v447 + v1267;
+  const uint v1269 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1270 = v26 + v1269;
+  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1272 = v337 && v1271;
+  const bool v1273 = v1270 < v1;
+  const bool v1274 = v1272 && v1273;
+  if (v1274) {
+    const float v1275 = v342.m[1][15].thread_elements()[1];
+    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1277 = bfloat(v1276);
+    const uint v1278 = v1268 * v1;
+    const uint v1279 = v1278 + v1270;
+    out[v1279] = v1277;
+  }
+  const uint v1281 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1289;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1289, float(0.0f));
+  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2682 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2684 = v336 << 5u;
+    const uint v2685 = v2684 + v2682;
+    const uint v2689 = v2685 >> 3u;
+    const uint v2691 = v2685 & 7u;
+    const uint v2693 = v2691 << 3u;
+    const uint v2694 = v22 + v2689;
+    const bool v2696 = v2694 < v0;
+    const uint v2699 = v2694 * v2;
+    const uint v2704 = v2689 << 6u;
+    const uint v2708 = v2685 + 384u;
+    const uint v2710 = v2708 >> 3u;
+    const uint v2712 = v2708 & 7u;
+    const uint v2714 = v2712 << 3u;
+    const uint v2715 = v22 + v2710;
+    const bool v2717 = v2715 < v0;
+    const uint v2720 = v2715 * v2;
+    const uint v2725 = v2710 << 6u;
+    const uint v2729 = v2685 + 768u;
+    const bool v2731 = v2729 < 1024u;
+    const uint v2762 = v2685 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2764 = v2685 & 15u;
+    const uint v2766 = v2764 << 3u;
+    const uint v2768 = v1281 + v2766;
+    const bool v2770 = v2768 < v1;
+    const uint v2777 = v2762 << 7u;
+    const uint v2783 = v2708 >> 4u;
+    const uint v2785 = v2708 & 15u;
+    const uint v2787 = v2785 << 3u;
+    const uint v2789 = v1281 + v2787;
+    const bool v2791 = v2789 < v1;
+    const uint v2798 = v2783 << 7u;
 
-    for (uint v2648 = 0u; v2648 < v2; v2648 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2650 = v2648 >> 6u;
-      const uint v2652 = v2650 % 1u;
+    for (uint v2673 = 0u; v2673 < v2; v2673 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2675 = v2673 >> 6u;
+      const uint v2677 = v2675 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2654 = v2652 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2670 = v2648 + v2668;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2672 = v2670 < v2;
-      const bool v2673 = v2671 && v2672;
-      const uint v2676 = v2674 + v2670;
-      const uint v2677 = v2673 ? v2676 : 0u;
-      const uint v2680 = v2654 + v2679;
-      const uint v2681 = v2680 + v2668;
+      const uint v2679 = v2677 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2695 = v2673 + v2693;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2697 = v2695 < v2;
+      const bool v2698 = v2696 && v2697;
+      const uint v2701 = v2699 + v2695;
+      const uint v2702 = v2698 ? v2701 : 0u;
+      const uint v2705 = v2679 + v2704;
+      const uint v2706 = v2705 + v2693;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2681 + e] = v2673 ? a[v2677 + e] : bfloat(0);
+        shm3[v2706 + e] = v2698 ? a[v2702 + e] : bfloat(0);
       }
-      const uint v2691 = v2648 + v2689;
-      const bool v2693 = v2691 < v2;
-      const bool v2694 = v2692 && v2693;
-      const uint v2697 = v2695 + v2691;
-      const uint v2698 = v2694 ? v2697 : 0u;
-      const uint v2701 = v2654 + v2700;
-      const uint v2702 = v2701 + v2689;
+      const uint v2716 = v2673 + v2714;
+      const bool v2718 = v2716 < v2;
+      const bool v2719 = v2717 && v2718;
+      const uint v2722 = v2720 + v2716;
+      const uint v2723 = v2719 ? v2722 : 0u;
+      const uint v2726 = v2679 + v2725;
+      const uint v2727 = v2726 + v2714;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2702 + e] = v2694 ? a[v2698 + e] : bfloat(0);
+        shm3[v2727 + e] = v2719 ? a[v2723 + e] : bfloat(0);
       }
-      if (v2706) {
-        const uint v2708 = v2704 >> 3u;
-        const uint v2710 = v2704 & 7u;
-        const uint v2712 = v2710 << 3u;
-        const uint v2713 = v22 + v2708;
-        const uint v2714 = v2648 + v2712;
-        const bool v2715 = v2713 < v0;
-        const bool v2716 = v2714 < v2;
-        const bool v2717 = v2715 && v2716;
-        const uint v2718 = v2713 * v2;
-        const uint v2720 = v2718 + v2714;
-        const uint v2721 = v2717 ? v2720 : 0u;
-        const uint v2723 = v2708 << 6u;
-        const uint v2724 = v2654 + v2723;
-        const uint v2725 = v2724 + v2712;
+      if (v2731) {
+        const uint v2733 = v2729 >> 3u;
+        const uint v2735 = v2729 & 7u;
+        const uint v2737 = v2735 << 3u;
+        const uint v2738 = v22 + v2733;
+        const uint v2739 = v2673 + v2737;
+        const bool v2740 = v2738 < v0;
+        const bool v2741 = v2739 < v2;
+        const bool v2742 = v2740 && v2741;
+        const uint v2743 = v2738 * v2;
+        const uint v2745 = v2743 + v2739;
+        const uint v2746 = v2742 ? v2745 : 0u;
+        const uint v2748 = v2733 << 6u;
+        const uint v2749 = v2679 + v2748;
+        const uint v2750 = v2749 + v2737;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2725 + e] = v2717 ? a[v2721 + e] : bfloat(0);
+          shm3[v2750 + e] = v2742 ? a[v2746 + e] : bfloat(0);
         }
       }
-      const uint v2742 = v2648 + v2737;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2744 = v2742 < v2;
-      const bool v2746 = v2744 && v2745;
-      const uint v2747 = v2742 * v1;
-      const uint v2749 = v2747 + v2743;
-      const uint v2750 = v2746 ? v2749 : 0u;
-      const uint v2753 = v2654 + v2752;
-      const uint v2754 = v2753 + v2741;
+      const uint v2767 = v2673 + v2762;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2769 = v2767 < v2;
+      const bool v2771 = v2769 && v2770;
+      const uint v2772 = v2767 * v1;
+      const uint v2774 = v2772 + v2768;
+      const uint v2775 = v2771 ? v2774 : 0u;
+      const uint v2778 = v2679 + v2777;
+      const uint v2779 = v2778 + v2766;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2754 + e] = v2746 ? b[v2750 + e] : bfloat(0);
+        shm4[v2779 + e] = v2771 ? b[v2775 + e] : bfloat(0);
       }
-      const uint v2763 = v2648 + v2758;
-      const bool v2765 = v2763 < v2;
-      const bool v2767 = v2765 && v2766;
-      const uint v2768 = v2763 * v1;
-      const uint v2770 = v2768 + v2764;
-      const uint v2771 = v2767 ? v2770 : 0u;
-      const uint v2774 = v2654 + v2773;
-      const uint v2775 = v2774 + v2762;
+      const uint v2788 = v2673 + v2783;
+      const bool v2790 = v2788 < v2;
+      const bool v2792 = v2790 && v2791;
+      const uint v2793 = v2788 * v1;
+      const uint v2795 = v2793 + v2789;
+      const uint v2796 = v2792 ? v2795 : 0u;
+      const uint v2799 = v2679 + v2798;
+      const uint v2800 = v2799 + v2787;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2775 + e] = v2767 ? b[v2771 + e] : bfloat(0);
+        shm4[v2800 + e] = v2792 ? b[v2796 + e] : bfloat(0);
       }
-      if (v2706) {
-        const uint v2781 = v2704 >> 4u;
-        const uint v2783 = v2704 & 15u;
-        const uint v2785 = v2783 << 3u;
-        const uint v2786 = v2648 + v2781;
-        const uint v2787 = v1256 + v2785;
-        const bool v2788 = v2786 < v2;
-        const bool v2789 = v2787 < v1;
-        const bool v2790 = v2788 && v2789;
-        const uint v2791 = v2786 * v1;
-        const uint v2793 = v2791 + v2787;
-        const uint v2794 = v2790 ? v2793 : 0u;
-        const uint v2796 = v2781 << 7u;
-        const uint v2797 = v2654 + v2796;
-        const uint v2798 = v2797 + v2785;
+      if (v2731) {
+        const uint v2806 = v2729 >> 4u;
+        const uint v2808 = v2729 & 15u;
+        const uint v2810 = v2808 << 3u;
+        const uint v2811 = v2673 + v2806;
+        const uint v2812 = v1281 + v2810;
+        const bool v2813 = v2811 < v2;
+        const bool v2814 = v2812 < v1;
+        const bool v2815 = v2813 && v2814;
+        const uint v2816 = v2811 * v1;
+        const uint v2818 = v2816 + v2812;
+        const uint v2819 = v2815 ? v2818 : 0u;
+        const uint v2821 = v2806 << 7u;
+        const uint v2822 = v2679 + v2821;
+        const uint v2823 = v2822 + v2810;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2798 + e] = v2790 ? b[v2794 + e] : bfloat(0);
+          shm4[v2823 + e] = v2815 ? b[v2819 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v312) {
-        const uint v2808 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2809 = v2654 + v2808;
-        const uint v2926 = v418 << 6u;
-        const uint v2928 = v2809 + v2926;
-        iron_frag<bfloat, 16, 16> v2937;
-        iron_frag_fill(v2937, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2937, shm3, long(v2928), long(64u));
-        iron_frag<bfloat, 16, 128> v2939;
-        iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2939, shm4, long(v2654), long(128u));
-        iron_frag_mma(v1264, v2937, v2939);
-        const uint v2941 = v2928 + 16u;
-        const uint v2946 = v2654 + 2048u;
-        iron_frag<bfloat, 16, 16> v2948;
-        iron_frag_fill(v2948, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2948, shm3, long(v2941), long(64u));
-        iron_frag<bfloat, 16, 128> v2950;
-        iron_frag_fill(v2950, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2950, shm4, long(v2946), long(128u));
-        iron_frag_mma(v1264, v2948, v2950);
-        const uint v2952 = v2928 + 32u;
-        const uint v2957 = v2654 + 4096u;
-        iron_frag<bfloat, 16, 16> v2959;
-        iron_frag_fill(v2959, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2959, shm3, long(v2952), long(64u));
-        iron_frag<bfloat, 16, 128> v2961;
-        iron_frag_fill(v2961, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2961, shm4, long(v2957), long(128u));
-        iron_frag_mma(v1264, v2959, v2961);
-        const uint v2963 = v2928 + 48u;
-        const uint v2968 = v2654 + 6144u;
-        iron_frag<bfloat, 16, 16> v2970;
-        iron_frag_fill(v2970, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2970, shm3, long(v2963), long(64u));
-        iron_frag<bfloat, 16, 128> v2972;
-        iron_frag_fill(v2972, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2972, shm4, long(v2968), long(128u));
-        iron_frag_mma(v1264, v2970, v2972);
+      if (v337) {
+        const uint v2833 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v2834 = v2679 + v2833;
+        const uint v2951 = v443 << 6u;
+        const uint v2953 = v2834 + v2951;
+        iron_frag<bfloat, 16, 16> v2962;
+        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2962, shm3, long(v2953), long(64u));
+        iron_frag<bfloat, 16, 128> v2964;
+        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2964, shm4, long(v2679), long(128u));
+        iron_frag_mma(v1289, v2962, v2964);
+        const uint v2966 = v2953 + 16u;
+        const uint v2971 = v2679 + 2048u;
+        iron_frag<bfloat, 16, 16> v2973;
+        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2973, shm3, long(v2966), long(64u));
+        iron_frag<bfloat, 16, 128> v2975;
+        iron_frag_fill(v2975, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2975, shm4, long(v2971), long(128u));
+        iron_frag_mma(v1289, v2973, v2975);
+        const uint v2977 = v2953 + 32u;
+        const uint v2982 = v2679 + 4096u;
+        iron_frag<bfloat, 16, 16> v2984;
+        iron_frag_fill(v2984, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2984, shm3, long(v2977), long(64u));
+        iron_frag<bfloat, 16, 128> v2986;
+        iron_frag_fill(v2986, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2986, shm4, long(v2982), long(128u));
+        iron_frag_mma(v1289, v2984, v2986);
+        const uint v2988 = v2953 + 48u;
+        const uint v2993 = v2679 + 6144u;
+        iron_frag<bfloat, 16, 16> v2995;
+        iron_frag_fill(v2995, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2995, shm3, long(v2988), long(64u));
+        iron_frag<bfloat, 16, 128> v2997;
+        iron_frag_fill(v2997, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2997, shm4, long(v2993), long(128u));
+        iron_frag_mma(v1289, v2995, v2997);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v1303 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const uint v1304 = iron_tid.x;
+    const uint v1328 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1329 = iron_tid.x;
 
-    for (uint v1301 = 0u; v1301 < v2; v1301 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1312 = v1311 < v0;
-        const uint v1313 = v1301 + v1310;
-        const bool v1314 = v1313 < v2;
-        const bool v1315 = v1312 && v1314;
-        if (v1315) {
-          const uint v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v1319 = v1317 + v1301;
-          const uint v1320 = v1319 + v1310;
-          const bfloat v1321 = a[v1320];
-          const uint v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v1324 = v1323 + v1310;
-          shm3[v1324] = v1321;
+    for (uint v1326 = 0u; v1326 < v2; v1326 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v1331 = v1329; v1331 < 8192u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1336 = v22 + v1333;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1337 = v1336 < v0;
+        const uint v1338 = v1326 + v1335;
+        const bool v1339 = v1338 < v2;
+        const bool v1340 = v1337 && v1339;
+        if (v1340) {
+          const uint v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1344 = v1342 + v1326;
+          const uint v1345 = v1344 + v1335;
+          const bfloat v1346 = a[v1345];
+          const uint v1348 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1349 = v1348 + v1335;
+          shm3[v1349] = v1346;
         } else {
-          const uint v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v1327 = v1326 + v1310;
-          shm3[v1327] = bfloat(0.0f);
+          const uint v1351 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1352 = v1351 + v1335;
+          shm3[v1352] = bfloat(0.0f);
         }
       }
 
-      for (uint v1332 = v1304; v1332 < 8192u; v1332 += v1303) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v1334 = v1332 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v1336 = v1332 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v1338 = v1334 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v1339 = v1338 + v1336;
-        const uint v1340 = v1301 + v1334;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1341 = v1340 < v2;
-        const uint v1342 = v1256 + v1336;
-        const bool v1343 = v1342 < v1;
-        const bool v1344 = v1341 && v1343;
-        if (v1344) {
-          const uint v1346 = v1340 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v1347 = v1346 + v1256;
-          const uint v1348 = v1347 + v1336;
-          const bfloat v1349 = b[v1348];
-          shm4[v1339] = v1349;
+      for (uint v1357 = v1329; v1357 < 8192u; v1357 += v1328) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v1359 = v1357 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v1361 = v1357 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v1363 = v1359 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v1364 = v1363 + v1361;
+        const uint v1365 = v1326 + v1359;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1366 = v1365 < v2;
+        const uint v1367 = v1281 + v1361;
+        const bool v1368 = v1367 < v1;
+        const bool v1369 = v1366 && v1368;
+        if (v1369) {
+          const uint v1371 = v1365 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v1372 = v1371 + v1281;
+          const uint v1373 = v1372 + v1361;
+          const bfloat v1374 = b[v1373];
+          shm4[v1364] = v1374;
         } else {
-          shm4[v1339] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1364] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v312) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1358 = v420 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2979 = v418 << 6u;
-        const uint v2981 = v1358 + v2979;
-        iron_frag<bfloat, 16, 16> v2990;
-        iron_frag_fill(v2990, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2990, shm3, long(v2981), long(64u));
-        iron_frag<bfloat, 16, 128> v2992;
-        iron_frag_fill(v2992, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2992, shm4, long(0u), long(128u));
-        iron_frag_mma(v1264, v2990, v2992);
-        const uint v2994 = v2981 + 16u;
-        iron_frag<bfloat, 16, 16> v3001;
-        iron_frag_fill(v3001, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3001, shm3, long(v2994), long(64u));
-        iron_frag<bfloat, 16, 128> v3003;
-        iron_frag_fill(v3003, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3003, shm4, long(2048u), long(128u));
-        iron_frag_mma(v1264, v3001, v3003);
-        const uint v3005 = v2981 + 32u;
-        iron_frag<bfloat, 16, 16> v3012;
-        iron_frag_fill(v3012, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3012, shm3, long(v3005), long(64u));
-        iron_frag<bfloat, 16, 128> v3014;
-        iron_frag_fill(v3014, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3014, shm4, long(4096u), long(128u));
-        iron_frag_mma(v1264, v3012, v3014);
-        const uint v3016 = v2981 + 48u;
-        iron_frag<bfloat, 16, 16> v3023;
-        iron_frag_fill(v3023, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3023, shm3, long(v3016), long(64u));
-        iron_frag<bfloat, 16, 128> v3025;
-        iron_frag_fill(v3025, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3025, shm4, long(6144u), long(128u));
-        iron_frag_mma(v1264, v3023, v3025);
+      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1383 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v3004 = v443 << 6u;
+        const uint v3006 = v1383 + v3004;
+        iron_frag<bfloat, 16, 16> v3015;
+        iron_frag_fill(v3015, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3015, shm3, long(v3006), long(64u));
+        iron_frag<bfloat, 16, 128> v3017;
+        iron_frag_fill(v3017, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3017, shm4, long(0u), long(128u));
+        iron_frag_mma(v1289, v3015, v3017);
+        const uint v3019 = v3006 + 16u;
+        iron_frag<bfloat, 16, 16> v3026;
+        iron_frag_fill(v3026, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3026, shm3, long(v3019), long(64u));
+        iron_frag<bfloat, 16, 128> v3028;
+        iron_frag_fill(v3028, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3028, shm4, long(2048u), long(128u));
+        iron_frag_mma(v1289, v3026, v3028);
+        const uint v3030 = v3006 + 32u;
+        iron_frag<bfloat, 16, 16> v3037;
+        iron_frag_fill(v3037, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3037, shm3, long(v3030), long(64u));
+        iron_frag<bfloat, 16, 128> v3039;
+        iron_frag_fill(v3039, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3039, shm4, long(4096u), long(128u));
+        iron_frag_mma(v1289, v3037, v3039);
+        const uint v3041 = v3006 + 48u;
+        iron_frag<bfloat, 16, 16> v3048;
+        iron_frag_fill(v3048, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3048, shm3, long(v3041), long(64u));
+        iron_frag<bfloat, 16, 128> v3050;
+        iron_frag_fill(v3050, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3050, shm4, long(6144u), long(128u));
+        iron_frag_mma(v1289, v3048, v3050);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1370 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1371 = v422 + v1370;
-  const uint v1372 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1373 = v1256 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1375 = v312 && v1374;
-  const bool v1376 = v1373 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v1264.m[0][0].thread_elements()[0];
-    const float v1379 = v1378 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1380 = bfloat(v1379);
-    const uint v1381 = v1371 * v1;
-    const uint v1382 = v1381 + v1373;
-    out[v1382] = v1380;
+  const uint v1395 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1396 = v447 + v1395;
+  const uint v1397 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1398 = v1281 + v1397;
+  const bool v1399 = v1396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1400 = v337 && v1399;
+  const bool v1401 = v1398 < v1;
+  const bool v1402 = v1400 && v1401;
+  if (v1402) {
+    const float v1403 = v1289.m[0][0].thread_elements()[0];
+    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1405 = bfloat(v1404);
+    const uint v1406 = v1396 * v1;
+    const uint v1407 = v1406 + v1398;
+    out[v1407] = v1405;
   }
-  const uint v1383 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1384 = v422 + v1383;
-  const uint v1385 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1386 = v1256 + v1385;
-  const bool v1387 = v1384 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1388 = v312 && v1387;
-  const bool v1389 = v1386 < v1;
-  const bool v1390 = v1388 && v1389;
-  if (v1390) {
-    const float v1391 = v1264.m[0][0].thread_elements()[1];
-    const float v1392 = v1391 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1393 = bfloat(v1392);
-    const uint v1394 = v1384 * v1;
-    const uint v1395 = v1394 + v1386;
-    out[v1395] = v1393;
+  const uint v1408 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1409 = v447 + v1408;
+  const uint v1410 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1411 = v1281 + v1410;
+  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1413 = v337 && v1412;
+  const bool v1414 = v1411 < v1;
+  const bool v1415 = v1413 && v1414;
+  if (v1415) {
+    const float v1416 = v1289.m[0][0].thread_elements()[1];
+    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1418 = bfloat(v1417);
+    const uint v1419 = v1409 * v1;
+    const uint v1420 = v1419 + v1411;
+    out[v1420] = v1418;
   }
-  const uint v1396 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1397 = v422 + v1396;
-  const uint v1398 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1399 = v1256 + v1398;
-  const bool v1400 = v1397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1401 = v312 && v1400;
-  const bool v1402 = v1399 < v1;
-  const bool v1403 = v1401 && v1402;
-  if (v1403) {
-    const float v1404 = v1264.m[0][1].thread_elements()[0];
-    const float v1405 = v1404 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1406 = bfloat(v1405);
-    const uint v1407 = v1397 * v1;
-    const uint v1408 = v1407 + v1399;
-    out[v1408] = v1406;
+  const uint v1421 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1422 = v447 + v1421;
+  const uint v1423 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1424 = v1281 + v1423;
+  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1426 = v337 && v1425;
+  const bool v1427 = v1424 < v1;
+  const bool v1428 = v1426 && v1427;
+  if (v1428) {
+    const float v1429 = v1289.m[0][1].thread_elements()[0];
+    const float v1430 = v1429 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1431 = bfloat(v1430);
+    const uint v1432 = v1422 * v1;
+    const uint v1433 = v1432 + v1424;
+    out[v1433] = v1431;
   }
-  const uint v1409 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1410 = v422 + v1409;
-  const uint v1411 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1412 = v1256 + v1411;
-  const bool v1413 = v1410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1414 = v312 && v1413;
-  const bool v1415 = v1412 < v1;
-  const bool v1416 = v1414 && v1415;
-  if (v1416) {
-    const float v1417 = v1264.m[0][1].thread_elements()[1];
-    const float v1418 = v1417 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1419 = bfloat(v1418);
-    const uint v1420 = v1410 * v1;
-    const uint v1421 = v1420 + v1412;
-    out[v1421] = v1419;
+  const uint v1434 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1435 = v447 + v1434;
+  const uint v1436 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1437 = v1281 + v1436;
+  const bool v1438 = v1435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1439 = v337 && v1438;
+  const bool v1440 = v1437 < v1;
+  const bool v1441 = v1439 && v1440;
+  if (v1441) {
+    const float v1442 = v1289.m[0][1].thread_elements()[1];
+    const float v1443 = v1442 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1444 = bfloat(v1443);
+    const uint v1445 = v1435 * v1;
+    const uint v1446 = v1445 + v1437;
+    out[v1446] = v1444;
   }
-  const uint v1422 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1423 = v422 + v1422;
-  const uint v1424 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1425 = v1256 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1427 = v312 && v1426;
-  const bool v1428 = v1425 < v1;
-  const bool v1429 = v1427 && v1428;
-  if (v1429) {
-    const float v1430 = v1264.m[0][2].thread_elements()[0];
-    const float v1431 = v1430 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1432 = bfloat(v1431);
-    const uint v1433 = v1423 * v1;
-    const uint v1434 = v1433 + v1425;
-    out[v1434] = v1432;
+  const uint v1447 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1448 = v447 + v1447;
+  const uint v1449 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1450 = v1281 + v1449;
+  const bool v1451 = v1448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1452 = v337 && v1451;
+  const bool v1453 = v1450 < v1;
+  const bool v1454 = v1452 && v1453;
+  if (v1454) {
+    const float v1455 = v1289.m[0][2].thread_elements()[0];
+    const float v1456 = v1455 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1457 = bfloat(v1456);
+    const uint v1458 = v1448 * v1;
+    const uint v1459 = v1458 + v1450;
+    out[v1459] = v1457;
   }
-  const uint v1435 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1436 = v422 + v1435;
-  const uint v1437 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1438 = v1256 + v1437;
-  const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1440 = v312 && v1439;
-  const bool v1441 = v1438 < v1;
-  const bool v1442 = v1440 && v1441;
-  if (v1442) {
-    const float v1443 = v1264.m[0][2].thread_elements()[1];
-    const float v1444 = v1443 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1445 = bfloat(v1444);
-    const uint v1446 = v1436 * v1;
-    const uint v1447 = v1446 + v1438;
-    out[v1447] = v1445;
+  const uint v1460 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1461 = v447 + v1460;
+  const uint v1462 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1463 = v1281 + v1462;
+  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1465 = v337 && v1464;
+  const bool v1466 = v1463 < v1;
+  const bool v1467 = v1465 && v1466;
+  if (v1467) {
+    const float v1468 = v1289.m[0][2].thread_elements()[1];
+    const float v1469 = v1468 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1470 = bfloat(v1469);
+    const uint v1471 = v1461 * v1;
+    const uint v1472 = v1471 + v1463;
+    out[v1472] = v1470;
   }
-  const uint v1448 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1449 = v422 + v1448;
-  const uint v1450 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1451 = v1256 + v1450;
-  const bool v1452 = v1449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1453 = v312 && v1452;
-  const bool v1454 = v1451 < v1;
-  const bool v1455 = v1453 && v1454;
-  if (v1455) {
-    const float v1456 = v1264.m[0][3].thread_elements()[0];
-    const float v1457 = v1456 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1458 = bfloat(v1457);
-    const uint v1459 = v1449 * v1;
-    const uint v1460 = v1459 + v1451;
-    out[v1460] = v1458;
+  const uint v1473 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1474 = v447 + v1473;
+  const uint v1475 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1476 = v1281 + v1475;
+  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1478 = v337 && v1477;
+  const bool v1479 = v1476 < v1;
+  const bool v1480 = v1478 && v1479;
+  if (v1480) {
+    const float v1481 = v1289.m[0][3].thread_elements()[0];
+    const float v1482 = v1481 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1483 = bfloat(v1482);
+    const uint v1484 = v1474 * v1;
+    const uint v1485 = v1484 + v1476;
+    out[v1485] = v1483;
   }
-  const uint v1461 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1462 = v422 + v1461;
-  const uint v1463 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1464 = v1256 + v1463;
-  const bool v1465 = v1462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1466 = v312 && v1465;
-  const bool v1467 = v1464 < v1;
-  const bool v1468 = v1466 && v1467;
-  if (v1468) {
-    const float v1469 = v1264.m[0][3].thread_elements()[1];
-    const float v1470 = v1469 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1471 = bfloat(v1470);
-    const uint v1472 = v1462 * v1;
-    const uint v1473 = v1472 + v1464;
-    out[v1473] = v1471;
+  const uint v1486 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1487 = v447 + v1486;
+  const uint v1488 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1489 = v1281 + v1488;
+  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1491 = v337 && v1490;
+  const bool v1492 = v1489 < v1;
+  const bool v1493 = v1491 && v1492;
+  if (v1493) {
+    const float v1494 = v1289.m[0][3].thread_elements()[1];
+    const float v1495 = v1494 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1496 = bfloat(v1495);
+    const uint v1497 = v1487 * v1;
+    const uint v1498 = v1497 + v1489;
+    out[v1498] = v1496;
   }
-  const uint v1474 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1475 = v422 + v1474;
-  const uint v1476 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1477 = v1256 + v1476;
-  const bool v1478 = v1475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1479 = v312 && v1478;
-  const bool v1480 = v1477 < v1;
-  const bool v1481 = v1479 && v1480;
-  if (v1481) {
-    const float v1482 = v1264.m[0][4].thread_elements()[0];
-    const float v1483 = v1482 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1484 = bfloat(v1483);
-    const uint v1485 = v1475 * v1;
-    const uint v1486 = v1485 + v1477;
-    out[v1486] = v1484;
+  const uint v1499 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1500 = v447 + v1499;
+  const uint v1501 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1502 = v1281 + v1501;
+  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1504 = v337 && v1503;
+  const bool v1505 = v1502 < v1;
+  const bool v1506 = v1504 && v1505;
+  if (v1506) {
+    const float v1507 = v1289.m[0][4].thread_elements()[0];
+    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1509 = bfloat(v1508);
+    const uint v1510 = v1500 * v1;
+    const uint v1511 = v1510 + v1502;
+    out[v1511] = v1509;
   }
-  const uint v1487 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1488 = v422 + v1487;
-  const uint v1489 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1490 = v1256 + v1489;
-  const bool v1491 = v1488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1492 = v312 && v1491;
-  const bool v1493 = v1490 < v1;
-  const bool v1494 = v1492 && v1493;
-  if (v1494) {
-    const float v1495 = v1264.m[0][4].thread_elements()[1];
-    const float v1496 = v1495 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1497 = bfloat(v1496);
-    const uint v1498 = v1488 * v1;
-    const uint v1499 = v1498 + v1490;
-    out[v1499] = v1497;
+  const uint v1512 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1513 = v447 + v1512;
+  const uint v1514 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1515 = v1281 + v1514;
+  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1517 = v337 && v1516;
+  const bool v1518 = v1515 < v1;
+  const bool v1519 = v1517 && v1518;
+  if (v1519) {
+    const float v1520 = v1289.m[0][4].thread_elements()[1];
+    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1522 = bfloat(v1521);
+    const uint v1523 = v1513 * v1;
+    const uint v1524 = v1523 + v1515;
+    out[v1524] = v1522;
   }
-  const uint v1500 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1501 = v422 + v1500;
-  const uint v1502 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1503 = v1256 + v1502;
-  const bool v1504 = v1501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1505 = v312 && v1504;
-  const bool v1506 = v1503 < v1;
-  const bool v1507 = v1505 && v1506;
-  if (v1507) {
-    const float v1508 = v1264.m[0][5].thread_elements()[0];
-    const float v1509 = v1508 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1510 = bfloat(v1509);
-    const uint v1511 = v1501 * v1;
-    const uint v1512 = v1511 + v1503;
-    out[v1512] = v1510;
+  const uint v1525 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1526 = v447 + v1525;
+  const uint v1527 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1528 = v1281 + v1527;
+  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1530 = v337 && v1529;
+  const bool v1531 = v1528 < v1;
+  const bool v1532 = v1530 && v1531;
+  if (v1532) {
+    const float v1533 = v1289.m[0][5].thread_elements()[0];
+    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1535 = bfloat(v1534);
+    const uint v1536 = v1526 * v1;
+    const uint v1537 = v1536 + v1528;
+    out[v1537] = v1535;
   }
-  const uint v1513 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1514 = v422 + v1513;
-  const uint v1515 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1516 = v1256 + v1515;
-  const bool v1517 = v1514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1518 = v312 && v1517;
-  const bool v1519 = v1516 < v1;
-  const bool v1520 = v1518 && v1519;
-  if (v1520) {
-    const float v1521 = v1264.m[0][5].thread_elements()[1];
-    const float v1522 = v1521 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1523 = bfloat(v1522);
-    const uint v1524 = v1514 * v1;
-    const uint v1525 = v1524 + v1516;
-    out[v1525] = v1523;
+  const uint v1538 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1539 = v447 + v1538;
+  const uint v1540 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1541 = v1281 + v1540;
+  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1543 = v337 && v1542;
+  const bool v1544 = v1541 < v1;
+  const bool v1545 = v1543 && v1544;
+  if (v1545) {
+    const float v1546 = v1289.m[0][5].thread_elements()[1];
+    const float v1547 = v1546 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1548 = bfloat(v1547);
+    const uint v1549 = v1539 * v1;
+    const uint v1550 = v1549 + v1541;
+    out[v1550] = v1548;
   }
-  const uint v1526 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1527 = v422 + v1526;
-  const uint v1528 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1529 = v1256 + v1528;
-  const bool v1530 = v1527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1531 = v312 && v1530;
-  const bool v1532 = v1529 < v1;
-  const bool v1533 = v1531 && v1532;
-  if (v1533) {
-    const float v1534 = v1264.m[0][6].thread_elements()[0];
-    const float v1535 = v1534 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1536 = bfloat(v1535);
-    const uint v1537 = v1527 * v1;
-    const uint v1538 = v1537 + v1529;
-    out[v1538] = v1536;
+  const uint v1551 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1552 = v447 + v1551;
+  const uint v1553 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1554 = v1281 + v1553;
+  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1556 = v337 && v1555;
+  const bool v1557 = v1554 < v1;
+  const bool v1558 = v1556 && v1557;
+  if (v1558) {
+    const float v1559 = v1289.m[0][6].thread_elements()[0];
+    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1561 = bfloat(v1560);
+    const uint v1562 = v1552 * v1;
+    const uint v1563 = v1562 + v1554;
+    out[v1563] = v1561;
   }
-  const uint v1539 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1540 = v422 + v1539;
-  const uint v1541 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1542 = v1256 + v1541;
-  const bool v1543 = v1540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1544 = v312 && v1543;
-  const bool v1545 = v1542 < v1;
-  const bool v1546 = v1544 && v1545;
-  if (v1546) {
-    const float v1547 = v1264.m[0][6].thread_elements()[1];
-    const float v1548 = v1547 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1549 = bfloat(v1548);
-    const uint v1550 = v1540 * v1;
-    const uint v1551 = v1550 + v1542;
-    out[v1551] = v1549;
+  const uint v1564 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1565 = v447 + v1564;
+  const uint v1566 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1567 = v1281 + v1566;
+  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1569 = v337 && v1568;
+  const bool v1570 = v1567 < v1;
+  const bool v1571 = v1569 && v1570;
+  if (v1571) {
+    const float v1572 = v1289.m[0][6].thread_elements()[1];
+    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1574 = bfloat(v1573);
+    const uint v1575 = v1565 * v1;
+    const uint v1576 = v1575 + v1567;
+    out[v1576] = v1574;
   }
-  const uint v1552 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1553 = v422 + v1552;
-  const uint v1554 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1555 = v1256 + v1554;
-  const bool v1556 = v1553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1557 = v312 && v1556;
-  const bool v1558 = v1555 < v1;
-  const bool v1559 = v1557 && v1558;
-  if (v1559) {
-    const float v1560 = v1264.m[0][7].thread_elements()[0];
-    const float v1561 = v1560 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1562 = bfloat(v1561);
-    const uint v1563 = v1553 * v1;
-    const uint v1564 = v1563 + v1555;
-    out[v1564] = v1562;
+  const uint v1577 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1578 = v447 + v1577;
+  const uint v1579 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1580 = v1281 + v1579;
+  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1582 = v337 && v1581;
+  const bool v1583 = v1580 < v1;
+  const bool v1584 = v1582 && v1583;
+  if (v1584) {
+    const float v1585 = v1289.m[0][7].thread_elements()[0];
+    const float v1586 = v1585 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1587 = bfloat(v1586);
+    const uint v1588 = v1578 * v1;
+    const uint v1589 = v1588 + v1580;
+    out[v1589] = v1587;
   }
-  const uint v1565 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1566 = v422 + v1565;
-  const uint v1567 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1568 = v1256 + v1567;
-  const bool v1569 = v1566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1570 = v312 && v1569;
-  const bool v1571 = v1568 < v1;
-  const bool v1572 = v1570 && v1571;
-  if (v1572) {
-    const float v1573 = v1264.m[0][7].thread_elements()[1];
-    const float v1574 = v1573 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1575 = bfloat(v1574);
-    const uint v1576 = v1566 * v1;
-    const uint v1577 = v1576 + v1568;
-    out[v1577] = v1575;
+  const uint v1590 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1591 = v447 + v1590;
+  const uint v1592 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1593 = v1281 + v1592;
+  const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1595 = v337 && v1594;
+  const bool v1596 = v1593 < v1;
+  const bool v1597 = v1595 && v1596;
+  if (v1597) {
+    const float v1598 = v1289.m[0][7].thread_elements()[1];
+    const float v1599 = v1598 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1600 = bfloat(v1599);
+    const uint v1601 = v1591 * v1;
+    const uint v1602 = v1601 + v1593;
+    out[v1602] = v1600;
   }
-  const uint v1578 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1579 = v422 + v1578;
-  const uint v1580 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1581 = v1256 + v1580;
-  const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1583 = v312 && v1582;
-  const bool v1584 = v1581 < v1;
-  const bool v1585 = v1583 && v1584;
-  if (v1585) {
-    const float v1586 = v1264.m[0][8].thread_elements()[0];
-    const float v1587 = v1586 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1588 = bfloat(v1587);
-    const uint v1589 = v1579 * v1;
-    const uint v1590 = v1589 + v1581;
-    out[v1590] = v1588;
+  const uint v1603 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1604 = v447 + v1603;
+  const uint v1605 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1606 = v1281 + v1605;
+  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1608 = v337 && v1607;
+  const bool v1609 = v1606 < v1;
+  const bool v1610 = v1608 && v1609;
+  if (v1610) {
+    const float v1611 = v1289.m[0][8].thread_elements()[0];
+    const float v1612 = v1611 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1613 = bfloat(v1612);
+    const uint v1614 = v1604 * v1;
+    const uint v1615 = v1614 + v1606;
+    out[v1615] = v1613;
   }
-  const uint v1591 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1592 = v422 + v1591;
-  const uint v1593 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1594 = v1256 + v1593;
-  const bool v1595 = v1592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1596 = v312 && v1595;
-  const bool v1597 = v1594 < v1;
-  const bool v1598 = v1596 && v1597;
-  if (v1598) {
-    const float v1599 = v1264.m[0][8].thread_elements()[1];
-    const float v1600 = v1599 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1601 = bfloat(v1600);
-    const uint v1602 = v1592 * v1;
-    const uint v1603 = v1602 + v1594;
-    out[v1603] = v1601;
+  const uint v1616 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1617 = v447 + v1616;
+  const uint v1618 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1619 = v1281 + v1618;
+  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1621 = v337 && v1620;
+  const bool v1622 = v1619 < v1;
+  const bool v1623 = v1621 && v1622;
+  if (v1623) {
+    const float v1624 = v1289.m[0][8].thread_elements()[1];
+    const float v1625 = v1624 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1626 = bfloat(v1625);
+    const uint v1627 = v1617 * v1;
+    const uint v1628 = v1627 + v1619;
+    out[v1628] = v1626;
   }
-  const uint v1604 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1605 = v422 + v1604;
-  const uint v1606 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1607 = v1256 + v1606;
-  const bool v1608 = v1605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1609 = v312 && v1608;
-  const bool v1610 = v1607 < v1;
-  const bool v1611 = v1609 && v1610;
-  if (v1611) {
-    const float v1612 = v1264.m[0][9].thread_elements()[0];
-    const float v1613 = v1612 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1614 = bfloat(v1613);
-    const uint v1615 = v1605 * v1;
-    const uint v1616 = v1615 + v1607;
-    out[v1616] = v1614;
+  const uint v1629 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1630 = v447 + v1629;
+  const uint v1631 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1632 = v1281 + v1631;
+  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1634 = v337 && v1633;
+  const bool v1635 = v1632 < v1;
+  const bool v1636 = v1634 && v1635;
+  if (v1636) {
+    const float v1637 = v1289.m[0][9].thread_elements()[0];
+    const float v1638 = v1637 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1639 = bfloat(v1638);
+    const uint v1640 = v1630 * v1;
+    const uint v1641 = v1640 + v1632;
+    out[v1641] = v1639;
   }
-  const uint v1617 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1618 = v422 + v1617;
-  const uint v1619 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1620 = v1256 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1622 = v312 && v1621;
-  const bool v1623 = v1620 < v1;
-  const bool v1624 = v1622 && v1623;
-  if (v1624) {
-    const float v1625 = v1264.m[0][9].thread_elements()[1];
-    const float v1626 = v1625 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1627 = bfloat(v1626);
-    const uint v1628 = v1618 * v1;
-    const uint v1629 = v1628 + v1620;
-    out[v1629] = v1627;
+  const uint v1642 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1643 = v447 + v1642;
+  const uint v1644 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1645 = v1281 + v1644;
+  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1647 = v337 && v1646;
+  const bool v1648 = v1645 < v1;
+  const bool v1649 = v1647 && v1648;
+  if (v1649) {
+    const float v1650 = v1289.m[0][9].thread_elements()[1];
+    const float v1651 = v1650 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1652 = bfloat(v1651);
+    const uint v1653 = v1643 * v1;
+    const uint v1654 = v1653 + v1645;
+    out[v1654] = v1652;
   }
-  const uint v1630 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1631 = v422 + v1630;
-  const uint v1632 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1633 = v1256 + v1632;
-  const bool v1634 = v1631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1635 = v312 && v1634;
-  const bool v1636 = v1633 < v1;
-  const bool v1637 = v1635 && v1636;
-  if (v1637) {
-    const float v1638 = v1264.m[0][10].thread_elements()[0];
-    const float v1639 = v1638 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1640 = bfloat(v1639);
-    const uint v1641 = v1631 * v1;
-    const uint v1642 = v1641 + v1633;
-    out[v1642] = v1640;
+  const uint v1655 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1656 = v447 + v1655;
+  const uint v1657 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1658 = v1281 + v1657;
+  const bool v1659 = v1656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1660 = v337 && v1659;
+  const bool v1661 = v1658 < v1;
+  const bool v1662 = v1660 && v1661;
+  if (v1662) {
+    const float v1663 = v1289.m[0][10].thread_elements()[0];
+    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1665 = bfloat(v1664);
+    const uint v1666 = v1656 * v1;
+    const uint v1667 = v1666 + v1658;
+    out[v1667] = v1665;
   }
-  const uint v1643 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1644 = v422 + v1643;
-  const uint v1645 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1646 = v1256 + v1645;
-  const bool v1647 = v1644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1648 = v312 && v1647;
-  const bool v1649 = v1646 < v1;
-  const bool v1650 = v1648 && v1649;
-  if (v1650) {
-    const float v1651 = v1264.m[0][10].thread_elements()[1];
-    const float v1652 = v1651 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1653 = bfloat(v1652);
-    const uint v1654 = v1644 * v1;
-    const uint v1655 = v1654 + v1646;
-    out[v1655] = v1653;
+  const uint v1668 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1669 = v447 + v1668;
+  const uint v1670 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1671 = v1281 + v1670;
+  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1673 = v337 && v1672;
+  const bool v1674 = v1671 < v1;
+  const bool v1675 = v1673 && v1674;
+  if (v1675) {
+    const float v1676 = v1289.m[0][10].thread_elements()[1];
+    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1678 = bfloat(v1677);
+    const uint v1679 = v1669 * v1;
+    const uint v1680 = v1679 + v1671;
+    out[v1680] = v1678;
   }
-  const uint v1656 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1657 = v422 + v1656;
-  const uint v1658 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1659 = v1256 + v1658;
-  const bool v1660 = v1657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1661 = v312 && v1660;
-  const bool v1662 = v1659 < v1;
-  const bool v1663 = v1661 && v1662;
-  if (v1663) {
-    const float v1664 = v1264.m[0][11].thread_elements()[0];
-    const float v1665 = v1664 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1666 = bfloat(v1665);
-    const uint v1667 = v1657 * v1;
-    const uint v1668 = v1667 + v1659;
-    out[v1668] = v1666;
+  const uint v1681 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1682 = v447 + v1681;
+  const uint v1683 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1684 = v1281 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1686 = v337 && v1685;
+  const bool v1687 = v1684 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v1289.m[0][11].thread_elements()[0];
+    const float v1690 = v1689 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1691 = bfloat(v1690);
+    const uint v1692 = v1682 * v1;
+    const uint v1693 = v1692 + v1684;
+    out[v1693] = v1691;
   }
-  const uint v1669 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1670 = v422 + v1669;
-  const uint v1671 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1672 = v1256 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1674 = v312 && v1673;
-  const bool v1675 = v1672 < v1;
-  const bool v1676 = v1674 && v1675;
-  if (v1676) {
-    const float v1677 = v1264.m[0][11].thread_elements()[1];
-    const float v1678 = v1677 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1679 = bfloat(v1678);
-    const uint v1680 = v1670 * v1;
-    const uint v1681 = v1680 + v1672;
-    out[v1681] = v1679;
+  const uint v1694 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1695 = v447 + v1694;
+  const uint v1696 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1697 = v1281 + v1696;
+  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1699 = v337 && v1698;
+  const bool v1700 = v1697 < v1;
+  const bool v1701 = v1699 && v1700;
+  if (v1701) {
+    const float v1702 = v1289.m[0][11].thread_elements()[1];
+    const float v1703 = v1702 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1704 = bfloat(v1703);
+    const uint v1705 = v1695 * v1;
+    const uint v1706 = v1705 + v1697;
+    out[v1706] = v1704;
   }
-  const uint v1682 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1683 = v422 + v1682;
-  const uint v1684 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1685 = v1256 + v1684;
-  const bool v1686 = v1683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1687 = v312 && v1686;
-  const bool v1688 = v1685 < v1;
-  const bool v1689 = v1687 && v1688;
-  if (v1689) {
-    const float v1690 = v1264.m[0][12].thread_elements()[0];
-    const float v1691 = v1690 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1692 = bfloat(v1691);
-    const uint v1693 = v1683 * v1;
-    const uint v1694 = v1693 + v1685;
-    out[v1694] = v1692;
+  const uint v1707 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1708 = v447 + v1707;
+  const uint v1709 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1710 = v1281 + v1709;
+  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1712 = v337 && v1711;
+  const bool v1713 = v1710 < v1;
+  const bool v1714 = v1712 && v1713;
+  if (v1714) {
+    const float v1715 = v1289.m[0][12].thread_elements()[0];
+    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1717 = bfloat(v1716);
+    const uint v1718 = v1708 * v1;
+    const uint v1719 = v1718 + v1710;
+    out[v1719] = v1717;
   }
-  const uint v1695 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1696 = v422 + v1695;
-  const uint v1697 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1698 = v1256 + v1697;
-  const bool v1699 = v1696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1700 = v312 && v1699;
-  const bool v1701 = v1698 < v1;
-  const bool v1702 = v1700 && v1701;
-  if (v1702) {
-    const float v1703 = v1264.m[0][12].thread_elements()[1];
-    const float v1704 = v1703 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1705 = bfloat(v1704);
-    const uint v1706 = v1696 * v1;
-    const uint v1707 = v1706 + v1698;
-    out[v1707] = v1705;
+  const uint v1720 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1721 = v447 + v1720;
+  const uint v1722 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1723 = v1281 + v1722;
+  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1725 = v337 && v1724;
+  const bool v1726 = v1723 < v1;
+  const bool v1727 = v1725 && v1726;
+  if (v1727) {
+    const float v1728 = v1289.m[0][12].thread_elements()[1];
+    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1730 = bfloat(v1729);
+    const uint v1731 = v1721 * v1;
+    const uint v1732 = v1731 + v1723;
+    out[v1732] = v1730;
   }
-  const uint v1708 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1709 = v422 + v1708;
-  const uint v1710 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1711 = v1256 + v1710;
-  const bool v1712 = v1709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1713 = v312 && v1712;
-  const bool v1714 = v1711 < v1;
-  const bool v1715 = v1713 && v1714;
-  if (v1715) {
-    const float v1716 = v1264.m[0][13].thread_elements()[0];
-    const float v1717 = v1716 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1718 = bfloat(v1717);
-    const uint v1719 = v1709 * v1;
-    const uint v1720 = v1719 + v1711;
-    out[v1720] = v1718;
+  const uint v1733 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1734 = v447 + v1733;
+  const uint v1735 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1736 = v1281 + v1735;
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1738 = v337 && v1737;
+  const bool v1739 = v1736 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v1289.m[0][13].thread_elements()[0];
+    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1743 = bfloat(v1742);
+    const uint v1744 = v1734 * v1;
+    const uint v1745 = v1744 + v1736;
+    out[v1745] = v1743;
   }
-  const uint v1721 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1722 = v422 + v1721;
-  const uint v1723 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1724 = v1256 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1726 = v312 && v1725;
-  const bool v1727 = v1724 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v1264.m[0][13].thread_elements()[1];
-    const float v1730 = v1729 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1731 = bfloat(v1730);
-    const uint v1732 = v1722 * v1;
-    const uint v1733 = v1732 + v1724;
-    out[v1733] = v1731;
+  const uint v1746 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1747 = v447 + v1746;
+  const uint v1748 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1749 = v1281 + v1748;
+  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1751 = v337 && v1750;
+  const bool v1752 = v1749 < v1;
+  const bool v1753 = v1751 && v1752;
+  if (v1753) {
+    const float v1754 = v1289.m[0][13].thread_elements()[1];
+    const float v1755 = v1754 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1756 = bfloat(v1755);
+    const uint v1757 = v1747 * v1;
+    const uint v1758 = v1757 + v1749;
+    out[v1758] = v1756;
   }
-  const uint v1734 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1735 = v422 + v1734;
-  const uint v1736 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1737 = v1256 + v1736;
-  const bool v1738 = v1735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1739 = v312 && v1738;
-  const bool v1740 = v1737 < v1;
-  const bool v1741 = v1739 && v1740;
-  if (v1741) {
-    const float v1742 = v1264.m[0][14].thread_elements()[0];
-    const float v1743 = v1742 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1744 = bfloat(v1743);
-    const uint v1745 = v1735 * v1;
-    const uint v1746 = v1745 + v1737;
-    out[v1746] = v1744;
+  const uint v1759 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1760 = v447 + v1759;
+  const uint v1761 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1762 = v1281 + v1761;
+  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1764 = v337 && v1763;
+  const bool v1765 = v1762 < v1;
+  const bool v1766 = v1764 && v1765;
+  if (v1766) {
+    const float v1767 = v1289.m[0][14].thread_elements()[0];
+    const float v1768 = v1767 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1769 = bfloat(v1768);
+    const uint v1770 = v1760 * v1;
+    const uint v1771 = v1770 + v1762;
+    out[v1771] = v1769;
   }
-  const uint v1747 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1748 = v422 + v1747;
-  const uint v1749 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1750 = v1256 + v1749;
-  const bool v1751 = v1748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1752 = v312 && v1751;
-  const bool v1753 = v1750 < v1;
-  const bool v1754 = v1752 && v1753;
-  if (v1754) {
-    const float v1755 = v1264.m[0][14].thread_elements()[1];
-    const float v1756 = v1755 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1757 = bfloat(v1756);
-    const uint v1758 = v1748 * v1;
-    const uint v1759 = v1758 + v1750;
-    out[v1759] = v1757;
+  const uint v1772 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1773 = v447 + v1772;
+  const uint v1774 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1775 = v1281 + v1774;
+  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1777 = v337 && v1776;
+  const bool v1778 = v1775 < v1;
+  const bool v1779 = v1777 && v1778;
+  if (v1779) {
+    const float v1780 = v1289.m[0][14].thread_elements()[1];
+    const float v1781 = v1780 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1782 = bfloat(v1781);
+    const uint v1783 = v1773 * v1;
+    const uint v1784 = v1783 + v1775;
+    out[v1784] = v1782;
   }
-  const uint v1760 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1761 = v422 + v1760;
-  const uint v1762 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1763 = v1256 + v1762;
-  const bool v1764 = v1761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1765 = v312 && v1764;
-  const bool v1766 = v1763 < v1;
-  const bool v1767 = v1765 && v1766;
-  if (v1767) {
-    const float v1768 = v1264.m[0][15].thread_elements()[0];
-    const float v1769 = v1768 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1770 = bfloat(v1769);
-    const uint v1771 = v1761 * v1;
-    const uint v1772 = v1771 + v1763;
-    out[v1772] = v1770;
+  const uint v1785 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1786 = v447 + v1785;
+  const uint v1787 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1788 = v1281 + v1787;
+  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1790 = v337 && v1789;
+  const bool v1791 = v1788 < v1;
+  const bool v1792 = v1790 && v1791;
+  if (v1792) {
+    const float v1793 = v1289.m[0][15].thread_elements()[0];
+    const float v1794 = v1793 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1795 = bfloat(v1794);
+    const uint v1796 = v1786 * v1;
+    const uint v1797 = v1796 + v1788;
+    out[v1797] = v1795;
   }
-  const uint v1773 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1774 = v422 + v1773;
-  const uint v1775 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1776 = v1256 + v1775;
-  const bool v1777 = v1774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1778 = v312 && v1777;
-  const bool v1779 = v1776 < v1;
-  const bool v1780 = v1778 && v1779;
-  if (v1780) {
-    const float v1781 = v1264.m[0][15].thread_elements()[1];
-    const float v1782 = v1781 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1783 = bfloat(v1782);
-    const uint v1784 = v1774 * v1;
-    const uint v1785 = v1784 + v1776;
-    out[v1785] = v1783;
+  const uint v1798 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1799 = v447 + v1798;
+  const uint v1800 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1801 = v1281 + v1800;
+  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1803 = v337 && v1802;
+  const bool v1804 = v1801 < v1;
+  const bool v1805 = v1803 && v1804;
+  if (v1805) {
+    const float v1806 = v1289.m[0][15].thread_elements()[1];
+    const float v1807 = v1806 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1808 = bfloat(v1807);
+    const uint v1809 = v1799 * v1;
+    const uint v1810 = v1809 + v1801;
+    out[v1810] = v1808;
   }
-  const uint v1786 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1787 = v422 + v1786;
-  const uint v1788 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1789 = v1256 + v1788;
-  const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1791 = v312 && v1790;
-  const bool v1792 = v1789 < v1;
-  const bool v1793 = v1791 && v1792;
-  if (v1793) {
-    const float v1794 = v1264.m[1][0].thread_elements()[0];
-    const float v1795 = v1794 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1796 = bfloat(v1795);
-    const uint v1797 = v1787 * v1;
-    const uint v1798 = v1797 + v1789;
-    out[v1798] = v1796;
+  const uint v1811 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1812 = v447 + v1811;
+  const uint v1813 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1814 = v1281 + v1813;
+  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1816 = v337 && v1815;
+  const bool v1817 = v1814 < v1;
+  const bool v1818 = v1816 && v1817;
+  if (v1818) {
+    const float v1819 = v1289.m[1][0].thread_elements()[0];
+    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1821 = bfloat(v1820);
+    const uint v1822 = v1812 * v1;
+    const uint v1823 = v1822 + v1814;
+    out[v1823] = v1821;
   }
-  const uint v1799 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1800 = v422 + v1799;
-  const uint v1801 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1802 = v1256 + v1801;
-  const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1804 = v312 && v1803;
-  const bool v1805 = v1802 < v1;
-  const bool v1806 = v1804 && v1805;
-  if (v1806) {
-    const float v1807 = v1264.m[1][0].thread_elements()[1];
-    const float v1808 = v1807 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1809 = bfloat(v1808);
-    const uint v1810 = v1800 * v1;
-    const uint v1811 = v1810 + v1802;
-    out[v1811] = v1809;
+  const uint v1824 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1825 = v447 + v1824;
+  const uint v1826 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1827 = v1281 + v1826;
+  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1829 = v337 && v1828;
+  const bool v1830 = v1827 < v1;
+  const bool v1831 = v1829 && v1830;
+  if (v1831) {
+    const float v1832 = v1289.m[1][0].thread_elements()[1];
+    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1834 = bfloat(v1833);
+    const uint v1835 = v1825 * v1;
+    const uint v1836 = v1835 + v1827;
+    out[v1836] = v1834;
   }
-  const uint v1812 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1813 = v422 + v1812;
-  const uint v1814 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1815 = v1256 + v1814;
-  const bool v1816 = v1813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1817 = v312 && v1816;
-  const bool v1818 = v1815 < v1;
-  const bool v1819 = v1817 && v1818;
-  if (v1819) {
-    const float v1820 = v1264.m[1][1].thread_elements()[0];
-    const float v1821 = v1820 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1822 = bfloat(v1821);
-    const uint v1823 = v1813 * v1;
-    const uint v1824 = v1823 + v1815;
-    out[v1824] = v1822;
+  const uint v1837 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1838 = v447 + v1837;
+  const uint v1839 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1840 = v1281 + v1839;
+  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1842 = v337 && v1841;
+  const bool v1843 = v1840 < v1;
+  const bool v1844 = v1842 && v1843;
+  if (v1844) {
+    const float v1845 = v1289.m[1][1].thread_elements()[0];
+    const float v1846 = v1845 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1847 = bfloat(v1846);
+    const uint v1848 = v1838 * v1;
+    const uint v1849 = v1848 + v1840;
+    out[v1849] = v1847;
   }
-  const uint v1825 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1826 = v422 + v1825;
-  const uint v1827 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1828 = v1256 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1830 = v312 && v1829;
-  const bool v1831 = v1828 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v1264.m[1][1].thread_elements()[1];
-    const float v1834 = v1833 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1835 = bfloat(v1834);
-    const uint v1836 = v1826 * v1;
-    const uint v1837 = v1836 + v1828;
-    out[v1837] = v1835;
+  const uint v1850 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1851 = v447 + v1850;
+  const uint v1852 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1853 = v1281 + v1852;
+  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1855 = v337 && v1854;
+  const bool v1856 = v1853 < v1;
+  const bool v1857 = v1855 && v1856;
+  if (v1857) {
+    const float v1858 = v1289.m[1][1].thread_elements()[1];
+    const float v1859 = v1858 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1860 = bfloat(v1859);
+    const uint v1861 = v1851 * v1;
+    const uint v1862 = v1861 + v1853;
+    out[v1862] = v1860;
   }
-  const uint v1838 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1839 = v422 + v1838;
-  const uint v1840 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1841 = v1256 + v1840;
-  const bool v1842 = v1839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1843 = v312 && v1842;
-  const bool v1844 = v1841 < v1;
-  const bool v1845 = v1843 && v1844;
-  if (v1845) {
-    const float v1846 = v1264.m[1][2].thread_elements()[0];
-    const float v1847 = v1846 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1848 = bfloat(v1847);
-    const uint v1849 = v1839 * v1;
-    const uint v1850 = v1849 + v1841;
-    out[v1850] = v1848;
+  const uint v1863 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1864 = v447 + v1863;
+  const uint v1865 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1866 = v1281 + v1865;
+  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1868 = v337 && v1867;
+  const bool v1869 = v1866 < v1;
+  const bool v1870 = v1868 && v1869;
+  if (v1870) {
+    const float v1871 = v1289.m[1][2].thread_elements()[0];
+    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1873 = bfloat(v1872);
+    const uint v1874 = v1864 * v1;
+    const uint v1875 = v1874 + v1866;
+    out[v1875] = v1873;
   }
-  const uint v1851 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1852 = v422 + v1851;
-  const uint v1853 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1854 = v1256 + v1853;
-  const bool v1855 = v1852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1856 = v312 && v1855;
-  const bool v1857 = v1854 < v1;
-  const bool v1858 = v1856 && v1857;
-  if (v1858) {
-    const float v1859 = v1264.m[1][2].thread_elements()[1];
-    const float v1860 = v1859 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1861 = bfloat(v1860);
-    const uint v1862 = v1852 * v1;
-    const uint v1863 = v1862 + v1854;
-    out[v1863] = v1861;
+  const uint v1876 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1877 = v447 + v1876;
+  const uint v1878 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1879 = v1281 + v1878;
+  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1881 = v337 && v1880;
+  const bool v1882 = v1879 < v1;
+  const bool v1883 = v1881 && v1882;
+  if (v1883) {
+    const float v1884 = v1289.m[1][2].thread_elements()[1];
+    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1886 = bfloat(v1885);
+    const uint v1887 = v1877 * v1;
+    const uint v1888 = v1887 + v1879;
+    out[v1888] = v1886;
   }
-  const uint v1864 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1865 = v422 + v1864;
-  const uint v1866 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1867 = v1256 + v1866;
-  const bool v1868 = v1865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1869 = v312 && v1868;
-  const bool v1870 = v1867 < v1;
-  const bool v1871 = v1869 && v1870;
-  if (v1871) {
-    const float v1872 = v1264.m[1][3].thread_elements()[0];
-    const float v1873 = v1872 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1874 = bfloat(v1873);
-    const uint v1875 = v1865 * v1;
-    const uint v1876 = v1875 + v1867;
-    out[v1876] = v1874;
+  const uint v1889 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1890 = v447 + v1889;
+  const uint v1891 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1892 = v1281 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1894 = v337 && v1893;
+  const bool v1895 = v1892 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v1289.m[1][3].thread_elements()[0];
+    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1899 = bfloat(v1898);
+    const uint v1900 = v1890 * v1;
+    const uint v1901 = v1900 + v1892;
+    out[v1901] = v1899;
   }
-  const uint v1877 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1878 = v422 + v1877;
-  const uint v1879 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1880 = v1256 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1882 = v312 && v1881;
-  const bool v1883 = v1880 < v1;
-  const bool v1884 = v1882 && v1883;
-  if (v1884) {
-    const float v1885 = v1264.m[1][3].thread_elements()[1];
-    const float v1886 = v1885 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1887 = bfloat(v1886);
-    const uint v1888 = v1878 * v1;
-    const uint v1889 = v1888 + v1880;
-    out[v1889] = v1887;
+  const uint v1902 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1903 = v447 + v1902;
+  const uint v1904 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1905 = v1281 + v1904;
+  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1907 = v337 && v1906;
+  const bool v1908 = v1905 < v1;
+  const bool v1909 = v1907 && v1908;
+  if (v1909) {
+    const float v1910 = v1289.m[1][3].thread_elements()[1];
+    const float v1911 = v1910 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1912 = bfloat(v1911);
+    const uint v1913 = v1903 * v1;
+    const uint v1914 = v1913 + v1905;
+    out[v1914] = v1912;
   }
-  const uint v1890 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1891 = v422 + v1890;
-  const uint v1892 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1893 = v1256 + v1892;
-  const bool v1894 = v1891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1895 = v312 && v1894;
-  const bool v1896 = v1893 < v1;
-  const bool v1897 = v1895 && v1896;
-  if (v1897) {
-    const float v1898 = v1264.m[1][4].thread_elements()[0];
-    const float v1899 = v1898 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1900 = bfloat(v1899);
-    const uint v1901 = v1891 * v1;
-    const uint v1902 = v1901 + v1893;
-    out[v1902] = v1900;
+  const uint v1915 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1916 = v447 + v1915;
+  const uint v1917 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1918 = v1281 + v1917;
+  const bool v1919 = v1916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1920 = v337 && v1919;
+  const bool v1921 = v1918 < v1;
+  const bool v1922 = v1920 && v1921;
+  if (v1922) {
+    const float v1923 = v1289.m[1][4].thread_elements()[0];
+    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1925 = bfloat(v1924);
+    const uint v1926 = v1916 * v1;
+    const uint v1927 = v1926 + v1918;
+    out[v1927] = v1925;
   }
-  const uint v1903 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1904 = v422 + v1903;
-  const uint v1905 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1906 = v1256 + v1905;
-  const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1908 = v312 && v1907;
-  const bool v1909 = v1906 < v1;
-  const bool v1910 = v1908 && v1909;
-  if (v1910) {
-    const float v1911 = v1264.m[1][4].thread_elements()[1];
-    const float v1912 = v1911 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1913 = bfloat(v1912);
-    const uint v1914 = v1904 * v1;
-    const uint v1915 = v1914 + v1906;
-    out[v1915] = v1913;
+  const uint v1928 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1929 = v447 + v1928;
+  const uint v1930 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1931 = v1281 + v1930;
+  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1933 = v337 && v1932;
+  const bool v1934 = v1931 < v1;
+  const bool v1935 = v1933 && v1934;
+  if (v1935) {
+    const float v1936 = v1289.m[1][4].thread_elements()[1];
+    const float v1937 = v1936 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1938 = bfloat(v1937);
+    const uint v1939 = v1929 * v1;
+    const uint v1940 = v1939 + v1931;
+    out[v1940] = v1938;
   }
-  const uint v1916 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1917 = v422 + v1916;
-  const uint v1918 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1919 = v1256 + v1918;
-  const bool v1920 = v1917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1921 = v312 && v1920;
-  const bool v1922 = v1919 < v1;
-  const bool v1923 = v1921 && v1922;
-  if (v1923) {
-    const float v1924 = v1264.m[1][5].thread_elements()[0];
-    const float v1925 = v1924 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1926 = bfloat(v1925);
-    const uint v1927 = v1917 * v1;
-    const uint v1928 = v1927 + v1919;
-    out[v1928] = v1926;
+  const uint v1941 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1942 = v447 + v1941;
+  const uint v1943 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1944 = v1281 + v1943;
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1946 = v337 && v1945;
+  const bool v1947 = v1944 < v1;
+  const bool v1948 = v1946 && v1947;
+  if (v1948) {
+    const float v1949 = v1289.m[1][5].thread_elements()[0];
+    const float v1950 = v1949 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1951 = bfloat(v1950);
+    const uint v1952 = v1942 * v1;
+    const uint v1953 = v1952 + v1944;
+    out[v1953] = v1951;
   }
-  const uint v1929 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1930 = v422 + v1929;
-  const uint v1931 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1932 = v1256 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1934 = v312 && v1933;
-  const bool v1935 = v1932 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v1264.m[1][5].thread_elements()[1];
-    const float v1938 = v1937 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1939 = bfloat(v1938);
-    const uint v1940 = v1930 * v1;
-    const uint v1941 = v1940 + v1932;
-    out[v1941] = v1939;
+  const uint v1954 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1955 = v447 + v1954;
+  const uint v1956 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1957 = v1281 + v1956;
+  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1959 = v337 && v1958;
+  const bool v1960 = v1957 < v1;
+  const bool v1961 = v1959 && v1960;
+  if (v1961) {
+    const float v1962 = v1289.m[1][5].thread_elements()[1];
+    const float v1963 = v1962 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1964 = bfloat(v1963);
+    const uint v1965 = v1955 * v1;
+    const uint v1966 = v1965 + v1957;
+    out[v1966] = v1964;
   }
-  const uint v1942 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1943 = v422 + v1942;
-  const uint v1944 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1945 = v1256 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1947 = v312 && v1946;
-  const bool v1948 = v1945 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v1264.m[1][6].thread_elements()[0];
-    const float v1951 = v1950 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1952 = bfloat(v1951);
-    const uint v1953 = v1943 * v1;
-    const uint v1954 = v1953 + v1945;
-    out[v1954] = v1952;
+  const uint v1967 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1968 = v447 + v1967;
+  const uint v1969 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1970 = v1281 + v1969;
+  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1972 = v337 && v1971;
+  const bool v1973 = v1970 < v1;
+  const bool v1974 = v1972 && v1973;
+  if (v1974) {
+    const float v1975 = v1289.m[1][6].thread_elements()[0];
+    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1977 = bfloat(v1976);
+    const uint v1978 = v1968 * v1;
+    const uint v1979 = v1978 + v1970;
+    out[v1979] = v1977;
   }
-  const uint v1955 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1956 = v422 + v1955;
-  const uint v1957 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1958 = v1256 + v1957;
-  const bool v1959 = v1956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1960 = v312 && v1959;
-  const bool v1961 = v1958 < v1;
-  const bool v1962 = v1960 && v1961;
-  if (v1962) {
-    const float v1963 = v1264.m[1][6].thread_elements()[1];
-    const float v1964 = v1963 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1965 = bfloat(v1964);
-    const uint v1966 = v1956 * v1;
-    const uint v1967 = v1966 + v1958;
-    out[v1967] = v1965;
+  const uint v1980 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1981 = v447 + v1980;
+  const uint v1982 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1983 = v1281 + v1982;
+  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1985 = v337 && v1984;
+  const bool v1986 = v1983 < v1;
+  const bool v1987 = v1985 && v1986;
+  if (v1987) {
+    const float v1988 = v1289.m[1][6].thread_elements()[1];
+    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1990 = bfloat(v1989);
+    const uint v1991 = v1981 * v1;
+    const uint v1992 = v1991 + v1983;
+    out[v1992] = v1990;
   }
-  const uint v1968 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1969 = v422 + v1968;
-  const uint v1970 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1971 = v1256 + v1970;
-  const bool v1972 = v1969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1973 = v312 && v1972;
-  const bool v1974 = v1971 < v1;
-  const bool v1975 = v1973 && v1974;
-  if (v1975) {
-    const float v1976 = v1264.m[1][7].thread_elements()[0];
-    const float v1977 = v1976 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1978 = bfloat(v1977);
-    const uint v1979 = v1969 * v1;
-    const uint v1980 = v1979 + v1971;
-    out[v1980] = v1978;
+  const uint v1993 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1994 = v447 + v1993;
+  const uint v1995 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1996 = v1281 + v1995;
+  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1998 = v337 && v1997;
+  const bool v1999 = v1996 < v1;
+  const bool v2000 = v1998 && v1999;
+  if (v2000) {
+    const float v2001 = v1289.m[1][7].thread_elements()[0];
+    const float v2002 = v2001 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2003 = bfloat(v2002);
+    const uint v2004 = v1994 * v1;
+    const uint v2005 = v2004 + v1996;
+    out[v2005] = v2003;
   }
-  const uint v1981 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1982 = v422 + v1981;
-  const uint v1983 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1984 = v1256 + v1983;
-  const bool v1985 = v1982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1986 = v312 && v1985;
-  const bool v1987 = v1984 < v1;
-  const bool v1988 = v1986 && v1987;
-  if (v1988) {
-    const float v1989 = v1264.m[1][7].thread_elements()[1];
-    const float v1990 = v1989 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1991 = bfloat(v1990);
-    const uint v1992 = v1982 * v1;
-    const uint v1993 = v1992 + v1984;
-    out[v1993] = v1991;
+  const uint v2006 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2007 = v447 + v2006;
+  const uint v2008 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2009 = v1281 + v2008;
+  const bool v2010 = v2007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2011 = v337 && v2010;
+  const bool v2012 = v2009 < v1;
+  const bool v2013 = v2011 && v2012;
+  if (v2013) {
+    const float v2014 = v1289.m[1][7].thread_elements()[1];
+    const float v2015 = v2014 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2016 = bfloat(v2015);
+    const uint v2017 = v2007 * v1;
+    const uint v2018 = v2017 + v2009;
+    out[v2018] = v2016;
   }
-  const uint v1994 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1995 = v422 + v1994;
-  const uint v1996 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1997 = v1256 + v1996;
-  const bool v1998 = v1995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1999 = v312 && v1998;
-  const bool v2000 = v1997 < v1;
-  const bool v2001 = v1999 && v2000;
-  if (v2001) {
-    const float v2002 = v1264.m[1][8].thread_elements()[0];
-    const float v2003 = v2002 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2004 = bfloat(v2003);
-    const uint v2005 = v1995 * v1;
-    const uint v2006 = v2005 + v1997;
-    out[v2006] = v2004;
+  const uint v2019 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2020 = v447 + v2019;
+  const uint v2021 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2022 = v1281 + v2021;
+  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2024 = v337 && v2023;
+  const bool v2025 = v2022 < v1;
+  const bool v2026 = v2024 && v2025;
+  if (v2026) {
+    const float v2027 = v1289.m[1][8].thread_elements()[0];
+    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2029 = bfloat(v2028);
+    const uint v2030 = v2020 * v1;
+    const uint v2031 = v2030 + v2022;
+    out[v2031] = v2029;
   }
-  const uint v2007 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2008 = v422 + v2007;
-  const uint v2009 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2010 = v1256 + v2009;
-  const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2012 = v312 && v2011;
-  const bool v2013 = v2010 < v1;
-  const bool v2014 = v2012 && v2013;
-  if (v2014) {
-    const float v2015 = v1264.m[1][8].thread_elements()[1];
-    const float v2016 = v2015 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2017 = bfloat(v2016);
-    const uint v2018 = v2008 * v1;
-    const uint v2019 = v2018 + v2010;
-    out[v2019] = v2017;
+  const uint v2032 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2033 = v447 + v2032;
+  const uint v2034 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2035 = v1281 + v2034;
+  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2037 = v337 && v2036;
+  const bool v2038 = v2035 < v1;
+  const bool v2039 = v2037 && v2038;
+  if (v2039) {
+    const float v2040 = v1289.m[1][8].thread_elements()[1];
+    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2042 = bfloat(v2041);
+    const uint v2043 = v2033 * v1;
+    const uint v2044 = v2043 + v2035;
+    out[v2044] = v2042;
   }
-  const uint v2020 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2021 = v422 + v2020;
-  const uint v2022 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2023 = v1256 + v2022;
-  const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2025 = v312 && v2024;
-  const bool v2026 = v2023 < v1;
-  const bool v2027 = v2025 && v2026;
-  if (v2027) {
-    const float v2028 = v1264.m[1][9].thread_elements()[0];
-    const float v2029 = v2028 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2030 = bfloat(v2029);
-    const uint v2031 = v2021 * v1;
-    const uint v2032 = v2031 + v2023;
-    out[v2032] = v2030;
+  const uint v2045 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2046 = v447 + v2045;
+  const uint v2047 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2048 = v1281 + v2047;
+  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2050 = v337 && v2049;
+  const bool v2051 = v2048 < v1;
+  const bool v2052 = v2050 && v2051;
+  if (v2052) {
+    const float v2053 = v1289.m[1][9].thread_elements()[0];
+    const float v2054 = v2053 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2055 = bfloat(v2054);
+    const uint v2056 = v2046 * v1;
+    const uint v2057 = v2056 + v2048;
+    out[v2057] = v2055;
   }
-  const uint v2033 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2034 = v422 + v2033;
-  const uint v2035 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2036 = v1256 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2038 = v312 && v2037;
-  const bool v2039 = v2036 < v1;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v1264.m[1][9].thread_elements()[1];
-    const float v2042 = v2041 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2043 = bfloat(v2042);
-    const uint v2044 = v2034 * v1;
-    const uint v2045 = v2044 + v2036;
-    out[v2045] = v2043;
+  const uint v2058 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2059 = v447 + v2058;
+  const uint v2060 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2061 = v1281 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2063 = v337 && v2062;
+  const bool v2064 = v2061 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v1289.m[1][9].thread_elements()[1];
+    const float v2067 = v2066 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2068 = bfloat(v2067);
+    const uint v2069 = v2059 * v1;
+    const uint v2070 = v2069 + v2061;
+    out[v2070] = v2068;
   }
-  const uint v2046 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2047 = v422 + v2046;
-  const uint v2048 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2049 = v1256 + v2048;
-  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2051 = v312 && v2050;
-  const bool v2052 = v2049 < v1;
-  const bool v2053 = v2051 && v2052;
-  if (v2053) {
-    const float v2054 = v1264.m[1][10].thread_elements()[0];
-    const float v2055 = v2054 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2056 = bfloat(v2055);
-    const uint v2057 = v2047 * v1;
-    const uint v2058 = v2057 + v2049;
-    out[v2058] = v2056;
+  const uint v2071 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2072 = v447 + v2071;
+  const uint v2073 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2074 = v1281 + v2073;
+  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2076 = v337 && v2075;
+  const bool v2077 = v2074 < v1;
+  const bool v2078 = v2076 && v2077;
+  if (v2078) {
+    const float v2079 = v1289.m[1][10].thread_elements()[0];
+    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2081 = bfloat(v2080);
+    const uint v2082 = v2072 * v1;
+    const uint v2083 = v2082 + v2074;
+    out[v2083] = v2081;
   }
-  const uint v2059 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2060 = v422 + v2059;
-  const uint v2061 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2062 = v1256 + v2061;
-  const bool v2063 = v2060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2064 = v312 && v2063;
-  const bool v2065 = v2062 < v1;
-  const bool v2066 = v2064 && v2065;
-  if (v2066) {
-    const float v2067 = v1264.m[1][10].thread_elements()[1];
-    const float v2068 = v2067 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2069 = bfloat(v2068);
-    const uint v2070 = v2060 * v1;
-    const uint v2071 = v2070 + v2062;
-    out[v2071] = v2069;
+  const uint v2084 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2085 = v447 + v2084;
+  const uint v2086 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2087 = v1281 + v2086;
+  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2089 = v337 && v2088;
+  const bool v2090 = v2087 < v1;
+  const bool v2091 = v2089 && v2090;
+  if (v2091) {
+    const float v2092 = v1289.m[1][10].thread_elements()[1];
+    const float v2093 = v2092 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2094 = bfloat(v2093);
+    const uint v2095 = v2085 * v1;
+    const uint v2096 = v2095 + v2087;
+    out[v2096] = v2094;
   }
-  const uint v2072 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2073 = v422 + v2072;
-  const uint v2074 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2075 = v1256 + v2074;
-  const bool v2076 = v2073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2077 = v312 && v2076;
-  const bool v2078 = v2075 < v1;
-  const bool v2079 = v2077 && v2078;
-  if (v2079) {
-    const float v2080 = v1264.m[1][11].thread_elements()[0];
-    const float v2081 = v2080 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2082 = bfloat(v2081);
-    const uint v2083 = v2073 * v1;
-    const uint v2084 = v2083 + v2075;
-    out[v2084] = v2082;
+  const uint v2097 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2098 = v447 + v2097;
+  const uint v2099 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2100 = v1281 + v2099;
+  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2102 = v337 && v2101;
+  const bool v2103 = v2100 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v1289.m[1][11].thread_elements()[0];
+    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2107 = bfloat(v2106);
+    const uint v2108 = v2098 * v1;
+    const uint v2109 = v2108 + v2100;
+    out[v2109] = v2107;
   }
-  const uint v2085 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2086 = v422 + v2085;
-  const uint v2087 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2088 = v1256 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2090 = v312 && v2089;
-  const bool v2091 = v2088 < v1;
-  const bool v2092 = v2090 && v2091;
-  if (v2092) {
-    const float v2093 = v1264.m[1][11].thread_elements()[1];
-    const float v2094 = v2093 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2095 = bfloat(v2094);
-    const uint v2096 = v2086 * v1;
-    const uint v2097 = v2096 + v2088;
-    out[v2097] = v2095;
+  const uint v2110 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2111 = v447 + v2110;
+  const uint v2112 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2113 = v1281 + v2112;
+  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2115 = v337 && v2114;
+  const bool v2116 = v2113 < v1;
+  const bool v2117 = v2115 && v2116;
+  if (v2117) {
+    const float v2118 = v1289.m[1][11].thread_elements()[1];
+    const float v2119 = v2118 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2120 = bfloat(v2119);
+    const uint v2121 = v2111 * v1;
+    const uint v2122 = v2121 + v2113;
+    out[v2122] = v2120;
   }
-  const uint v2098 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2099 = v422 + v2098;
-  const uint v2100 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2101 = v1256 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2103 = v312 && v2102;
-  const bool v2104 = v2101 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v1264.m[1][12].thread_elements()[0];
-    const float v2107 = v2106 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2108 = bfloat(v2107);
-    const uint v2109 = v2099 * v1;
-    const uint v2110 = v2109 + v2101;
-    out[v2110] = v2108;
+  const uint v2123 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2124 = v447 + v2123;
+  const uint v2125 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2126 = v1281 + v2125;
+  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2128 = v337 && v2127;
+  const bool v2129 = v2126 < v1;
+  const bool v2130 = v2128 && v2129;
+  if (v2130) {
+    const float v2131 = v1289.m[1][12].thread_elements()[0];
+    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2133 = bfloat(v2132);
+    const uint v2134 = v2124 * v1;
+    const uint v2135 = v2134 + v2126;
+    out[v2135] = v2133;
   }
-  const uint v2111 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2112 = v422 + v2111;
-  const uint v2113 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2114 = v1256 + v2113;
-  const bool v2115 = v2112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2116 = v312 && v2115;
-  const bool v2117 = v2114 < v1;
-  const bool v2118 = v2116 && v2117;
-  if (v2118) {
-    const float v2119 = v1264.m[1][12].thread_elements()[1];
-    const float v2120 = v2119 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2121 = bfloat(v2120);
-    const uint v2122 = v2112 * v1;
-    const uint v2123 = v2122 + v2114;
-    out[v2123] = v2121;
+  const uint v2136 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2137 = v447 + v2136;
+  const uint v2138 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2139 = v1281 + v2138;
+  const bool v2140 = v2137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2141 = v337 && v2140;
+  const bool v2142 = v2139 < v1;
+  const bool v2143 = v2141 && v2142;
+  if (v2143) {
+    const float v2144 = v1289.m[1][12].thread_elements()[1];
+    const float v2145 = v2144 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2146 = bfloat(v2145);
+    const uint v2147 = v2137 * v1;
+    const uint v2148 = v2147 + v2139;
+    out[v2148] = v2146;
   }
-  const uint v2124 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2125 = v422 + v2124;
-  const uint v2126 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2127 = v1256 + v2126;
-  const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2129 = v312 && v2128;
-  const bool v2130 = v2127 < v1;
-  const bool v2131 = v2129 && v2130;
-  if (v2131) {
-    const float v2132 = v1264.m[1][13].thread_elements()[0];
-    const float v2133 = v2132 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2134 = bfloat(v2133);
-    const uint v2135 = v2125 * v1;
-    const uint v2136 = v2135 + v2127;
-    out[v2136] = v2134;
+  const uint v2149 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2150 = v447 + v2149;
+  const uint v2151 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2152 = v1281 + v2151;
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2154 = v337 && v2153;
+  const bool v2155 = v2152 < v1;
+  const bool v2156 = v2154 && v2155;
+  if (v2156) {
+    const float v2157 = v1289.m[1][13].thread_elements()[0];
+    const float v2158 = v2157 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2159 = bfloat(v2158);
+    const uint v2160 = v2150 * v1;
+    const uint v2161 = v2160 + v2152;
+    out[v2161] = v2159;
   }
-  const uint v2137 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2138 = v422 + v2137;
-  const uint v2139 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2140 = v1256 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2142 = v312 && v2141;
-  const bool v2143 = v2140 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v1264.m[1][13].thread_elements()[1];
-    const float v2146 = v2145 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2147 = bfloat(v2146);
-    const uint v2148 = v2138 * v1;
-    const uint v2149 = v2148 + v2140;
-    out[v2149] = v2147;
+  const uint v2162 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2163 = v447 + v2162;
+  const uint v2164 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2165 = v1281 + v2164;
+  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2167 = v337 && v2166;
+  const bool v2168 = v2165 < v1;
+  const bool v2169 = v2167 && v2168;
+  if (v2169) {
+    const float v2170 = v1289.m[1][13].thread_elements()[1];
+    const float v2171 = v2170 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2172 = bfloat(v2171);
+    const uint v2173 = v2163 * v1;
+    const uint v2174 = v2173 + v2165;
+    out[v2174] = v2172;
   }
-  const uint v2150 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2151 = v422 + v2150;
-  const uint v2152 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2153 = v1256 + v2152;
-  const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2155 = v312 && v2154;
-  const bool v2156 = v2153 < v1;
-  const bool v2157 = v2155 && v2156;
-  if (v2157) {
-    const float v2158 = v1264.m[1][14].thread_elements()[0];
-    const float v2159 = v2158 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2160 = bfloat(v2159);
-    const uint v2161 = v2151 * v1;
-    const uint v2162 = v2161 + v2153;
-    out[v2162] = v2160;
+  const uint v2175 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2176 = v447 + v2175;
+  const uint v2177 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2178 = v1281 + v2177;
+  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2180 = v337 && v2179;
+  const bool v2181 = v2178 < v1;
+  const bool v2182 = v2180 && v2181;
+  if (v2182) {
+    const float v2183 = v1289.m[1][14].thread_elements()[0];
+    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2185 = bfloat(v2184);
+    const uint v2186 = v2176 * v1;
+    const uint v2187 = v2186 + v2178;
+    out[v2187] = v2185;
   }
-  const uint v2163 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2164 = v422 + v2163;
-  const uint v2165 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2166 = v1256 + v2165;
-  const bool v2167 = v2164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2168 = v312 && v2167;
-  const bool v2169 = v2166 < v1;
-  const bool v2170 = v2168 && v2169;
-  if (v2170) {
-    const float v2171 = v1264.m[1][14].thread_elements()[1];
-    const float v2172 = v2171 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2173 = bfloat(v2172);
-    const uint v2174 = v2164 * v1;
-    const uint v2175 = v2174 + v2166;
-    out[v2175] = v2173;
+  const uint v2188 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2189 = v447 + v2188;
+  const uint v2190 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2191 = v1281 + v2190;
+  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2193 = v337 && v2192;
+  const bool v2194 = v2191 < v1;
+  const bool v2195 = v2193 && v2194;
+  if (v2195) {
+    const float v2196 = v1289.m[1][14].thread_elements()[1];
+    const float v2197 = v2196 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2198 = bfloat(v2197);
+    const uint v2199 = v2189 * v1;
+    const uint v2200 = v2199 + v2191;
+    out[v2200] = v2198;
   }
-  const uint v2176 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2177 = v422 + v2176;
-  const uint v2178 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2179 = v1256 + v2178;
-  const bool v2180 = v2177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2181 = v312 && v2180;
-  const bool v2182 = v2179 < v1;
-  const bool v2183 = v2181 && v2182;
-  if (v2183) {
-    const float v2184 = v1264.m[1][15].thread_elements()[0];
-    const float v2185 = v2184 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2186 = bfloat(v2185);
-    const uint v2187 = v2177 * v1;
-    const uint v2188 = v2187 + v2179;
-    out[v2188] = v2186;
+  const uint v2201 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2202 = v447 + v2201;
+  const uint v2203 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2204 = v1281 + v2203;
+  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2206 = v337 && v2205;
+  const bool v2207 = v2204 < v1;
+  const bool v2208 = v2206 && v2207;
+  if (v2208) {
+    const float v2209 = v1289.m[1][15].thread_elements()[0];
+    const float v2210 = v2209 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2211 = bfloat(v2210);
+    const uint v2212 = v2202 * v1;
+    const uint v2213 = v2212 + v2204;
+    out[v2213] = v2211;
   }
-  const uint v2189 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2190 = v422 + v2189;
-  const uint v2191 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2192 = v1256 + v2191;
-  const bool v2193 = v2190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2194 = v312 && v2193;
-  const bool v2195 = v2192 < v1;
-  const bool v2196 = v2194 && v2195;
-  if (v2196) {
-    const float v2197 = v1264.m[1][15].thread_elements()[1];
-    const float v2198 = v2197 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2199 = bfloat(v2198);
-    const uint v2200 = v2190 * v1;
-    const uint v2201 = v2200 + v2192;
-    out[v2201] = v2199;
+  const uint v2214 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2215 = v447 + v2214;
+  const uint v2216 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2217 = v1281 + v2216;
+  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2219 = v337 && v2218;
+  const bool v2220 = v2217 < v1;
+  const bool v2221 = v2219 && v2220;
+  if (v2221) {
+    const float v2222 = v1289.m[1][15].thread_elements()[1];
+    const float v2223 = v2222 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2224 = bfloat(v2223);
+    const uint v2225 = v2215 * v1;
+    const uint v2226 = v2225 + v2217;
+    out[v2226] = v2224;
   }
 }

@@ -84,2566 +84,2566 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v284 = v283 < 8u;
-  const uint v287 = v283 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v289;
-  iron_frag_fill(v289, float(0.0f));
-  const uint v292 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v293 = v292 == 0u;
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2459 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2461 = v283 << 5u;
-    const uint v2462 = v2461 + v2459;
-    const uint v2466 = v2462 >> 3u;
-    const uint v2468 = v2462 & 7u;
-    const uint v2470 = v2468 << 3u;
-    const uint v2471 = v22 + v2466;
-    const bool v2473 = v2471 < v0;
-    const uint v2476 = v2471 * v2;
-    const uint v2481 = v2466 << 6u;
-    const uint v2485 = v2462 + 384u;
-    const uint v2487 = v2485 >> 3u;
-    const uint v2489 = v2485 & 7u;
-    const uint v2491 = v2489 << 3u;
-    const uint v2492 = v22 + v2487;
-    const bool v2494 = v2492 < v0;
-    const uint v2497 = v2492 * v2;
-    const uint v2502 = v2487 << 6u;
-    const uint v2506 = v2462 + 768u;
-    const bool v2508 = v2506 < 1024u;
-    const uint v2544 = v26 + v2466;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2546 = v2544 < v1;
-    const uint v2549 = v2544 * v2;
-    const uint v2565 = v26 + v2487;
-    const bool v2567 = v2565 < v1;
-    const uint v2570 = v2565 * v2;
+  const uint v308 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v309 = v308 < 8u;
+  const uint v312 = v308 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v314;
+  iron_frag_fill(v314, float(0.0f));
+  const uint v317 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v318 = v317 == 0u;
+  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2484 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2486 = v308 << 5u;
+    const uint v2487 = v2486 + v2484;
+    const uint v2491 = v2487 >> 3u;
+    const uint v2493 = v2487 & 7u;
+    const uint v2495 = v2493 << 3u;
+    const uint v2496 = v22 + v2491;
+    const bool v2498 = v2496 < v0;
+    const uint v2501 = v2496 * v2;
+    const uint v2506 = v2491 << 6u;
+    const uint v2510 = v2487 + 384u;
+    const uint v2512 = v2510 >> 3u;
+    const uint v2514 = v2510 & 7u;
+    const uint v2516 = v2514 << 3u;
+    const uint v2517 = v22 + v2512;
+    const bool v2519 = v2517 < v0;
+    const uint v2522 = v2517 * v2;
+    const uint v2527 = v2512 << 6u;
+    const uint v2531 = v2487 + 768u;
+    const bool v2533 = v2531 < 1024u;
+    const uint v2569 = v26 + v2491;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2571 = v2569 < v1;
+    const uint v2574 = v2569 * v2;
+    const uint v2590 = v26 + v2512;
+    const bool v2592 = v2590 < v1;
+    const uint v2595 = v2590 * v2;
 
-    for (uint v2450 = 0u; v2450 < v2; v2450 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2452 = v2450 >> 6u;
-      const uint v2454 = v2452 % 1u;
+    for (uint v2475 = 0u; v2475 < v2; v2475 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2477 = v2475 >> 6u;
+      const uint v2479 = v2477 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2456 = v2454 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2472 = v2450 + v2470;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2474 = v2472 < v2;
-      const bool v2475 = v2473 && v2474;
-      const uint v2478 = v2476 + v2472;
-      const uint v2479 = v2475 ? v2478 : 0u;
-      const uint v2482 = v2456 + v2481;
-      const uint v2483 = v2482 + v2470;
+      const uint v2481 = v2479 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2497 = v2475 + v2495;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2499 = v2497 < v2;
+      const bool v2500 = v2498 && v2499;
+      const uint v2503 = v2501 + v2497;
+      const uint v2504 = v2500 ? v2503 : 0u;
+      const uint v2507 = v2481 + v2506;
+      const uint v2508 = v2507 + v2495;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2483 + e] = v2475 ? a[v2479 + e] : bfloat(0);
+        shm3[v2508 + e] = v2500 ? a[v2504 + e] : bfloat(0);
       }
-      const uint v2493 = v2450 + v2491;
-      const bool v2495 = v2493 < v2;
-      const bool v2496 = v2494 && v2495;
-      const uint v2499 = v2497 + v2493;
-      const uint v2500 = v2496 ? v2499 : 0u;
-      const uint v2503 = v2456 + v2502;
-      const uint v2504 = v2503 + v2491;
+      const uint v2518 = v2475 + v2516;
+      const bool v2520 = v2518 < v2;
+      const bool v2521 = v2519 && v2520;
+      const uint v2524 = v2522 + v2518;
+      const uint v2525 = v2521 ? v2524 : 0u;
+      const uint v2528 = v2481 + v2527;
+      const uint v2529 = v2528 + v2516;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2504 + e] = v2496 ? a[v2500 + e] : bfloat(0);
+        shm3[v2529 + e] = v2521 ? a[v2525 + e] : bfloat(0);
       }
-      if (v2508) {
-        const uint v2510 = v2506 >> 3u;
-        const uint v2512 = v2506 & 7u;
-        const uint v2514 = v2512 << 3u;
-        const uint v2515 = v22 + v2510;
-        const uint v2516 = v2450 + v2514;
-        const bool v2517 = v2515 < v0;
-        const bool v2518 = v2516 < v2;
-        const bool v2519 = v2517 && v2518;
-        const uint v2520 = v2515 * v2;
-        const uint v2522 = v2520 + v2516;
-        const uint v2523 = v2519 ? v2522 : 0u;
-        const uint v2525 = v2510 << 6u;
-        const uint v2526 = v2456 + v2525;
-        const uint v2527 = v2526 + v2514;
+      if (v2533) {
+        const uint v2535 = v2531 >> 3u;
+        const uint v2537 = v2531 & 7u;
+        const uint v2539 = v2537 << 3u;
+        const uint v2540 = v22 + v2535;
+        const uint v2541 = v2475 + v2539;
+        const bool v2542 = v2540 < v0;
+        const bool v2543 = v2541 < v2;
+        const bool v2544 = v2542 && v2543;
+        const uint v2545 = v2540 * v2;
+        const uint v2547 = v2545 + v2541;
+        const uint v2548 = v2544 ? v2547 : 0u;
+        const uint v2550 = v2535 << 6u;
+        const uint v2551 = v2481 + v2550;
+        const uint v2552 = v2551 + v2539;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2527 + e] = v2519 ? a[v2523 + e] : bfloat(0);
+          shm3[v2552 + e] = v2544 ? a[v2548 + e] : bfloat(0);
         }
       }
-      const bool v2548 = v2546 && v2474;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2551 = v2549 + v2472;
-      const uint v2552 = v2548 ? v2551 : 0u;
+      const bool v2573 = v2571 && v2499;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2576 = v2574 + v2497;
+      const uint v2577 = v2573 ? v2576 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2483 + e] = v2548 ? b[v2552 + e] : bfloat(0);
+        shm4[v2508 + e] = v2573 ? b[v2577 + e] : bfloat(0);
       }
-      const bool v2569 = v2567 && v2495;
-      const uint v2572 = v2570 + v2493;
-      const uint v2573 = v2569 ? v2572 : 0u;
+      const bool v2594 = v2592 && v2520;
+      const uint v2597 = v2595 + v2518;
+      const uint v2598 = v2594 ? v2597 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2504 + e] = v2569 ? b[v2573 + e] : bfloat(0);
+        shm4[v2529 + e] = v2594 ? b[v2598 + e] : bfloat(0);
       }
-      if (v2508) {
-        const uint v2583 = v2506 >> 3u;
-        const uint v2585 = v2506 & 7u;
-        const uint v2587 = v2585 << 3u;
-        const uint v2588 = v26 + v2583;
-        const uint v2589 = v2450 + v2587;
-        const bool v2590 = v2588 < v1;
-        const bool v2591 = v2589 < v2;
-        const bool v2592 = v2590 && v2591;
-        const uint v2593 = v2588 * v2;
-        const uint v2595 = v2593 + v2589;
-        const uint v2596 = v2592 ? v2595 : 0u;
-        const uint v2598 = v2583 << 6u;
-        const uint v2599 = v2456 + v2598;
-        const uint v2600 = v2599 + v2587;
+      if (v2533) {
+        const uint v2608 = v2531 >> 3u;
+        const uint v2610 = v2531 & 7u;
+        const uint v2612 = v2610 << 3u;
+        const uint v2613 = v26 + v2608;
+        const uint v2614 = v2475 + v2612;
+        const bool v2615 = v2613 < v1;
+        const bool v2616 = v2614 < v2;
+        const bool v2617 = v2615 && v2616;
+        const uint v2618 = v2613 * v2;
+        const uint v2620 = v2618 + v2614;
+        const uint v2621 = v2617 ? v2620 : 0u;
+        const uint v2623 = v2608 << 6u;
+        const uint v2624 = v2481 + v2623;
+        const uint v2625 = v2624 + v2612;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2600 + e] = v2592 ? b[v2596 + e] : bfloat(0);
+          shm4[v2625 + e] = v2617 ? b[v2621 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v284) {
-        const uint v2609 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2610 = v2609 << 6u;
-        const uint v2611 = v2456 + v2610;
-        const uint v2782 = v283 & 3u;
-        const uint v2784 = v2782 << 4u;
-        const uint v2786 = v2784 << 6u;
-        const uint v2788 = v2611 + v2786;
-        iron_frag<bfloat, 16, 16> v2795;
-        iron_frag_fill(v2795, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2795, shm3, long(v2788), long(64u));
-        iron_frag<bfloat, 16, 128> v2797;
-        iron_frag_fill(v2797, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2797, shm4, long(v2456), long(64u));
-        iron_frag_mma(v289, v2795, v2797);
-        const uint v2799 = v2788 + 16u;
-        const uint v2802 = v2456 + 16u;
-        iron_frag<bfloat, 16, 16> v2804;
-        iron_frag_fill(v2804, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2804, shm3, long(v2799), long(64u));
-        iron_frag<bfloat, 16, 128> v2806;
-        iron_frag_fill(v2806, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2806, shm4, long(v2802), long(64u));
-        iron_frag_mma(v289, v2804, v2806);
-        const uint v2808 = v2788 + 32u;
-        const uint v2811 = v2456 + 32u;
-        iron_frag<bfloat, 16, 16> v2813;
-        iron_frag_fill(v2813, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2813, shm3, long(v2808), long(64u));
-        iron_frag<bfloat, 16, 128> v2815;
-        iron_frag_fill(v2815, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2815, shm4, long(v2811), long(64u));
-        iron_frag_mma(v289, v2813, v2815);
-        const uint v2817 = v2788 + 48u;
-        const uint v2820 = v2456 + 48u;
-        iron_frag<bfloat, 16, 16> v2822;
+      if (v309) {
+        const uint v2634 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2635 = v2634 << 6u;
+        const uint v2636 = v2481 + v2635;
+        const uint v2807 = v308 & 3u;
+        const uint v2809 = v2807 << 4u;
+        const uint v2811 = v2809 << 6u;
+        const uint v2813 = v2636 + v2811;
+        iron_frag<bfloat, 16, 16> v2820;
+        iron_frag_fill(v2820, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2820, shm3, long(v2813), long(64u));
+        iron_frag<bfloat, 16, 128> v2822;
         iron_frag_fill(v2822, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2822, shm3, long(v2817), long(64u));
-        iron_frag<bfloat, 16, 128> v2824;
-        iron_frag_fill(v2824, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2824, shm4, long(v2820), long(64u));
-        iron_frag_mma(v289, v2822, v2824);
+        iron_frag_load<true>(v2822, shm4, long(v2481), long(64u));
+        iron_frag_mma(v314, v2820, v2822);
+        const uint v2824 = v2813 + 16u;
+        const uint v2827 = v2481 + 16u;
+        iron_frag<bfloat, 16, 16> v2829;
+        iron_frag_fill(v2829, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2829, shm3, long(v2824), long(64u));
+        iron_frag<bfloat, 16, 128> v2831;
+        iron_frag_fill(v2831, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2831, shm4, long(v2827), long(64u));
+        iron_frag_mma(v314, v2829, v2831);
+        const uint v2833 = v2813 + 32u;
+        const uint v2836 = v2481 + 32u;
+        iron_frag<bfloat, 16, 16> v2838;
+        iron_frag_fill(v2838, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2838, shm3, long(v2833), long(64u));
+        iron_frag<bfloat, 16, 128> v2840;
+        iron_frag_fill(v2840, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2840, shm4, long(v2836), long(64u));
+        iron_frag_mma(v314, v2838, v2840);
+        const uint v2842 = v2813 + 48u;
+        const uint v2845 = v2481 + 48u;
+        iron_frag<bfloat, 16, 16> v2847;
+        iron_frag_fill(v2847, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2847, shm3, long(v2842), long(64u));
+        iron_frag<bfloat, 16, 128> v2849;
+        iron_frag_fill(v2849, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2849, shm4, long(v2845), long(64u));
+        iron_frag_mma(v314, v2847, v2849);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v322 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const uint v323 = iron_tid.x;
+    const uint v347 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v348 = iron_tid.x;
 
-    for (uint v320 = 0u; v320 < v2; v320 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v331 = v330 < v0;
-        const uint v332 = v320 + v329;
-        const bool v333 = v332 < v2;
-        const bool v334 = v331 && v333;
-        if (v334) {
-          const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v338 = v336 + v320;
-          const uint v339 = v338 + v329;
-          const bfloat v340 = a[v339];
-          const uint v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v343 = v342 + v329;
-          shm3[v343] = v340;
+    for (uint v345 = 0u; v345 < v2; v345 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v350 = v348; v350 < 8192u; v350 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v352 = v350 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v354 = v350 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v355 = v22 + v352;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v356 = v355 < v0;
+        const uint v357 = v345 + v354;
+        const bool v358 = v357 < v2;
+        const bool v359 = v356 && v358;
+        if (v359) {
+          const uint v361 = v355 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v363 = v361 + v345;
+          const uint v364 = v363 + v354;
+          const bfloat v365 = a[v364];
+          const uint v367 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v368 = v367 + v354;
+          shm3[v368] = v365;
         } else {
-          const uint v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v346 = v345 + v329;
-          shm3[v346] = bfloat(0.0f);
+          const uint v370 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v371 = v370 + v354;
+          shm3[v371] = bfloat(0.0f);
         }
       }
 
-      for (uint v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v358 = v357 < v1;
-        const uint v359 = v320 + v356;
-        const bool v360 = v359 < v2;
-        const bool v361 = v358 && v360;
-        if (v361) {
-          const uint v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v365 = v363 + v320;
-          const uint v366 = v365 + v356;
-          const bfloat v367 = b[v366];
-          const uint v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v370 = v369 + v356;
-          shm4[v370] = v367;
+      for (uint v377 = v348; v377 < 8192u; v377 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v379 = v377 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v381 = v377 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v382 = v26 + v379;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v383 = v382 < v1;
+        const uint v384 = v345 + v381;
+        const bool v385 = v384 < v2;
+        const bool v386 = v383 && v385;
+        if (v386) {
+          const uint v388 = v382 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v390 = v388 + v345;
+          const uint v391 = v390 + v381;
+          const bfloat v392 = b[v391];
+          const uint v394 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v395 = v394 + v381;
+          shm4[v395] = v392;
         } else {
-          const uint v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v373 = v372 + v356;
-          shm4[v373] = bfloat(0.0f);
+          const uint v397 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v398 = v397 + v381;
+          shm4[v398] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v381 = v287 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v382 = v381 << 6u;
-        const uint v2827 = v283 & 3u;
-        const uint v2829 = v2827 << 4u;
-        const uint v2831 = v2829 << 6u;
-        const uint v2833 = v382 + v2831;
-        iron_frag<bfloat, 16, 16> v2840;
-        iron_frag_fill(v2840, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2840, shm3, long(v2833), long(64u));
-        iron_frag<bfloat, 16, 128> v2842;
-        iron_frag_fill(v2842, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2842, shm4, long(0u), long(64u));
-        iron_frag_mma(v289, v2840, v2842);
-        const uint v2844 = v2833 + 16u;
-        iron_frag<bfloat, 16, 16> v2849;
-        iron_frag_fill(v2849, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2849, shm3, long(v2844), long(64u));
-        iron_frag<bfloat, 16, 128> v2851;
-        iron_frag_fill(v2851, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2851, shm4, long(16u), long(64u));
-        iron_frag_mma(v289, v2849, v2851);
-        const uint v2853 = v2833 + 32u;
-        iron_frag<bfloat, 16, 16> v2858;
-        iron_frag_fill(v2858, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2858, shm3, long(v2853), long(64u));
-        iron_frag<bfloat, 16, 128> v2860;
-        iron_frag_fill(v2860, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2860, shm4, long(32u), long(64u));
-        iron_frag_mma(v289, v2858, v2860);
-        const uint v2862 = v2833 + 48u;
-        iron_frag<bfloat, 16, 16> v2867;
+      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v406 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v407 = v406 << 6u;
+        const uint v2852 = v308 & 3u;
+        const uint v2854 = v2852 << 4u;
+        const uint v2856 = v2854 << 6u;
+        const uint v2858 = v407 + v2856;
+        iron_frag<bfloat, 16, 16> v2865;
+        iron_frag_fill(v2865, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2865, shm3, long(v2858), long(64u));
+        iron_frag<bfloat, 16, 128> v2867;
         iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2867, shm3, long(v2862), long(64u));
-        iron_frag<bfloat, 16, 128> v2869;
-        iron_frag_fill(v2869, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2869, shm4, long(48u), long(64u));
-        iron_frag_mma(v289, v2867, v2869);
+        iron_frag_load<true>(v2867, shm4, long(0u), long(64u));
+        iron_frag_mma(v314, v2865, v2867);
+        const uint v2869 = v2858 + 16u;
+        iron_frag<bfloat, 16, 16> v2874;
+        iron_frag_fill(v2874, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2874, shm3, long(v2869), long(64u));
+        iron_frag<bfloat, 16, 128> v2876;
+        iron_frag_fill(v2876, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2876, shm4, long(16u), long(64u));
+        iron_frag_mma(v314, v2874, v2876);
+        const uint v2878 = v2858 + 32u;
+        iron_frag<bfloat, 16, 16> v2883;
+        iron_frag_fill(v2883, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2883, shm3, long(v2878), long(64u));
+        iron_frag<bfloat, 16, 128> v2885;
+        iron_frag_fill(v2885, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2885, shm4, long(32u), long(64u));
+        iron_frag_mma(v314, v2883, v2885);
+        const uint v2887 = v2858 + 48u;
+        iron_frag<bfloat, 16, 16> v2892;
+        iron_frag_fill(v2892, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2892, shm3, long(v2887), long(64u));
+        iron_frag<bfloat, 16, 128> v2894;
+        iron_frag_fill(v2894, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2894, shm4, long(48u), long(64u));
+        iron_frag_mma(v314, v2892, v2894);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v387 = v283 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v388 = v387 << 4u;
-  const uint v390 = v287 << 6u;
-  const uint v391 = v22 + v390;
-  const uint v392 = v391 + v388;
-  const uint v393 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v394 = v392 + v393;
-  const uint v395 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v396 = v26 + v395;
-  const bool v397 = v394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v398 = v284 && v397;
-  const bool v399 = v396 < v1;
-  const bool v400 = v398 && v399;
-  if (v400) {
-    const float v401 = v289.m[0][0].thread_elements()[0];
-    const float v402 = v401 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v403 = bfloat(v402);
-    const uint v404 = v394 * v1;
-    const uint v405 = v404 + v396;
-    out[v405] = v403;
-  }
-  const uint v406 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v407 = v392 + v406;
-  const uint v408 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v409 = v26 + v408;
-  const bool v410 = v407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v411 = v284 && v410;
-  const bool v412 = v409 < v1;
-  const bool v413 = v411 && v412;
-  if (v413) {
-    const float v414 = v289.m[0][0].thread_elements()[1];
-    const float v415 = v414 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v416 = bfloat(v415);
-    const uint v417 = v407 * v1;
-    const uint v418 = v417 + v409;
-    out[v418] = v416;
-  }
-  const uint v419 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v420 = v392 + v419;
-  const uint v421 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v422 = v26 + v421;
-  const bool v423 = v420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v424 = v284 && v423;
-  const bool v425 = v422 < v1;
-  const bool v426 = v424 && v425;
-  if (v426) {
-    const float v427 = v289.m[0][1].thread_elements()[0];
-    const float v428 = v427 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v429 = bfloat(v428);
-    const uint v430 = v420 * v1;
-    const uint v431 = v430 + v422;
-    out[v431] = v429;
-  }
-  const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v433 = v392 + v432;
-  const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v435 = v26 + v434;
-  const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v437 = v284 && v436;
-  const bool v438 = v435 < v1;
-  const bool v439 = v437 && v438;
-  if (v439) {
-    const float v440 = v289.m[0][1].thread_elements()[1];
-    const float v441 = v440 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v442 = bfloat(v441);
-    const uint v443 = v433 * v1;
-    const uint v444 = v443 + v435;
-    out[v444] = v442;
-  }
-  const uint v445 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v446 = v392 + v445;
-  const uint v447 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v448 = v26 + v447;
-  const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v450 = v284 && v449;
-  const bool v451 = v448 < v1;
-  const bool v452 = v450 && v451;
-  if (v452) {
-    const float v453 = v289.m[0][2].thread_elements()[0];
-    const float v454 = v453 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v455 = bfloat(v454);
-    const uint v456 = v446 * v1;
-    const uint v457 = v456 + v448;
-    out[v457] = v455;
-  }
-  const uint v458 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v459 = v392 + v458;
-  const uint v460 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v461 = v26 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v463 = v284 && v462;
-  const bool v464 = v461 < v1;
-  const bool v465 = v463 && v464;
-  if (v465) {
-    const float v466 = v289.m[0][2].thread_elements()[1];
-    const float v467 = v466 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v468 = bfloat(v467);
-    const uint v469 = v459 * v1;
-    const uint v470 = v469 + v461;
-    out[v470] = v468;
-  }
-  const uint v471 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v472 = v392 + v471;
-  const uint v473 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v474 = v26 + v473;
-  const bool v475 = v472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v476 = v284 && v475;
-  const bool v477 = v474 < v1;
-  const bool v478 = v476 && v477;
-  if (v478) {
-    const float v479 = v289.m[0][3].thread_elements()[0];
-    const float v480 = v479 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v481 = bfloat(v480);
-    const uint v482 = v472 * v1;
-    const uint v483 = v482 + v474;
-    out[v483] = v481;
-  }
-  const uint v484 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v485 = v392 + v484;
-  const uint v486 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v487 = v26 + v486;
-  const bool v488 = v485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v489 = v284 && v488;
-  const bool v490 = v487 < v1;
-  const bool v491 = v489 && v490;
-  if (v491) {
-    const float v492 = v289.m[0][3].thread_elements()[1];
-    const float v493 = v492 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v494 = bfloat(v493);
-    const uint v495 = v485 * v1;
-    const uint v496 = v495 + v487;
-    out[v496] = v494;
-  }
-  const uint v497 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v498 = v392 + v497;
-  const uint v499 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v500 = v26 + v499;
-  const bool v501 = v498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v502 = v284 && v501;
-  const bool v503 = v500 < v1;
-  const bool v504 = v502 && v503;
-  if (v504) {
-    const float v505 = v289.m[0][4].thread_elements()[0];
-    const float v506 = v505 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v507 = bfloat(v506);
-    const uint v508 = v498 * v1;
-    const uint v509 = v508 + v500;
-    out[v509] = v507;
-  }
-  const uint v510 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v511 = v392 + v510;
-  const uint v512 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v513 = v26 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v515 = v284 && v514;
-  const bool v516 = v513 < v1;
-  const bool v517 = v515 && v516;
-  if (v517) {
-    const float v518 = v289.m[0][4].thread_elements()[1];
-    const float v519 = v518 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v520 = bfloat(v519);
-    const uint v521 = v511 * v1;
-    const uint v522 = v521 + v513;
-    out[v522] = v520;
-  }
-  const uint v523 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v524 = v392 + v523;
-  const uint v525 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v526 = v26 + v525;
-  const bool v527 = v524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v528 = v284 && v527;
-  const bool v529 = v526 < v1;
-  const bool v530 = v528 && v529;
-  if (v530) {
-    const float v531 = v289.m[0][5].thread_elements()[0];
-    const float v532 = v531 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v533 = bfloat(v532);
-    const uint v534 = v524 * v1;
-    const uint v535 = v534 + v526;
-    out[v535] = v533;
-  }
-  const uint v536 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v537 = v392 + v536;
-  const uint v538 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v539 = v26 + v538;
-  const bool v540 = v537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v541 = v284 && v540;
-  const bool v542 = v539 < v1;
-  const bool v543 = v541 && v542;
-  if (v543) {
-    const float v544 = v289.m[0][5].thread_elements()[1];
-    const float v545 = v544 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v546 = bfloat(v545);
-    const uint v547 = v537 * v1;
-    const uint v548 = v547 + v539;
-    out[v548] = v546;
-  }
-  const uint v549 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v550 = v392 + v549;
-  const uint v551 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v552 = v26 + v551;
-  const bool v553 = v550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v554 = v284 && v553;
-  const bool v555 = v552 < v1;
-  const bool v556 = v554 && v555;
-  if (v556) {
-    const float v557 = v289.m[0][6].thread_elements()[0];
-    const float v558 = v557 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v559 = bfloat(v558);
-    const uint v560 = v550 * v1;
-    const uint v561 = v560 + v552;
-    out[v561] = v559;
-  }
-  const uint v562 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v563 = v392 + v562;
-  const uint v564 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v565 = v26 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v567 = v284 && v566;
-  const bool v568 = v565 < v1;
-  const bool v569 = v567 && v568;
-  if (v569) {
-    const float v570 = v289.m[0][6].thread_elements()[1];
-    const float v571 = v570 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v572 = bfloat(v571);
-    const uint v573 = v563 * v1;
-    const uint v574 = v573 + v565;
-    out[v574] = v572;
-  }
-  const uint v575 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v576 = v392 + v575;
-  const uint v577 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v578 = v26 + v577;
-  const bool v579 = v576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v580 = v284 && v579;
-  const bool v581 = v578 < v1;
-  const bool v582 = v580 && v581;
-  if (v582) {
-    const float v583 = v289.m[0][7].thread_elements()[0];
-    const float v584 = v583 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v585 = bfloat(v584);
-    const uint v586 = v576 * v1;
-    const uint v587 = v586 + v578;
-    out[v587] = v585;
-  }
-  const uint v588 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v589 = v392 + v588;
-  const uint v590 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v591 = v26 + v590;
-  const bool v592 = v589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v593 = v284 && v592;
-  const bool v594 = v591 < v1;
-  const bool v595 = v593 && v594;
-  if (v595) {
-    const float v596 = v289.m[0][7].thread_elements()[1];
-    const float v597 = v596 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v598 = bfloat(v597);
-    const uint v599 = v589 * v1;
-    const uint v600 = v599 + v591;
-    out[v600] = v598;
-  }
-  const uint v601 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v602 = v392 + v601;
-  const uint v603 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v604 = v26 + v603;
-  const bool v605 = v602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v606 = v284 && v605;
-  const bool v607 = v604 < v1;
-  const bool v608 = v606 && v607;
-  if (v608) {
-    const float v609 = v289.m[0][8].thread_elements()[0];
-    const float v610 = v609 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v611 = bfloat(v610);
-    const uint v612 = v602 * v1;
-    const uint v613 = v612 + v604;
-    out[v613] = v611;
-  }
-  const uint v614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v615 = v392 + v614;
-  const uint v616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v617 = v26 + v616;
-  const bool v618 = v615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v619 = v284 && v618;
-  const bool v620 = v617 < v1;
-  const bool v621 = v619 && v620;
-  if (v621) {
-    const float v622 = v289.m[0][8].thread_elements()[1];
-    const float v623 = v622 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v624 = bfloat(v623);
-    const uint v625 = v615 * v1;
-    const uint v626 = v625 + v617;
-    out[v626] = v624;
-  }
-  const uint v627 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v628 = v392 + v627;
-  const uint v629 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v630 = v26 + v629;
-  const bool v631 = v628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v632 = v284 && v631;
-  const bool v633 = v630 < v1;
-  const bool v634 = v632 && v633;
-  if (v634) {
-    const float v635 = v289.m[0][9].thread_elements()[0];
-    const float v636 = v635 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v637 = bfloat(v636);
-    const uint v638 = v628 * v1;
-    const uint v639 = v638 + v630;
-    out[v639] = v637;
-  }
-  const uint v640 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v641 = v392 + v640;
-  const uint v642 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v643 = v26 + v642;
-  const bool v644 = v641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v645 = v284 && v644;
-  const bool v646 = v643 < v1;
-  const bool v647 = v645 && v646;
-  if (v647) {
-    const float v648 = v289.m[0][9].thread_elements()[1];
-    const float v649 = v648 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v650 = bfloat(v649);
-    const uint v651 = v641 * v1;
-    const uint v652 = v651 + v643;
-    out[v652] = v650;
-  }
-  const uint v653 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v654 = v392 + v653;
-  const uint v655 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v656 = v26 + v655;
-  const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v658 = v284 && v657;
-  const bool v659 = v656 < v1;
-  const bool v660 = v658 && v659;
-  if (v660) {
-    const float v661 = v289.m[0][10].thread_elements()[0];
-    const float v662 = v661 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v663 = bfloat(v662);
-    const uint v664 = v654 * v1;
-    const uint v665 = v664 + v656;
-    out[v665] = v663;
-  }
-  const uint v666 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v667 = v392 + v666;
-  const uint v668 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v669 = v26 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v671 = v284 && v670;
-  const bool v672 = v669 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v289.m[0][10].thread_elements()[1];
-    const float v675 = v674 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v676 = bfloat(v675);
-    const uint v677 = v667 * v1;
-    const uint v678 = v677 + v669;
-    out[v678] = v676;
-  }
-  const uint v679 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v680 = v392 + v679;
-  const uint v681 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v682 = v26 + v681;
-  const bool v683 = v680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v684 = v284 && v683;
-  const bool v685 = v682 < v1;
-  const bool v686 = v684 && v685;
-  if (v686) {
-    const float v687 = v289.m[0][11].thread_elements()[0];
-    const float v688 = v687 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v689 = bfloat(v688);
-    const uint v690 = v680 * v1;
-    const uint v691 = v690 + v682;
-    out[v691] = v689;
-  }
-  const uint v692 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v693 = v392 + v692;
-  const uint v694 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v695 = v26 + v694;
-  const bool v696 = v693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v697 = v284 && v696;
-  const bool v698 = v695 < v1;
-  const bool v699 = v697 && v698;
-  if (v699) {
-    const float v700 = v289.m[0][11].thread_elements()[1];
-    const float v701 = v700 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v702 = bfloat(v701);
-    const uint v703 = v693 * v1;
-    const uint v704 = v703 + v695;
-    out[v704] = v702;
-  }
-  const uint v705 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v706 = v392 + v705;
-  const uint v707 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v708 = v26 + v707;
-  const bool v709 = v706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v710 = v284 && v709;
-  const bool v711 = v708 < v1;
-  const bool v712 = v710 && v711;
-  if (v712) {
-    const float v713 = v289.m[0][12].thread_elements()[0];
-    const float v714 = v713 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v715 = bfloat(v714);
-    const uint v716 = v706 * v1;
-    const uint v717 = v716 + v708;
-    out[v717] = v715;
-  }
-  const uint v718 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v719 = v392 + v718;
-  const uint v720 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v721 = v26 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v723 = v284 && v722;
-  const bool v724 = v721 < v1;
-  const bool v725 = v723 && v724;
-  if (v725) {
-    const float v726 = v289.m[0][12].thread_elements()[1];
-    const float v727 = v726 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v728 = bfloat(v727);
-    const uint v729 = v719 * v1;
-    const uint v730 = v729 + v721;
-    out[v730] = v728;
-  }
-  const uint v731 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v732 = v392 + v731;
-  const uint v733 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v734 = v26 + v733;
-  const bool v735 = v732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v736 = v284 && v735;
-  const bool v737 = v734 < v1;
-  const bool v738 = v736 && v737;
-  if (v738) {
-    const float v739 = v289.m[0][13].thread_elements()[0];
-    const float v740 = v739 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v741 = bfloat(v740);
-    const uint v742 = v732 * v1;
-    const uint v743 = v742 + v734;
-    out[v743] = v741;
-  }
-  const uint v744 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v745 = v392 + v744;
-  const uint v746 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v747 = v26 + v746;
-  const bool v748 = v745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v749 = v284 && v748;
-  const bool v750 = v747 < v1;
-  const bool v751 = v749 && v750;
-  if (v751) {
-    const float v752 = v289.m[0][13].thread_elements()[1];
-    const float v753 = v752 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v754 = bfloat(v753);
-    const uint v755 = v745 * v1;
-    const uint v756 = v755 + v747;
-    out[v756] = v754;
-  }
-  const uint v757 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v758 = v392 + v757;
-  const uint v759 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v760 = v26 + v759;
-  const bool v761 = v758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v762 = v284 && v761;
-  const bool v763 = v760 < v1;
-  const bool v764 = v762 && v763;
-  if (v764) {
-    const float v765 = v289.m[0][14].thread_elements()[0];
-    const float v766 = v765 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v767 = bfloat(v766);
-    const uint v768 = v758 * v1;
-    const uint v769 = v768 + v760;
-    out[v769] = v767;
-  }
-  const uint v770 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v771 = v392 + v770;
-  const uint v772 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v773 = v26 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v775 = v284 && v774;
-  const bool v776 = v773 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v289.m[0][14].thread_elements()[1];
-    const float v779 = v778 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v780 = bfloat(v779);
-    const uint v781 = v771 * v1;
-    const uint v782 = v781 + v773;
-    out[v782] = v780;
-  }
-  const uint v783 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v784 = v392 + v783;
-  const uint v785 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v786 = v26 + v785;
-  const bool v787 = v784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v788 = v284 && v787;
-  const bool v789 = v786 < v1;
-  const bool v790 = v788 && v789;
-  if (v790) {
-    const float v791 = v289.m[0][15].thread_elements()[0];
-    const float v792 = v791 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v793 = bfloat(v792);
-    const uint v794 = v784 * v1;
-    const uint v795 = v794 + v786;
-    out[v795] = v793;
-  }
-  const uint v796 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v797 = v392 + v796;
-  const uint v798 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v799 = v26 + v798;
-  const bool v800 = v797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v801 = v284 && v800;
-  const bool v802 = v799 < v1;
-  const bool v803 = v801 && v802;
-  if (v803) {
-    const float v804 = v289.m[0][15].thread_elements()[1];
-    const float v805 = v804 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v806 = bfloat(v805);
-    const uint v807 = v797 * v1;
-    const uint v808 = v807 + v799;
-    out[v808] = v806;
-  }
-  const uint v809 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v810 = v392 + v809;
-  const uint v811 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v812 = v26 + v811;
-  const bool v813 = v810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v814 = v284 && v813;
-  const bool v815 = v812 < v1;
-  const bool v816 = v814 && v815;
-  if (v816) {
-    const float v817 = v289.m[1][0].thread_elements()[0];
-    const float v818 = v817 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v819 = bfloat(v818);
-    const uint v820 = v810 * v1;
-    const uint v821 = v820 + v812;
-    out[v821] = v819;
-  }
-  const uint v822 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v823 = v392 + v822;
-  const uint v824 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v825 = v26 + v824;
-  const bool v826 = v823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v827 = v284 && v826;
-  const bool v828 = v825 < v1;
-  const bool v829 = v827 && v828;
-  if (v829) {
-    const float v830 = v289.m[1][0].thread_elements()[1];
-    const float v831 = v830 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v832 = bfloat(v831);
-    const uint v833 = v823 * v1;
-    const uint v834 = v833 + v825;
-    out[v834] = v832;
-  }
-  const uint v835 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v836 = v392 + v835;
-  const uint v837 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v838 = v26 + v837;
-  const bool v839 = v836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v840 = v284 && v839;
-  const bool v841 = v838 < v1;
-  const bool v842 = v840 && v841;
-  if (v842) {
-    const float v843 = v289.m[1][1].thread_elements()[0];
-    const float v844 = v843 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v845 = bfloat(v844);
-    const uint v846 = v836 * v1;
-    const uint v847 = v846 + v838;
-    out[v847] = v845;
-  }
-  const uint v848 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v849 = v392 + v848;
-  const uint v850 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v851 = v26 + v850;
-  const bool v852 = v849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v853 = v284 && v852;
-  const bool v854 = v851 < v1;
-  const bool v855 = v853 && v854;
-  if (v855) {
-    const float v856 = v289.m[1][1].thread_elements()[1];
-    const float v857 = v856 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v858 = bfloat(v857);
-    const uint v859 = v849 * v1;
-    const uint v860 = v859 + v851;
-    out[v860] = v858;
-  }
-  const uint v861 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v862 = v392 + v861;
-  const uint v863 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v864 = v26 + v863;
-  const bool v865 = v862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v866 = v284 && v865;
-  const bool v867 = v864 < v1;
-  const bool v868 = v866 && v867;
-  if (v868) {
-    const float v869 = v289.m[1][2].thread_elements()[0];
-    const float v870 = v869 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v871 = bfloat(v870);
-    const uint v872 = v862 * v1;
-    const uint v873 = v872 + v864;
-    out[v873] = v871;
-  }
-  const uint v874 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v875 = v392 + v874;
-  const uint v876 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v877 = v26 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v879 = v284 && v878;
-  const bool v880 = v877 < v1;
-  const bool v881 = v879 && v880;
-  if (v881) {
-    const float v882 = v289.m[1][2].thread_elements()[1];
-    const float v883 = v882 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v884 = bfloat(v883);
-    const uint v885 = v875 * v1;
-    const uint v886 = v885 + v877;
-    out[v886] = v884;
-  }
-  const uint v887 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v888 = v392 + v887;
-  const uint v889 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v890 = v26 + v889;
-  const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v892 = v284 && v891;
-  const bool v893 = v890 < v1;
-  const bool v894 = v892 && v893;
-  if (v894) {
-    const float v895 = v289.m[1][3].thread_elements()[0];
-    const float v896 = v895 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v897 = bfloat(v896);
-    const uint v898 = v888 * v1;
-    const uint v899 = v898 + v890;
-    out[v899] = v897;
-  }
-  const uint v900 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v901 = v392 + v900;
-  const uint v902 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v903 = v26 + v902;
-  const bool v904 = v901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v905 = v284 && v904;
-  const bool v906 = v903 < v1;
-  const bool v907 = v905 && v906;
-  if (v907) {
-    const float v908 = v289.m[1][3].thread_elements()[1];
-    const float v909 = v908 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v910 = bfloat(v909);
-    const uint v911 = v901 * v1;
-    const uint v912 = v911 + v903;
-    out[v912] = v910;
-  }
-  const uint v913 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v914 = v392 + v913;
-  const uint v915 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v916 = v26 + v915;
-  const bool v917 = v914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v918 = v284 && v917;
-  const bool v919 = v916 < v1;
-  const bool v920 = v918 && v919;
-  if (v920) {
-    const float v921 = v289.m[1][4].thread_elements()[0];
-    const float v922 = v921 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v923 = bfloat(v922);
-    const uint v924 = v914 * v1;
-    const uint v925 = v924 + v916;
-    out[v925] = v923;
-  }
-  const uint v926 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v927 = v392 + v926;
-  const uint v928 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v929 = v26 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v931 = v284 && v930;
-  const bool v932 = v929 < v1;
-  const bool v933 = v931 && v932;
-  if (v933) {
-    const float v934 = v289.m[1][4].thread_elements()[1];
-    const float v935 = v934 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v936 = bfloat(v935);
-    const uint v937 = v927 * v1;
-    const uint v938 = v937 + v929;
-    out[v938] = v936;
-  }
-  const uint v939 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v940 = v392 + v939;
-  const uint v941 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v942 = v26 + v941;
-  const bool v943 = v940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v944 = v284 && v943;
-  const bool v945 = v942 < v1;
-  const bool v946 = v944 && v945;
-  if (v946) {
-    const float v947 = v289.m[1][5].thread_elements()[0];
-    const float v948 = v947 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v949 = bfloat(v948);
-    const uint v950 = v940 * v1;
-    const uint v951 = v950 + v942;
-    out[v951] = v949;
-  }
-  const uint v952 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v953 = v392 + v952;
-  const uint v954 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v955 = v26 + v954;
-  const bool v956 = v953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v957 = v284 && v956;
-  const bool v958 = v955 < v1;
-  const bool v959 = v957 && v958;
-  if (v959) {
-    const float v960 = v289.m[1][5].thread_elements()[1];
-    const float v961 = v960 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v962 = bfloat(v961);
-    const uint v963 = v953 * v1;
-    const uint v964 = v963 + v955;
-    out[v964] = v962;
-  }
-  const uint v965 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v966 = v392 + v965;
-  const uint v967 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v968 = v26 + v967;
-  const bool v969 = v966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v970 = v284 && v969;
-  const bool v971 = v968 < v1;
-  const bool v972 = v970 && v971;
-  if (v972) {
-    const float v973 = v289.m[1][6].thread_elements()[0];
-    const float v974 = v973 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v975 = bfloat(v974);
-    const uint v976 = v966 * v1;
-    const uint v977 = v976 + v968;
-    out[v977] = v975;
-  }
-  const uint v978 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v979 = v392 + v978;
-  const uint v980 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v981 = v26 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v983 = v284 && v982;
-  const bool v984 = v981 < v1;
-  const bool v985 = v983 && v984;
-  if (v985) {
-    const float v986 = v289.m[1][6].thread_elements()[1];
-    const float v987 = v986 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v988 = bfloat(v987);
-    const uint v989 = v979 * v1;
-    const uint v990 = v989 + v981;
-    out[v990] = v988;
-  }
-  const uint v991 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v992 = v392 + v991;
-  const uint v993 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v994 = v26 + v993;
-  const bool v995 = v992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v996 = v284 && v995;
-  const bool v997 = v994 < v1;
-  const bool v998 = v996 && v997;
-  if (v998) {
-    const float v999 = v289.m[1][7].thread_elements()[0];
-    const float v1000 = v999 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1001 = bfloat(v1000);
-    const uint v1002 = v992 * v1;
-    const uint v1003 = v1002 + v994;
-    out[v1003] = v1001;
-  }
-  const uint v1004 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1005 = v392 + v1004;
-  const uint v1006 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1007 = v26 + v1006;
-  const bool v1008 = v1005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1009 = v284 && v1008;
-  const bool v1010 = v1007 < v1;
-  const bool v1011 = v1009 && v1010;
-  if (v1011) {
-    const float v1012 = v289.m[1][7].thread_elements()[1];
-    const float v1013 = v1012 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1014 = bfloat(v1013);
-    const uint v1015 = v1005 * v1;
-    const uint v1016 = v1015 + v1007;
-    out[v1016] = v1014;
-  }
-  const uint v1017 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1018 = v392 + v1017;
-  const uint v1019 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1020 = v26 + v1019;
-  const bool v1021 = v1018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1022 = v284 && v1021;
-  const bool v1023 = v1020 < v1;
-  const bool v1024 = v1022 && v1023;
-  if (v1024) {
-    const float v1025 = v289.m[1][8].thread_elements()[0];
-    const float v1026 = v1025 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1027 = bfloat(v1026);
-    const uint v1028 = v1018 * v1;
-    const uint v1029 = v1028 + v1020;
-    out[v1029] = v1027;
-  }
-  const uint v1030 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1031 = v392 + v1030;
-  const uint v1032 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1033 = v26 + v1032;
-  const bool v1034 = v1031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1035 = v284 && v1034;
-  const bool v1036 = v1033 < v1;
-  const bool v1037 = v1035 && v1036;
-  if (v1037) {
-    const float v1038 = v289.m[1][8].thread_elements()[1];
-    const float v1039 = v1038 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1040 = bfloat(v1039);
-    const uint v1041 = v1031 * v1;
-    const uint v1042 = v1041 + v1033;
-    out[v1042] = v1040;
-  }
-  const uint v1043 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1044 = v392 + v1043;
-  const uint v1045 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1046 = v26 + v1045;
-  const bool v1047 = v1044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1048 = v284 && v1047;
-  const bool v1049 = v1046 < v1;
-  const bool v1050 = v1048 && v1049;
-  if (v1050) {
-    const float v1051 = v289.m[1][9].thread_elements()[0];
-    const float v1052 = v1051 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1053 = bfloat(v1052);
-    const uint v1054 = v1044 * v1;
-    const uint v1055 = v1054 + v1046;
-    out[v1055] = v1053;
-  }
-  const uint v1056 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1057 = v392 + v1056;
-  const uint v1058 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1059 = v26 + v1058;
-  const bool v1060 = v1057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1061 = v284 && v1060;
-  const bool v1062 = v1059 < v1;
-  const bool v1063 = v1061 && v1062;
-  if (v1063) {
-    const float v1064 = v289.m[1][9].thread_elements()[1];
-    const float v1065 = v1064 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1066 = bfloat(v1065);
-    const uint v1067 = v1057 * v1;
-    const uint v1068 = v1067 + v1059;
-    out[v1068] = v1066;
-  }
-  const uint v1069 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1070 = v392 + v1069;
-  const uint v1071 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1072 = v26 + v1071;
-  const bool v1073 = v1070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1074 = v284 && v1073;
-  const bool v1075 = v1072 < v1;
-  const bool v1076 = v1074 && v1075;
-  if (v1076) {
-    const float v1077 = v289.m[1][10].thread_elements()[0];
-    const float v1078 = v1077 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1079 = bfloat(v1078);
-    const uint v1080 = v1070 * v1;
-    const uint v1081 = v1080 + v1072;
-    out[v1081] = v1079;
-  }
-  const uint v1082 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1083 = v392 + v1082;
-  const uint v1084 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1085 = v26 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1087 = v284 && v1086;
-  const bool v1088 = v1085 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v289.m[1][10].thread_elements()[1];
-    const float v1091 = v1090 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1092 = bfloat(v1091);
-    const uint v1093 = v1083 * v1;
-    const uint v1094 = v1093 + v1085;
-    out[v1094] = v1092;
-  }
-  const uint v1095 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1096 = v392 + v1095;
-  const uint v1097 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1098 = v26 + v1097;
-  const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1100 = v284 && v1099;
-  const bool v1101 = v1098 < v1;
-  const bool v1102 = v1100 && v1101;
-  if (v1102) {
-    const float v1103 = v289.m[1][11].thread_elements()[0];
-    const float v1104 = v1103 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1105 = bfloat(v1104);
-    const uint v1106 = v1096 * v1;
-    const uint v1107 = v1106 + v1098;
-    out[v1107] = v1105;
-  }
-  const uint v1108 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1109 = v392 + v1108;
-  const uint v1110 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1111 = v26 + v1110;
-  const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1113 = v284 && v1112;
-  const bool v1114 = v1111 < v1;
-  const bool v1115 = v1113 && v1114;
-  if (v1115) {
-    const float v1116 = v289.m[1][11].thread_elements()[1];
-    const float v1117 = v1116 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1118 = bfloat(v1117);
-    const uint v1119 = v1109 * v1;
-    const uint v1120 = v1119 + v1111;
-    out[v1120] = v1118;
-  }
-  const uint v1121 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1122 = v392 + v1121;
-  const uint v1123 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1124 = v26 + v1123;
-  const bool v1125 = v1122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1126 = v284 && v1125;
-  const bool v1127 = v1124 < v1;
-  const bool v1128 = v1126 && v1127;
-  if (v1128) {
-    const float v1129 = v289.m[1][12].thread_elements()[0];
-    const float v1130 = v1129 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1131 = bfloat(v1130);
-    const uint v1132 = v1122 * v1;
-    const uint v1133 = v1132 + v1124;
-    out[v1133] = v1131;
-  }
-  const uint v1134 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1135 = v392 + v1134;
-  const uint v1136 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1137 = v26 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1139 = v284 && v1138;
-  const bool v1140 = v1137 < v1;
-  const bool v1141 = v1139 && v1140;
-  if (v1141) {
-    const float v1142 = v289.m[1][12].thread_elements()[1];
-    const float v1143 = v1142 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1144 = bfloat(v1143);
-    const uint v1145 = v1135 * v1;
-    const uint v1146 = v1145 + v1137;
-    out[v1146] = v1144;
-  }
-  const uint v1147 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1148 = v392 + v1147;
-  const uint v1149 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1150 = v26 + v1149;
-  const bool v1151 = v1148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1152 = v284 && v1151;
-  const bool v1153 = v1150 < v1;
-  const bool v1154 = v1152 && v1153;
-  if (v1154) {
-    const float v1155 = v289.m[1][13].thread_elements()[0];
-    const float v1156 = v1155 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1157 = bfloat(v1156);
-    const uint v1158 = v1148 * v1;
-    const uint v1159 = v1158 + v1150;
-    out[v1159] = v1157;
-  }
-  const uint v1160 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1161 = v392 + v1160;
-  const uint v1162 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1163 = v26 + v1162;
-  const bool v1164 = v1161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1165 = v284 && v1164;
-  const bool v1166 = v1163 < v1;
-  const bool v1167 = v1165 && v1166;
-  if (v1167) {
-    const float v1168 = v289.m[1][13].thread_elements()[1];
-    const float v1169 = v1168 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1170 = bfloat(v1169);
-    const uint v1171 = v1161 * v1;
-    const uint v1172 = v1171 + v1163;
-    out[v1172] = v1170;
-  }
-  const uint v1173 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1174 = v392 + v1173;
-  const uint v1175 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1176 = v26 + v1175;
-  const bool v1177 = v1174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1178 = v284 && v1177;
-  const bool v1179 = v1176 < v1;
-  const bool v1180 = v1178 && v1179;
-  if (v1180) {
-    const float v1181 = v289.m[1][14].thread_elements()[0];
-    const float v1182 = v1181 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1183 = bfloat(v1182);
-    const uint v1184 = v1174 * v1;
-    const uint v1185 = v1184 + v1176;
-    out[v1185] = v1183;
-  }
-  const uint v1186 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1187 = v392 + v1186;
-  const uint v1188 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1189 = v26 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1191 = v284 && v1190;
-  const bool v1192 = v1189 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v289.m[1][14].thread_elements()[1];
-    const float v1195 = v1194 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1196 = bfloat(v1195);
-    const uint v1197 = v1187 * v1;
-    const uint v1198 = v1197 + v1189;
-    out[v1198] = v1196;
-  }
-  const uint v1199 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1200 = v392 + v1199;
-  const uint v1201 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1202 = v26 + v1201;
-  const bool v1203 = v1200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1204 = v284 && v1203;
-  const bool v1205 = v1202 < v1;
-  const bool v1206 = v1204 && v1205;
-  if (v1206) {
-    const float v1207 = v289.m[1][15].thread_elements()[0];
-    const float v1208 = v1207 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1209 = bfloat(v1208);
-    const uint v1210 = v1200 * v1;
-    const uint v1211 = v1210 + v1202;
-    out[v1211] = v1209;
-  }
-  const uint v1212 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1213 = v392 + v1212;
-  const uint v1214 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1215 = v26 + v1214;
-  const bool v1216 = v1213 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1217 = v284 && v1216;
-  const bool v1218 = v1215 < v1;
-  const bool v1219 = v1217 && v1218;
-  if (v1219) {
-    const float v1220 = v289.m[1][15].thread_elements()[1];
-    const float v1221 = v1220 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1222 = bfloat(v1221);
-    const uint v1223 = v1213 * v1;
-    const uint v1224 = v1223 + v1215;
-    out[v1224] = v1222;
-  }
-  const uint v1226 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1234;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1234, float(0.0f));
-  if (v293) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2624 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2626 = v283 << 5u;
-    const uint v2627 = v2626 + v2624;
-    const uint v2631 = v2627 >> 3u;
-    const uint v2633 = v2627 & 7u;
-    const uint v2635 = v2633 << 3u;
-    const uint v2636 = v22 + v2631;
-    const bool v2638 = v2636 < v0;
-    const uint v2641 = v2636 * v2;
-    const uint v2646 = v2631 << 6u;
-    const uint v2650 = v2627 + 384u;
-    const uint v2652 = v2650 >> 3u;
-    const uint v2654 = v2650 & 7u;
-    const uint v2656 = v2654 << 3u;
-    const uint v2657 = v22 + v2652;
-    const bool v2659 = v2657 < v0;
-    const uint v2662 = v2657 * v2;
-    const uint v2667 = v2652 << 6u;
-    const uint v2671 = v2627 + 768u;
-    const bool v2673 = v2671 < 1024u;
-    const uint v2709 = v1226 + v2631;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2711 = v2709 < v1;
-    const uint v2714 = v2709 * v2;
-    const uint v2730 = v1226 + v2652;
-    const bool v2732 = v2730 < v1;
-    const uint v2735 = v2730 * v2;
+  const uint v412 = v308 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v413 = v412 << 4u;
+  const uint v415 = v312 << 6u;
+  const uint v416 = v22 + v415;
+  const uint v417 = v416 + v413;
+  const uint v418 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v419 = v417 + v418;
+  const uint v420 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v421 = v26 + v420;
+  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v423 = v309 && v422;
+  const bool v424 = v421 < v1;
+  const bool v425 = v423 && v424;
+  if (v425) {
+    const float v426 = v314.m[0][0].thread_elements()[0];
+    const float v427 = v426 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v428 = bfloat(v427);
+    const uint v429 = v419 * v1;
+    const uint v430 = v429 + v421;
+    out[v430] = v428;
+  }
+  const uint v431 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v432 = v417 + v431;
+  const uint v433 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v434 = v26 + v433;
+  const bool v435 = v432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v436 = v309 && v435;
+  const bool v437 = v434 < v1;
+  const bool v438 = v436 && v437;
+  if (v438) {
+    const float v439 = v314.m[0][0].thread_elements()[1];
+    const float v440 = v439 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v441 = bfloat(v440);
+    const uint v442 = v432 * v1;
+    const uint v443 = v442 + v434;
+    out[v443] = v441;
+  }
+  const uint v444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v445 = v417 + v444;
+  const uint v446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v447 = v26 + v446;
+  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v449 = v309 && v448;
+  const bool v450 = v447 < v1;
+  const bool v451 = v449 && v450;
+  if (v451) {
+    const float v452 = v314.m[0][1].thread_elements()[0];
+    const float v453 = v452 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v454 = bfloat(v453);
+    const uint v455 = v445 * v1;
+    const uint v456 = v455 + v447;
+    out[v456] = v454;
+  }
+  const uint v457 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v458 = v417 + v457;
+  const uint v459 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v460 = v26 + v459;
+  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v462 = v309 && v461;
+  const bool v463 = v460 < v1;
+  const bool v464 = v462 && v463;
+  if (v464) {
+    const float v465 = v314.m[0][1].thread_elements()[1];
+    const float v466 = v465 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v467 = bfloat(v466);
+    const uint v468 = v458 * v1;
+    const uint v469 = v468 + v460;
+    out[v469] = v467;
+  }
+  const uint v470 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v471 = v417 + v470;
+  const uint v472 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v473 = v26 + v472;
+  const bool v474 = v471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v475 = v309 && v474;
+  const bool v476 = v473 < v1;
+  const bool v477 = v475 && v476;
+  if (v477) {
+    const float v478 = v314.m[0][2].thread_elements()[0];
+    const float v479 = v478 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v480 = bfloat(v479);
+    const uint v481 = v471 * v1;
+    const uint v482 = v481 + v473;
+    out[v482] = v480;
+  }
+  const uint v483 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v484 = v417 + v483;
+  const uint v485 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v486 = v26 + v485;
+  const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v488 = v309 && v487;
+  const bool v489 = v486 < v1;
+  const bool v490 = v488 && v489;
+  if (v490) {
+    const float v491 = v314.m[0][2].thread_elements()[1];
+    const float v492 = v491 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v493 = bfloat(v492);
+    const uint v494 = v484 * v1;
+    const uint v495 = v494 + v486;
+    out[v495] = v493;
+  }
+  const uint v496 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v497 = v417 + v496;
+  const uint v498 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v499 = v26 + v498;
+  const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v501 = v309 && v500;
+  const bool v502 = v499 < v1;
+  const bool v503 = v501 && v502;
+  if (v503) {
+    const float v504 = v314.m[0][3].thread_elements()[0];
+    const float v505 = v504 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v506 = bfloat(v505);
+    const uint v507 = v497 * v1;
+    const uint v508 = v507 + v499;
+    out[v508] = v506;
+  }
+  const uint v509 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v510 = v417 + v509;
+  const uint v511 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v512 = v26 + v511;
+  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v514 = v309 && v513;
+  const bool v515 = v512 < v1;
+  const bool v516 = v514 && v515;
+  if (v516) {
+    const float v517 = v314.m[0][3].thread_elements()[1];
+    const float v518 = v517 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v519 = bfloat(v518);
+    const uint v520 = v510 * v1;
+    const uint v521 = v520 + v512;
+    out[v521] = v519;
+  }
+  const uint v522 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v523 = v417 + v522;
+  const uint v524 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v525 = v26 + v524;
+  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v527 = v309 && v526;
+  const bool v528 = v525 < v1;
+  const bool v529 = v527 && v528;
+  if (v529) {
+    const float v530 = v314.m[0][4].thread_elements()[0];
+    const float v531 = v530 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v532 = bfloat(v531);
+    const uint v533 = v523 * v1;
+    const uint v534 = v533 + v525;
+    out[v534] = v532;
+  }
+  const uint v535 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v536 = v417 + v535;
+  const uint v537 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v538 = v26 + v537;
+  const bool v539 = v536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v540 = v309 && v539;
+  const bool v541 = v538 < v1;
+  const bool v542 = v540 && v541;
+  if (v542) {
+    const float v543 = v314.m[0][4].thread_elements()[1];
+    const float v544 = v543 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v545 = bfloat(v544);
+    const uint v546 = v536 * v1;
+    const uint v547 = v546 + v538;
+    out[v547] = v545;
+  }
+  const uint v548 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v549 = v417 + v548;
+  const uint v550 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v551 = v26 + v550;
+  const bool v552 = v549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v553 = v309 && v552;
+  const bool v554 = v551 < v1;
+  const bool v555 = v553 && v554;
+  if (v555) {
+    const float v556 = v314.m[0][5].thread_elements()[0];
+    const float v557 = v556 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v558 = bfloat(v557);
+    const uint v559 = v549 * v1;
+    const uint v560 = v559 + v551;
+    out[v560] = v558;
+  }
+  const uint v561 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v562 = v417 + v561;
+  const uint v563 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v564 = v26 + v563;
+  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v566 = v309 && v565;
+  const bool v567 = v564 < v1;
+  const bool v568 = v566 && v567;
+  if (v568) {
+    const float v569 = v314.m[0][5].thread_elements()[1];
+    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v571 = bfloat(v570);
+    const uint v572 = v562 * v1;
+    const uint v573 = v572 + v564;
+    out[v573] = v571;
+  }
+  const uint v574 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v575 = v417 + v574;
+  const uint v576 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v577 = v26 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v579 = v309 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v314.m[0][6].thread_elements()[0];
+    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v584 = bfloat(v583);
+    const uint v585 = v575 * v1;
+    const uint v586 = v585 + v577;
+    out[v586] = v584;
+  }
+  const uint v587 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v588 = v417 + v587;
+  const uint v589 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v590 = v26 + v589;
+  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v592 = v309 && v591;
+  const bool v593 = v590 < v1;
+  const bool v594 = v592 && v593;
+  if (v594) {
+    const float v595 = v314.m[0][6].thread_elements()[1];
+    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v597 = bfloat(v596);
+    const uint v598 = v588 * v1;
+    const uint v599 = v598 + v590;
+    out[v599] = v597;
+  }
+  const uint v600 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v601 = v417 + v600;
+  const uint v602 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v603 = v26 + v602;
+  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v605 = v309 && v604;
+  const bool v606 = v603 < v1;
+  const bool v607 = v605 && v606;
+  if (v607) {
+    const float v608 = v314.m[0][7].thread_elements()[0];
+    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v610 = bfloat(v609);
+    const uint v611 = v601 * v1;
+    const uint v612 = v611 + v603;
+    out[v612] = v610;
+  }
+  const uint v613 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v614 = v417 + v613;
+  const uint v615 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v616 = v26 + v615;
+  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v618 = v309 && v617;
+  const bool v619 = v616 < v1;
+  const bool v620 = v618 && v619;
+  if (v620) {
+    const float v621 = v314.m[0][7].thread_elements()[1];
+    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v623 = bfloat(v622);
+    const uint v624 = v614 * v1;
+    const uint v625 = v624 + v616;
+    out[v625] = v623;
+  }
+  const uint v626 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v627 = v417 + v626;
+  const uint v628 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v629 = v26 + v628;
+  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v631 = v309 && v630;
+  const bool v632 = v629 < v1;
+  const bool v633 = v631 && v632;
+  if (v633) {
+    const float v634 = v314.m[0][8].thread_elements()[0];
+    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v636 = bfloat(v635);
+    const uint v637 = v627 * v1;
+    const uint v638 = v637 + v629;
+    out[v638] = v636;
+  }
+  const uint v639 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v640 = v417 + v639;
+  const uint v641 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v642 = v26 + v641;
+  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v644 = v309 && v643;
+  const bool v645 = v642 < v1;
+  const bool v646 = v644 && v645;
+  if (v646) {
+    const float v647 = v314.m[0][8].thread_elements()[1];
+    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v649 = bfloat(v648);
+    const uint v650 = v640 * v1;
+    const uint v651 = v650 + v642;
+    out[v651] = v649;
+  }
+  const uint v652 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v653 = v417 + v652;
+  const uint v654 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v655 = v26 + v654;
+  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v657 = v309 && v656;
+  const bool v658 = v655 < v1;
+  const bool v659 = v657 && v658;
+  if (v659) {
+    const float v660 = v314.m[0][9].thread_elements()[0];
+    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v662 = bfloat(v661);
+    const uint v663 = v653 * v1;
+    const uint v664 = v663 + v655;
+    out[v664] = v662;
+  }
+  const uint v665 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v666 = v417 + v665;
+  const uint v667 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v668 = v26 + v667;
+  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v670 = v309 && v669;
+  const bool v671 = v668 < v1;
+  const bool v672 = v670 && v671;
+  if (v672) {
+    const float v673 = v314.m[0][9].thread_elements()[1];
+    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v675 = bfloat(v674);
+    const uint v676 = v666 * v1;
+    const uint v677 = v676 + v668;
+    out[v677] = v675;
+  }
+  const uint v678 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v679 = v417 + v678;
+  const uint v680 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v681 = v26 + v680;
+  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v683 = v309 && v682;
+  const bool v684 = v681 < v1;
+  const bool v685 = v683 && v684;
+  if (v685) {
+    const float v686 = v314.m[0][10].thread_elements()[0];
+    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v688 = bfloat(v687);
+    const uint v689 = v679 * v1;
+    const uint v690 = v689 + v681;
+    out[v690] = v688;
+  }
+  const uint v691 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v692 = v417 + v691;
+  const uint v693 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v694 = v26 + v693;
+  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v696 = v309 && v695;
+  const bool v697 = v694 < v1;
+  const bool v698 = v696 && v697;
+  if (v698) {
+    const float v699 = v314.m[0][10].thread_elements()[1];
+    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v701 = bfloat(v700);
+    const uint v702 = v692 * v1;
+    const uint v703 = v702 + v694;
+    out[v703] = v701;
+  }
+  const uint v704 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v705 = v417 + v704;
+  const uint v706 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v707 = v26 + v706;
+  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v709 = v309 && v708;
+  const bool v710 = v707 < v1;
+  const bool v711 = v709 && v710;
+  if (v711) {
+    const float v712 = v314.m[0][11].thread_elements()[0];
+    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v714 = bfloat(v713);
+    const uint v715 = v705 * v1;
+    const uint v716 = v715 + v707;
+    out[v716] = v714;
+  }
+  const uint v717 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v718 = v417 + v717;
+  const uint v719 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v720 = v26 + v719;
+  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v722 = v309 && v721;
+  const bool v723 = v720 < v1;
+  const bool v724 = v722 && v723;
+  if (v724) {
+    const float v725 = v314.m[0][11].thread_elements()[1];
+    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v727 = bfloat(v726);
+    const uint v728 = v718 * v1;
+    const uint v729 = v728 + v720;
+    out[v729] = v727;
+  }
+  const uint v730 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v731 = v417 + v730;
+  const uint v732 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v733 = v26 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v735 = v309 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v314.m[0][12].thread_elements()[0];
+    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v740 = bfloat(v739);
+    const uint v741 = v731 * v1;
+    const uint v742 = v741 + v733;
+    out[v742] = v740;
+  }
+  const uint v743 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v744 = v417 + v743;
+  const uint v745 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v746 = v26 + v745;
+  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v748 = v309 && v747;
+  const bool v749 = v746 < v1;
+  const bool v750 = v748 && v749;
+  if (v750) {
+    const float v751 = v314.m[0][12].thread_elements()[1];
+    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v753 = bfloat(v752);
+    const uint v754 = v744 * v1;
+    const uint v755 = v754 + v746;
+    out[v755] = v753;
+  }
+  const uint v756 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v757 = v417 + v756;
+  const uint v758 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v759 = v26 + v758;
+  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v761 = v309 && v760;
+  const bool v762 = v759 < v1;
+  const bool v763 = v761 && v762;
+  if (v763) {
+    const float v764 = v314.m[0][13].thread_elements()[0];
+    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v766 = bfloat(v765);
+    const uint v767 = v757 * v1;
+    const uint v768 = v767 + v759;
+    out[v768] = v766;
+  }
+  const uint v769 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v770 = v417 + v769;
+  const uint v771 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v772 = v26 + v771;
+  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v774 = v309 && v773;
+  const bool v775 = v772 < v1;
+  const bool v776 = v774 && v775;
+  if (v776) {
+    const float v777 = v314.m[0][13].thread_elements()[1];
+    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v779 = bfloat(v778);
+    const uint v780 = v770 * v1;
+    const uint v781 = v780 + v772;
+    out[v781] = v779;
+  }
+  const uint v782 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v783 = v417 + v782;
+  const uint v784 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v785 = v26 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v787 = v309 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v314.m[0][14].thread_elements()[0];
+    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v792 = bfloat(v791);
+    const uint v793 = v783 * v1;
+    const uint v794 = v793 + v785;
+    out[v794] = v792;
+  }
+  const uint v795 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v796 = v417 + v795;
+  const uint v797 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v798 = v26 + v797;
+  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v800 = v309 && v799;
+  const bool v801 = v798 < v1;
+  const bool v802 = v800 && v801;
+  if (v802) {
+    const float v803 = v314.m[0][14].thread_elements()[1];
+    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v805 = bfloat(v804);
+    const uint v806 = v796 * v1;
+    const uint v807 = v806 + v798;
+    out[v807] = v805;
+  }
+  const uint v808 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v809 = v417 + v808;
+  const uint v810 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v811 = v26 + v810;
+  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v813 = v309 && v812;
+  const bool v814 = v811 < v1;
+  const bool v815 = v813 && v814;
+  if (v815) {
+    const float v816 = v314.m[0][15].thread_elements()[0];
+    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v818 = bfloat(v817);
+    const uint v819 = v809 * v1;
+    const uint v820 = v819 + v811;
+    out[v820] = v818;
+  }
+  const uint v821 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v822 = v417 + v821;
+  const uint v823 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v824 = v26 + v823;
+  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v826 = v309 && v825;
+  const bool v827 = v824 < v1;
+  const bool v828 = v826 && v827;
+  if (v828) {
+    const float v829 = v314.m[0][15].thread_elements()[1];
+    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v831 = bfloat(v830);
+    const uint v832 = v822 * v1;
+    const uint v833 = v832 + v824;
+    out[v833] = v831;
+  }
+  const uint v834 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v835 = v417 + v834;
+  const uint v836 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v837 = v26 + v836;
+  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v839 = v309 && v838;
+  const bool v840 = v837 < v1;
+  const bool v841 = v839 && v840;
+  if (v841) {
+    const float v842 = v314.m[1][0].thread_elements()[0];
+    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v844 = bfloat(v843);
+    const uint v845 = v835 * v1;
+    const uint v846 = v845 + v837;
+    out[v846] = v844;
+  }
+  const uint v847 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v848 = v417 + v847;
+  const uint v849 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v850 = v26 + v849;
+  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v852 = v309 && v851;
+  const bool v853 = v850 < v1;
+  const bool v854 = v852 && v853;
+  if (v854) {
+    const float v855 = v314.m[1][0].thread_elements()[1];
+    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v857 = bfloat(v856);
+    const uint v858 = v848 * v1;
+    const uint v859 = v858 + v850;
+    out[v859] = v857;
+  }
+  const uint v860 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v861 = v417 + v860;
+  const uint v862 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v863 = v26 + v862;
+  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v865 = v309 && v864;
+  const bool v866 = v863 < v1;
+  const bool v867 = v865 && v866;
+  if (v867) {
+    const float v868 = v314.m[1][1].thread_elements()[0];
+    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v870 = bfloat(v869);
+    const uint v871 = v861 * v1;
+    const uint v872 = v871 + v863;
+    out[v872] = v870;
+  }
+  const uint v873 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v874 = v417 + v873;
+  const uint v875 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v876 = v26 + v875;
+  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v878 = v309 && v877;
+  const bool v879 = v876 < v1;
+  const bool v880 = v878 && v879;
+  if (v880) {
+    const float v881 = v314.m[1][1].thread_elements()[1];
+    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v883 = bfloat(v882);
+    const uint v884 = v874 * v1;
+    const uint v885 = v884 + v876;
+    out[v885] = v883;
+  }
+  const uint v886 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v887 = v417 + v886;
+  const uint v888 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v889 = v26 + v888;
+  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v891 = v309 && v890;
+  const bool v892 = v889 < v1;
+  const bool v893 = v891 && v892;
+  if (v893) {
+    const float v894 = v314.m[1][2].thread_elements()[0];
+    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v896 = bfloat(v895);
+    const uint v897 = v887 * v1;
+    const uint v898 = v897 + v889;
+    out[v898] = v896;
+  }
+  const uint v899 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v900 = v417 + v899;
+  const uint v901 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v902 = v26 + v901;
+  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v904 = v309 && v903;
+  const bool v905 = v902 < v1;
+  const bool v906 = v904 && v905;
+  if (v906) {
+    const float v907 = v314.m[1][2].thread_elements()[1];
+    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v909 = bfloat(v908);
+    const uint v910 = v900 * v1;
+    const uint v911 = v910 + v902;
+    out[v911] = v909;
+  }
+  const uint v912 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v913 = v417 + v912;
+  const uint v914 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v915 = v26 + v914;
+  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v917 = v309 && v916;
+  const bool v918 = v915 < v1;
+  const bool v919 = v917 && v918;
+  if (v919) {
+    const float v920 = v314.m[1][3].thread_elements()[0];
+    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v922 = bfloat(v921);
+    const uint v923 = v913 * v1;
+    const uint v924 = v923 + v915;
+    out[v924] = v922;
+  }
+  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v926 = v417 + v925;
+  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v928 = v26 + v927;
+  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v930 = v309 && v929;
+  const bool v931 = v928 < v1;
+  const bool v932 = v930 && v931;
+  if (v932) {
+    const float v933 = v314.m[1][3].thread_elements()[1];
+    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v935 = bfloat(v934);
+    const uint v936 = v926 * v1;
+    const uint v937 = v936 + v928;
+    out[v937] = v935;
+  }
+  const uint v938 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v939 = v417 + v938;
+  const uint v940 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v941 = v26 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v943 = v309 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v314.m[1][4].thread_elements()[0];
+    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v948 = bfloat(v947);
+    const uint v949 = v939 * v1;
+    const uint v950 = v949 + v941;
+    out[v950] = v948;
+  }
+  const uint v951 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v952 = v417 + v951;
+  const uint v953 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v954 = v26 + v953;
+  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v956 = v309 && v955;
+  const bool v957 = v954 < v1;
+  const bool v958 = v956 && v957;
+  if (v958) {
+    const float v959 = v314.m[1][4].thread_elements()[1];
+    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v961 = bfloat(v960);
+    const uint v962 = v952 * v1;
+    const uint v963 = v962 + v954;
+    out[v963] = v961;
+  }
+  const uint v964 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v965 = v417 + v964;
+  const uint v966 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v967 = v26 + v966;
+  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v969 = v309 && v968;
+  const bool v970 = v967 < v1;
+  const bool v971 = v969 && v970;
+  if (v971) {
+    const float v972 = v314.m[1][5].thread_elements()[0];
+    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v974 = bfloat(v973);
+    const uint v975 = v965 * v1;
+    const uint v976 = v975 + v967;
+    out[v976] = v974;
+  }
+  const uint v977 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v978 = v417 + v977;
+  const uint v979 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v980 = v26 + v979;
+  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v982 = v309 && v981;
+  const bool v983 = v980 < v1;
+  const bool v984 = v982 && v983;
+  if (v984) {
+    const float v985 = v314.m[1][5].thread_elements()[1];
+    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v987 = bfloat(v986);
+    const uint v988 = v978 * v1;
+    const uint v989 = v988 + v980;
+    out[v989] = v987;
+  }
+  const uint v990 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v991 = v417 + v990;
+  const uint v992 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v993 = v26 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v995 = v309 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v314.m[1][6].thread_elements()[0];
+    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1000 = bfloat(v999);
+    const uint v1001 = v991 * v1;
+    const uint v1002 = v1001 + v993;
+    out[v1002] = v1000;
+  }
+  const uint v1003 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1004 = v417 + v1003;
+  const uint v1005 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1006 = v26 + v1005;
+  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1008 = v309 && v1007;
+  const bool v1009 = v1006 < v1;
+  const bool v1010 = v1008 && v1009;
+  if (v1010) {
+    const float v1011 = v314.m[1][6].thread_elements()[1];
+    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1013 = bfloat(v1012);
+    const uint v1014 = v1004 * v1;
+    const uint v1015 = v1014 + v1006;
+    out[v1015] = v1013;
+  }
+  const uint v1016 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1017 = v417 + v1016;
+  const uint v1018 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1019 = v26 + v1018;
+  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1021 = v309 && v1020;
+  const bool v1022 = v1019 < v1;
+  const bool v1023 = v1021 && v1022;
+  if (v1023) {
+    const float v1024 = v314.m[1][7].thread_elements()[0];
+    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1026 = bfloat(v1025);
+    const uint v1027 = v1017 * v1;
+    const uint v1028 = v1027 + v1019;
+    out[v1028] = v1026;
+  }
+  const uint v1029 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1030 = v417 + v1029;
+  const uint v1031 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1032 = v26 + v1031;
+  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1034 = v309 && v1033;
+  const bool v1035 = v1032 < v1;
+  const bool v1036 = v1034 && v1035;
+  if (v1036) {
+    const float v1037 = v314.m[1][7].thread_elements()[1];
+    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1039 = bfloat(v1038);
+    const uint v1040 = v1030 * v1;
+    const uint v1041 = v1040 + v1032;
+    out[v1041] = v1039;
+  }
+  const uint v1042 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1043 = v417 + v1042;
+  const uint v1044 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1045 = v26 + v1044;
+  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1047 = v309 && v1046;
+  const bool v1048 = v1045 < v1;
+  const bool v1049 = v1047 && v1048;
+  if (v1049) {
+    const float v1050 = v314.m[1][8].thread_elements()[0];
+    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1052 = bfloat(v1051);
+    const uint v1053 = v1043 * v1;
+    const uint v1054 = v1053 + v1045;
+    out[v1054] = v1052;
+  }
+  const uint v1055 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1056 = v417 + v1055;
+  const uint v1057 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1058 = v26 + v1057;
+  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1060 = v309 && v1059;
+  const bool v1061 = v1058 < v1;
+  const bool v1062 = v1060 && v1061;
+  if (v1062) {
+    const float v1063 = v314.m[1][8].thread_elements()[1];
+    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1065 = bfloat(v1064);
+    const uint v1066 = v1056 * v1;
+    const uint v1067 = v1066 + v1058;
+    out[v1067] = v1065;
+  }
+  const uint v1068 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1069 = v417 + v1068;
+  const uint v1070 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1071 = v26 + v1070;
+  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1073 = v309 && v1072;
+  const bool v1074 = v1071 < v1;
+  const bool v1075 = v1073 && v1074;
+  if (v1075) {
+    const float v1076 = v314.m[1][9].thread_elements()[0];
+    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1078 = bfloat(v1077);
+    const uint v1079 = v1069 * v1;
+    const uint v1080 = v1079 + v1071;
+    out[v1080] = v1078;
+  }
+  const uint v1081 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1082 = v417 + v1081;
+  const uint v1083 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1084 = v26 + v1083;
+  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1086 = v309 && v1085;
+  const bool v1087 = v1084 < v1;
+  const bool v1088 = v1086 && v1087;
+  if (v1088) {
+    const float v1089 = v314.m[1][9].thread_elements()[1];
+    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1091 = bfloat(v1090);
+    const uint v1092 = v1082 * v1;
+    const uint v1093 = v1092 + v1084;
+    out[v1093] = v1091;
+  }
+  const uint v1094 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1095 = v417 + v1094;
+  const uint v1096 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1097 = v26 + v1096;
+  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1099 = v309 && v1098;
+  const bool v1100 = v1097 < v1;
+  const bool v1101 = v1099 && v1100;
+  if (v1101) {
+    const float v1102 = v314.m[1][10].thread_elements()[0];
+    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1104 = bfloat(v1103);
+    const uint v1105 = v1095 * v1;
+    const uint v1106 = v1105 + v1097;
+    out[v1106] = v1104;
+  }
+  const uint v1107 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1108 = v417 + v1107;
+  const uint v1109 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1110 = v26 + v1109;
+  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1112 = v309 && v1111;
+  const bool v1113 = v1110 < v1;
+  const bool v1114 = v1112 && v1113;
+  if (v1114) {
+    const float v1115 = v314.m[1][10].thread_elements()[1];
+    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1117 = bfloat(v1116);
+    const uint v1118 = v1108 * v1;
+    const uint v1119 = v1118 + v1110;
+    out[v1119] = v1117;
+  }
+  const uint v1120 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1121 = v417 + v1120;
+  const uint v1122 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1123 = v26 + v1122;
+  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1125 = v309 && v1124;
+  const bool v1126 = v1123 < v1;
+  const bool v1127 = v1125 && v1126;
+  if (v1127) {
+    const float v1128 = v314.m[1][11].thread_elements()[0];
+    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1130 = bfloat(v1129);
+    const uint v1131 = v1121 * v1;
+    const uint v1132 = v1131 + v1123;
+    out[v1132] = v1130;
+  }
+  const uint v1133 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1134 = v417 + v1133;
+  const uint v1135 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1136 = v26 + v1135;
+  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1138 = v309 && v1137;
+  const bool v1139 = v1136 < v1;
+  const bool v1140 = v1138 && v1139;
+  if (v1140) {
+    const float v1141 = v314.m[1][11].thread_elements()[1];
+    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1143 = bfloat(v1142);
+    const uint v1144 = v1134 * v1;
+    const uint v1145 = v1144 + v1136;
+    out[v1145] = v1143;
+  }
+  const uint v1146 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1147 = v417 + v1146;
+  const uint v1148 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1149 = v26 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1151 = v309 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v314.m[1][12].thread_elements()[0];
+    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1156 = bfloat(v1155);
+    const uint v1157 = v1147 * v1;
+    const uint v1158 = v1157 + v1149;
+    out[v1158] = v1156;
+  }
+  const uint v1159 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1160 = v417 + v1159;
+  const uint v1161 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1162 = v26 + v1161;
+  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1164 = v309 && v1163;
+  const bool v1165 = v1162 < v1;
+  const bool v1166 = v1164 && v1165;
+  if (v1166) {
+    const float v1167 = v314.m[1][12].thread_elements()[1];
+    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1169 = bfloat(v1168);
+    const uint v1170 = v1160 * v1;
+    const uint v1171 = v1170 + v1162;
+    out[v1171] = v1169;
+  }
+  const uint v1172 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1173 = v417 + v1172;
+  const uint v1174 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1175 = v26 + v1174;
+  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1177 = v309 && v1176;
+  const bool v1178 = v1175 < v1;
+  const bool v1179 = v1177 && v1178;
+  if (v1179) {
+    const float v1180 = v314.m[1][13].thread_elements()[0];
+    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1182 = bfloat(v1181);
+    const uint v1183 = v1173 * v1;
+    const uint v1184 = v1183 + v1175;
+    out[v1184] = v1182;
+  }
+  const uint v1185 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1186 = v417 + v1185;
+  const uint v1187 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1188 = v26 + v1187;
+  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1190 = v309 && v1189;
+  const bool v1191 = v1188 < v1;
+  const bool v1192 = v1190 && v1191;
+  if (v1192) {
+    const float v1193 = v314.m[1][13].thread_elements()[1];
+    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1195 = bfloat(v1194);
+    const uint v1196 = v1186 * v1;
+    const uint v1197 = v1196 + v1188;
+    out[v1197] = v1195;
+  }
+  const uint v1198 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1199 = v417 + v1198;
+  const uint v1200 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1201 = v26 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1203 = v309 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v314.m[1][14].thread_elements()[0];
+    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1208 = bfloat(v1207);
+    const uint v1209 = v1199 * v1;
+    const uint v1210 = v1209 + v1201;
+    out[v1210] = v1208;
+  }
+  const uint v1211 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1212 = v417 + v1211;
+  const uint v1213 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1214 = v26 + v1213;
+  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1216 = v309 && v1215;
+  const bool v1217 = v1214 < v1;
+  const bool v1218 = v1216 && v1217;
+  if (v1218) {
+    const float v1219 = v314.m[1][14].thread_elements()[1];
+    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1221 = bfloat(v1220);
+    const uint v1222 = v1212 * v1;
+    const uint v1223 = v1222 + v1214;
+    out[v1223] = v1221;
+  }
+  const uint v1224 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1225 = v417 + v1224;
+  const uint v1226 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1227 = v26 + v1226;
+  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1229 = v309 && v1228;
+  const bool v1230 = v1227 < v1;
+  const bool v1231 = v1229 && v1230;
+  if (v1231) {
+    const float v1232 = v314.m[1][15].thread_elements()[0];
+    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1234 = bfloat(v1233);
+    const uint v1235 = v1225 * v1;
+    const uint v1236 = v1235 + v1227;
+    out[v1236] = v1234;
+  }
+  const uint v1237 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1238 = v417 + v1237;
+  const uint v1239 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1240 = v26 + v1239;
+  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1242 = v309 && v1241;
+  const bool v1243 = v1240 < v1;
+  const bool v1244 = v1242 && v1243;
+  if (v1244) {
+    const float v1245 = v314.m[1][15].thread_elements()[1];
+    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1247 = bfloat(v1246);
+    const uint v1248 = v1238 * v1;
+    const uint v1249 = v1248 + v1240;
+    out[v1249] = v1247;
+  }
+  const uint v1251 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1259;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1259, float(0.0f));
+  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2649 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2651 = v308 << 5u;
+    const uint v2652 = v2651 + v2649;
+    const uint v2656 = v2652 >> 3u;
+    const uint v2658 = v2652 & 7u;
+    const uint v2660 = v2658 << 3u;
+    const uint v2661 = v22 + v2656;
+    const bool v2663 = v2661 < v0;
+    const uint v2666 = v2661 * v2;
+    const uint v2671 = v2656 << 6u;
+    const uint v2675 = v2652 + 384u;
+    const uint v2677 = v2675 >> 3u;
+    const uint v2679 = v2675 & 7u;
+    const uint v2681 = v2679 << 3u;
+    const uint v2682 = v22 + v2677;
+    const bool v2684 = v2682 < v0;
+    const uint v2687 = v2682 * v2;
+    const uint v2692 = v2677 << 6u;
+    const uint v2696 = v2652 + 768u;
+    const bool v2698 = v2696 < 1024u;
+    const uint v2734 = v1251 + v2656;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2736 = v2734 < v1;
+    const uint v2739 = v2734 * v2;
+    const uint v2755 = v1251 + v2677;
+    const bool v2757 = v2755 < v1;
+    const uint v2760 = v2755 * v2;
 
-    for (uint v2615 = 0u; v2615 < v2; v2615 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2617 = v2615 >> 6u;
-      const uint v2619 = v2617 % 1u;
+    for (uint v2640 = 0u; v2640 < v2; v2640 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2642 = v2640 >> 6u;
+      const uint v2644 = v2642 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2621 = v2619 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2637 = v2615 + v2635;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2639 = v2637 < v2;
-      const bool v2640 = v2638 && v2639;
-      const uint v2643 = v2641 + v2637;
-      const uint v2644 = v2640 ? v2643 : 0u;
-      const uint v2647 = v2621 + v2646;
-      const uint v2648 = v2647 + v2635;
+      const uint v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2662 = v2640 + v2660;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2664 = v2662 < v2;
+      const bool v2665 = v2663 && v2664;
+      const uint v2668 = v2666 + v2662;
+      const uint v2669 = v2665 ? v2668 : 0u;
+      const uint v2672 = v2646 + v2671;
+      const uint v2673 = v2672 + v2660;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2648 + e] = v2640 ? a[v2644 + e] : bfloat(0);
+        shm3[v2673 + e] = v2665 ? a[v2669 + e] : bfloat(0);
       }
-      const uint v2658 = v2615 + v2656;
-      const bool v2660 = v2658 < v2;
-      const bool v2661 = v2659 && v2660;
-      const uint v2664 = v2662 + v2658;
-      const uint v2665 = v2661 ? v2664 : 0u;
-      const uint v2668 = v2621 + v2667;
-      const uint v2669 = v2668 + v2656;
+      const uint v2683 = v2640 + v2681;
+      const bool v2685 = v2683 < v2;
+      const bool v2686 = v2684 && v2685;
+      const uint v2689 = v2687 + v2683;
+      const uint v2690 = v2686 ? v2689 : 0u;
+      const uint v2693 = v2646 + v2692;
+      const uint v2694 = v2693 + v2681;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2669 + e] = v2661 ? a[v2665 + e] : bfloat(0);
+        shm3[v2694 + e] = v2686 ? a[v2690 + e] : bfloat(0);
       }
-      if (v2673) {
-        const uint v2675 = v2671 >> 3u;
-        const uint v2677 = v2671 & 7u;
-        const uint v2679 = v2677 << 3u;
-        const uint v2680 = v22 + v2675;
-        const uint v2681 = v2615 + v2679;
-        const bool v2682 = v2680 < v0;
-        const bool v2683 = v2681 < v2;
-        const bool v2684 = v2682 && v2683;
-        const uint v2685 = v2680 * v2;
-        const uint v2687 = v2685 + v2681;
-        const uint v2688 = v2684 ? v2687 : 0u;
-        const uint v2690 = v2675 << 6u;
-        const uint v2691 = v2621 + v2690;
-        const uint v2692 = v2691 + v2679;
+      if (v2698) {
+        const uint v2700 = v2696 >> 3u;
+        const uint v2702 = v2696 & 7u;
+        const uint v2704 = v2702 << 3u;
+        const uint v2705 = v22 + v2700;
+        const uint v2706 = v2640 + v2704;
+        const bool v2707 = v2705 < v0;
+        const bool v2708 = v2706 < v2;
+        const bool v2709 = v2707 && v2708;
+        const uint v2710 = v2705 * v2;
+        const uint v2712 = v2710 + v2706;
+        const uint v2713 = v2709 ? v2712 : 0u;
+        const uint v2715 = v2700 << 6u;
+        const uint v2716 = v2646 + v2715;
+        const uint v2717 = v2716 + v2704;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2692 + e] = v2684 ? a[v2688 + e] : bfloat(0);
+          shm3[v2717 + e] = v2709 ? a[v2713 + e] : bfloat(0);
         }
       }
-      const bool v2713 = v2711 && v2639;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2716 = v2714 + v2637;
-      const uint v2717 = v2713 ? v2716 : 0u;
+      const bool v2738 = v2736 && v2664;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2741 = v2739 + v2662;
+      const uint v2742 = v2738 ? v2741 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2648 + e] = v2713 ? b[v2717 + e] : bfloat(0);
+        shm4[v2673 + e] = v2738 ? b[v2742 + e] : bfloat(0);
       }
-      const bool v2734 = v2732 && v2660;
-      const uint v2737 = v2735 + v2658;
-      const uint v2738 = v2734 ? v2737 : 0u;
+      const bool v2759 = v2757 && v2685;
+      const uint v2762 = v2760 + v2683;
+      const uint v2763 = v2759 ? v2762 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2669 + e] = v2734 ? b[v2738 + e] : bfloat(0);
+        shm4[v2694 + e] = v2759 ? b[v2763 + e] : bfloat(0);
       }
-      if (v2673) {
-        const uint v2748 = v2671 >> 3u;
-        const uint v2750 = v2671 & 7u;
-        const uint v2752 = v2750 << 3u;
-        const uint v2753 = v1226 + v2748;
-        const uint v2754 = v2615 + v2752;
-        const bool v2755 = v2753 < v1;
-        const bool v2756 = v2754 < v2;
-        const bool v2757 = v2755 && v2756;
-        const uint v2758 = v2753 * v2;
-        const uint v2760 = v2758 + v2754;
-        const uint v2761 = v2757 ? v2760 : 0u;
-        const uint v2763 = v2748 << 6u;
-        const uint v2764 = v2621 + v2763;
-        const uint v2765 = v2764 + v2752;
+      if (v2698) {
+        const uint v2773 = v2696 >> 3u;
+        const uint v2775 = v2696 & 7u;
+        const uint v2777 = v2775 << 3u;
+        const uint v2778 = v1251 + v2773;
+        const uint v2779 = v2640 + v2777;
+        const bool v2780 = v2778 < v1;
+        const bool v2781 = v2779 < v2;
+        const bool v2782 = v2780 && v2781;
+        const uint v2783 = v2778 * v2;
+        const uint v2785 = v2783 + v2779;
+        const uint v2786 = v2782 ? v2785 : 0u;
+        const uint v2788 = v2773 << 6u;
+        const uint v2789 = v2646 + v2788;
+        const uint v2790 = v2789 + v2777;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2765 + e] = v2757 ? b[v2761 + e] : bfloat(0);
+          shm4[v2790 + e] = v2782 ? b[v2786 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v284) {
-        const uint v2775 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2776 = v2621 + v2775;
-        const uint v2876 = v388 << 6u;
-        const uint v2878 = v2776 + v2876;
-        iron_frag<bfloat, 16, 16> v2885;
-        iron_frag_fill(v2885, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2885, shm3, long(v2878), long(64u));
-        iron_frag<bfloat, 16, 128> v2887;
-        iron_frag_fill(v2887, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2887, shm4, long(v2621), long(64u));
-        iron_frag_mma(v1234, v2885, v2887);
-        const uint v2889 = v2878 + 16u;
-        const uint v2892 = v2621 + 16u;
-        iron_frag<bfloat, 16, 16> v2894;
-        iron_frag_fill(v2894, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2894, shm3, long(v2889), long(64u));
-        iron_frag<bfloat, 16, 128> v2896;
-        iron_frag_fill(v2896, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2896, shm4, long(v2892), long(64u));
-        iron_frag_mma(v1234, v2894, v2896);
-        const uint v2898 = v2878 + 32u;
-        const uint v2901 = v2621 + 32u;
-        iron_frag<bfloat, 16, 16> v2903;
-        iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2903, shm3, long(v2898), long(64u));
-        iron_frag<bfloat, 16, 128> v2905;
-        iron_frag_fill(v2905, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2905, shm4, long(v2901), long(64u));
-        iron_frag_mma(v1234, v2903, v2905);
-        const uint v2907 = v2878 + 48u;
-        const uint v2910 = v2621 + 48u;
-        iron_frag<bfloat, 16, 16> v2912;
+      if (v309) {
+        const uint v2800 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2801 = v2646 + v2800;
+        const uint v2901 = v413 << 6u;
+        const uint v2903 = v2801 + v2901;
+        iron_frag<bfloat, 16, 16> v2910;
+        iron_frag_fill(v2910, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2910, shm3, long(v2903), long(64u));
+        iron_frag<bfloat, 16, 128> v2912;
         iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2912, shm3, long(v2907), long(64u));
-        iron_frag<bfloat, 16, 128> v2914;
-        iron_frag_fill(v2914, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2914, shm4, long(v2910), long(64u));
-        iron_frag_mma(v1234, v2912, v2914);
+        iron_frag_load<true>(v2912, shm4, long(v2646), long(64u));
+        iron_frag_mma(v1259, v2910, v2912);
+        const uint v2914 = v2903 + 16u;
+        const uint v2917 = v2646 + 16u;
+        iron_frag<bfloat, 16, 16> v2919;
+        iron_frag_fill(v2919, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2919, shm3, long(v2914), long(64u));
+        iron_frag<bfloat, 16, 128> v2921;
+        iron_frag_fill(v2921, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2921, shm4, long(v2917), long(64u));
+        iron_frag_mma(v1259, v2919, v2921);
+        const uint v2923 = v2903 + 32u;
+        const uint v2926 = v2646 + 32u;
+        iron_frag<bfloat, 16, 16> v2928;
+        iron_frag_fill(v2928, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2928, shm3, long(v2923), long(64u));
+        iron_frag<bfloat, 16, 128> v2930;
+        iron_frag_fill(v2930, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2930, shm4, long(v2926), long(64u));
+        iron_frag_mma(v1259, v2928, v2930);
+        const uint v2932 = v2903 + 48u;
+        const uint v2935 = v2646 + 48u;
+        iron_frag<bfloat, 16, 16> v2937;
+        iron_frag_fill(v2937, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2937, shm3, long(v2932), long(64u));
+        iron_frag<bfloat, 16, 128> v2939;
+        iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2939, shm4, long(v2935), long(64u));
+        iron_frag_mma(v1259, v2937, v2939);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v1267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
-    const uint v1268 = iron_tid.x;
+    const uint v1292 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1293 = iron_tid.x;
 
-    for (uint v1265 = 0u; v1265 < v2; v1265 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1276 = v1275 < v0;
-        const uint v1277 = v1265 + v1274;
-        const bool v1278 = v1277 < v2;
-        const bool v1279 = v1276 && v1278;
-        if (v1279) {
-          const uint v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v1283 = v1281 + v1265;
-          const uint v1284 = v1283 + v1274;
-          const bfloat v1285 = a[v1284];
-          const uint v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v1288 = v1287 + v1274;
-          shm3[v1288] = v1285;
+    for (uint v1290 = 0u; v1290 < v2; v1290 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v1295 = v1293; v1295 < 8192u; v1295 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1297 = v1295 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1299 = v1295 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1300 = v22 + v1297;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1301 = v1300 < v0;
+        const uint v1302 = v1290 + v1299;
+        const bool v1303 = v1302 < v2;
+        const bool v1304 = v1301 && v1303;
+        if (v1304) {
+          const uint v1306 = v1300 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1308 = v1306 + v1290;
+          const uint v1309 = v1308 + v1299;
+          const bfloat v1310 = a[v1309];
+          const uint v1312 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1313 = v1312 + v1299;
+          shm3[v1313] = v1310;
         } else {
-          const uint v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v1291 = v1290 + v1274;
-          shm3[v1291] = bfloat(0.0f);
+          const uint v1315 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1316 = v1315 + v1299;
+          shm3[v1316] = bfloat(0.0f);
         }
       }
 
-      for (uint v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
-        const bool v1303 = v1302 < v1;
-        const uint v1304 = v1265 + v1301;
-        const bool v1305 = v1304 < v2;
-        const bool v1306 = v1303 && v1305;
-        if (v1306) {
-          const uint v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
-          const uint v1310 = v1308 + v1265;
-          const uint v1311 = v1310 + v1301;
-          const bfloat v1312 = b[v1311];
-          const uint v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
-          const uint v1315 = v1314 + v1301;
-          shm4[v1315] = v1312;
+      for (uint v1322 = v1293; v1322 < 8192u; v1322 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1324 = v1322 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1326 = v1322 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1327 = v1251 + v1324;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1328 = v1327 < v1;
+        const uint v1329 = v1290 + v1326;
+        const bool v1330 = v1329 < v2;
+        const bool v1331 = v1328 && v1330;
+        if (v1331) {
+          const uint v1333 = v1327 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1335 = v1333 + v1290;
+          const uint v1336 = v1335 + v1326;
+          const bfloat v1337 = b[v1336];
+          const uint v1339 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1340 = v1339 + v1326;
+          shm4[v1340] = v1337;
         } else {
-          const uint v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
-          const uint v1318 = v1317 + v1301;
-          shm4[v1318] = bfloat(0.0f);
+          const uint v1342 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1343 = v1342 + v1326;
+          shm4[v1343] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v284) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1327 = v390 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2921 = v388 << 6u;
-        const uint v2923 = v1327 + v2921;
-        iron_frag<bfloat, 16, 16> v2930;
-        iron_frag_fill(v2930, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2930, shm3, long(v2923), long(64u));
-        iron_frag<bfloat, 16, 128> v2932;
-        iron_frag_fill(v2932, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2932, shm4, long(0u), long(64u));
-        iron_frag_mma(v1234, v2930, v2932);
-        const uint v2934 = v2923 + 16u;
-        iron_frag<bfloat, 16, 16> v2939;
-        iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2939, shm3, long(v2934), long(64u));
-        iron_frag<bfloat, 16, 128> v2941;
-        iron_frag_fill(v2941, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2941, shm4, long(16u), long(64u));
-        iron_frag_mma(v1234, v2939, v2941);
-        const uint v2943 = v2923 + 32u;
-        iron_frag<bfloat, 16, 16> v2948;
-        iron_frag_fill(v2948, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2948, shm3, long(v2943), long(64u));
-        iron_frag<bfloat, 16, 128> v2950;
-        iron_frag_fill(v2950, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2950, shm4, long(32u), long(64u));
-        iron_frag_mma(v1234, v2948, v2950);
-        const uint v2952 = v2923 + 48u;
-        iron_frag<bfloat, 16, 16> v2957;
+      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1352 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2946 = v413 << 6u;
+        const uint v2948 = v1352 + v2946;
+        iron_frag<bfloat, 16, 16> v2955;
+        iron_frag_fill(v2955, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2955, shm3, long(v2948), long(64u));
+        iron_frag<bfloat, 16, 128> v2957;
         iron_frag_fill(v2957, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2957, shm3, long(v2952), long(64u));
-        iron_frag<bfloat, 16, 128> v2959;
-        iron_frag_fill(v2959, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2959, shm4, long(48u), long(64u));
-        iron_frag_mma(v1234, v2957, v2959);
+        iron_frag_load<true>(v2957, shm4, long(0u), long(64u));
+        iron_frag_mma(v1259, v2955, v2957);
+        const uint v2959 = v2948 + 16u;
+        iron_frag<bfloat, 16, 16> v2964;
+        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2964, shm3, long(v2959), long(64u));
+        iron_frag<bfloat, 16, 128> v2966;
+        iron_frag_fill(v2966, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2966, shm4, long(16u), long(64u));
+        iron_frag_mma(v1259, v2964, v2966);
+        const uint v2968 = v2948 + 32u;
+        iron_frag<bfloat, 16, 16> v2973;
+        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2973, shm3, long(v2968), long(64u));
+        iron_frag<bfloat, 16, 128> v2975;
+        iron_frag_fill(v2975, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2975, shm4, long(32u), long(64u));
+        iron_frag_mma(v1259, v2973, v2975);
+        const uint v2977 = v2948 + 48u;
+        iron_frag<bfloat, 16, 16> v2982;
+        iron_frag_fill(v2982, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2982, shm3, long(v2977), long(64u));
+        iron_frag<bfloat, 16, 128> v2984;
+        iron_frag_fill(v2984, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2984, shm4, long(48u), long(64u));
+        iron_frag_mma(v1259, v2982, v2984);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1338 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1339 = v392 + v1338;
-  const uint v1340 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1341 = v1226 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1343 = v284 && v1342;
-  const bool v1344 = v1341 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v1234.m[0][0].thread_elements()[0];
-    const float v1347 = v1346 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1348 = bfloat(v1347);
-    const uint v1349 = v1339 * v1;
-    const uint v1350 = v1349 + v1341;
-    out[v1350] = v1348;
+  const uint v1363 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1364 = v417 + v1363;
+  const uint v1365 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1366 = v1251 + v1365;
+  const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1368 = v309 && v1367;
+  const bool v1369 = v1366 < v1;
+  const bool v1370 = v1368 && v1369;
+  if (v1370) {
+    const float v1371 = v1259.m[0][0].thread_elements()[0];
+    const float v1372 = v1371 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1373 = bfloat(v1372);
+    const uint v1374 = v1364 * v1;
+    const uint v1375 = v1374 + v1366;
+    out[v1375] = v1373;
   }
-  const uint v1351 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1352 = v392 + v1351;
-  const uint v1353 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1354 = v1226 + v1353;
-  const bool v1355 = v1352 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1356 = v284 && v1355;
-  const bool v1357 = v1354 < v1;
-  const bool v1358 = v1356 && v1357;
-  if (v1358) {
-    const float v1359 = v1234.m[0][0].thread_elements()[1];
-    const float v1360 = v1359 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1361 = bfloat(v1360);
-    const uint v1362 = v1352 * v1;
-    const uint v1363 = v1362 + v1354;
-    out[v1363] = v1361;
+  const uint v1376 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1377 = v417 + v1376;
+  const uint v1378 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1379 = v1251 + v1378;
+  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1381 = v309 && v1380;
+  const bool v1382 = v1379 < v1;
+  const bool v1383 = v1381 && v1382;
+  if (v1383) {
+    const float v1384 = v1259.m[0][0].thread_elements()[1];
+    const float v1385 = v1384 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1386 = bfloat(v1385);
+    const uint v1387 = v1377 * v1;
+    const uint v1388 = v1387 + v1379;
+    out[v1388] = v1386;
   }
-  const uint v1364 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1365 = v392 + v1364;
-  const uint v1366 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1367 = v1226 + v1366;
-  const bool v1368 = v1365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1369 = v284 && v1368;
-  const bool v1370 = v1367 < v1;
-  const bool v1371 = v1369 && v1370;
-  if (v1371) {
-    const float v1372 = v1234.m[0][1].thread_elements()[0];
-    const float v1373 = v1372 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1374 = bfloat(v1373);
-    const uint v1375 = v1365 * v1;
-    const uint v1376 = v1375 + v1367;
-    out[v1376] = v1374;
+  const uint v1389 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1390 = v417 + v1389;
+  const uint v1391 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1392 = v1251 + v1391;
+  const bool v1393 = v1390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1394 = v309 && v1393;
+  const bool v1395 = v1392 < v1;
+  const bool v1396 = v1394 && v1395;
+  if (v1396) {
+    const float v1397 = v1259.m[0][1].thread_elements()[0];
+    const float v1398 = v1397 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1399 = bfloat(v1398);
+    const uint v1400 = v1390 * v1;
+    const uint v1401 = v1400 + v1392;
+    out[v1401] = v1399;
   }
-  const uint v1377 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1378 = v392 + v1377;
-  const uint v1379 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1380 = v1226 + v1379;
-  const bool v1381 = v1378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1382 = v284 && v1381;
-  const bool v1383 = v1380 < v1;
-  const bool v1384 = v1382 && v1383;
-  if (v1384) {
-    const float v1385 = v1234.m[0][1].thread_elements()[1];
-    const float v1386 = v1385 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1387 = bfloat(v1386);
-    const uint v1388 = v1378 * v1;
-    const uint v1389 = v1388 + v1380;
-    out[v1389] = v1387;
+  const uint v1402 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1403 = v417 + v1402;
+  const uint v1404 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1405 = v1251 + v1404;
+  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1407 = v309 && v1406;
+  const bool v1408 = v1405 < v1;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v1259.m[0][1].thread_elements()[1];
+    const float v1411 = v1410 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1412 = bfloat(v1411);
+    const uint v1413 = v1403 * v1;
+    const uint v1414 = v1413 + v1405;
+    out[v1414] = v1412;
   }
-  const uint v1390 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1391 = v392 + v1390;
-  const uint v1392 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1393 = v1226 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1395 = v284 && v1394;
-  const bool v1396 = v1393 < v1;
-  const bool v1397 = v1395 && v1396;
-  if (v1397) {
-    const float v1398 = v1234.m[0][2].thread_elements()[0];
-    const float v1399 = v1398 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1400 = bfloat(v1399);
-    const uint v1401 = v1391 * v1;
-    const uint v1402 = v1401 + v1393;
-    out[v1402] = v1400;
+  const uint v1415 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1416 = v417 + v1415;
+  const uint v1417 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1418 = v1251 + v1417;
+  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1420 = v309 && v1419;
+  const bool v1421 = v1418 < v1;
+  const bool v1422 = v1420 && v1421;
+  if (v1422) {
+    const float v1423 = v1259.m[0][2].thread_elements()[0];
+    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1425 = bfloat(v1424);
+    const uint v1426 = v1416 * v1;
+    const uint v1427 = v1426 + v1418;
+    out[v1427] = v1425;
   }
-  const uint v1403 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1404 = v392 + v1403;
-  const uint v1405 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1406 = v1226 + v1405;
-  const bool v1407 = v1404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1408 = v284 && v1407;
-  const bool v1409 = v1406 < v1;
-  const bool v1410 = v1408 && v1409;
-  if (v1410) {
-    const float v1411 = v1234.m[0][2].thread_elements()[1];
-    const float v1412 = v1411 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1413 = bfloat(v1412);
-    const uint v1414 = v1404 * v1;
-    const uint v1415 = v1414 + v1406;
-    out[v1415] = v1413;
+  const uint v1428 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1429 = v417 + v1428;
+  const uint v1430 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1431 = v1251 + v1430;
+  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1433 = v309 && v1432;
+  const bool v1434 = v1431 < v1;
+  const bool v1435 = v1433 && v1434;
+  if (v1435) {
+    const float v1436 = v1259.m[0][2].thread_elements()[1];
+    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1438 = bfloat(v1437);
+    const uint v1439 = v1429 * v1;
+    const uint v1440 = v1439 + v1431;
+    out[v1440] = v1438;
   }
-  const uint v1416 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1417 = v392 + v1416;
-  const uint v1418 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1419 = v1226 + v1418;
-  const bool v1420 = v1417 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1421 = v284 && v1420;
-  const bool v1422 = v1419 < v1;
-  const bool v1423 = v1421 && v1422;
-  if (v1423) {
-    const float v1424 = v1234.m[0][3].thread_elements()[0];
-    const float v1425 = v1424 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1426 = bfloat(v1425);
-    const uint v1427 = v1417 * v1;
-    const uint v1428 = v1427 + v1419;
-    out[v1428] = v1426;
+  const uint v1441 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1442 = v417 + v1441;
+  const uint v1443 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1444 = v1251 + v1443;
+  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1446 = v309 && v1445;
+  const bool v1447 = v1444 < v1;
+  const bool v1448 = v1446 && v1447;
+  if (v1448) {
+    const float v1449 = v1259.m[0][3].thread_elements()[0];
+    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1451 = bfloat(v1450);
+    const uint v1452 = v1442 * v1;
+    const uint v1453 = v1452 + v1444;
+    out[v1453] = v1451;
   }
-  const uint v1429 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1430 = v392 + v1429;
-  const uint v1431 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1432 = v1226 + v1431;
-  const bool v1433 = v1430 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1434 = v284 && v1433;
-  const bool v1435 = v1432 < v1;
-  const bool v1436 = v1434 && v1435;
-  if (v1436) {
-    const float v1437 = v1234.m[0][3].thread_elements()[1];
-    const float v1438 = v1437 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1439 = bfloat(v1438);
-    const uint v1440 = v1430 * v1;
-    const uint v1441 = v1440 + v1432;
-    out[v1441] = v1439;
+  const uint v1454 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1455 = v417 + v1454;
+  const uint v1456 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1457 = v1251 + v1456;
+  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1459 = v309 && v1458;
+  const bool v1460 = v1457 < v1;
+  const bool v1461 = v1459 && v1460;
+  if (v1461) {
+    const float v1462 = v1259.m[0][3].thread_elements()[1];
+    const float v1463 = v1462 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1464 = bfloat(v1463);
+    const uint v1465 = v1455 * v1;
+    const uint v1466 = v1465 + v1457;
+    out[v1466] = v1464;
   }
-  const uint v1442 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1443 = v392 + v1442;
-  const uint v1444 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1445 = v1226 + v1444;
-  const bool v1446 = v1443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1447 = v284 && v1446;
-  const bool v1448 = v1445 < v1;
-  const bool v1449 = v1447 && v1448;
-  if (v1449) {
-    const float v1450 = v1234.m[0][4].thread_elements()[0];
-    const float v1451 = v1450 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1452 = bfloat(v1451);
-    const uint v1453 = v1443 * v1;
-    const uint v1454 = v1453 + v1445;
-    out[v1454] = v1452;
+  const uint v1467 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1468 = v417 + v1467;
+  const uint v1469 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1470 = v1251 + v1469;
+  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1472 = v309 && v1471;
+  const bool v1473 = v1470 < v1;
+  const bool v1474 = v1472 && v1473;
+  if (v1474) {
+    const float v1475 = v1259.m[0][4].thread_elements()[0];
+    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1477 = bfloat(v1476);
+    const uint v1478 = v1468 * v1;
+    const uint v1479 = v1478 + v1470;
+    out[v1479] = v1477;
   }
-  const uint v1455 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1456 = v392 + v1455;
-  const uint v1457 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1458 = v1226 + v1457;
-  const bool v1459 = v1456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1460 = v284 && v1459;
-  const bool v1461 = v1458 < v1;
-  const bool v1462 = v1460 && v1461;
-  if (v1462) {
-    const float v1463 = v1234.m[0][4].thread_elements()[1];
-    const float v1464 = v1463 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1465 = bfloat(v1464);
-    const uint v1466 = v1456 * v1;
-    const uint v1467 = v1466 + v1458;
-    out[v1467] = v1465;
+  const uint v1480 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1481 = v417 + v1480;
+  const uint v1482 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1483 = v1251 + v1482;
+  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1485 = v309 && v1484;
+  const bool v1486 = v1483 < v1;
+  const bool v1487 = v1485 && v1486;
+  if (v1487) {
+    const float v1488 = v1259.m[0][4].thread_elements()[1];
+    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1490 = bfloat(v1489);
+    const uint v1491 = v1481 * v1;
+    const uint v1492 = v1491 + v1483;
+    out[v1492] = v1490;
   }
-  const uint v1468 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1469 = v392 + v1468;
-  const uint v1470 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1471 = v1226 + v1470;
-  const bool v1472 = v1469 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1473 = v284 && v1472;
-  const bool v1474 = v1471 < v1;
-  const bool v1475 = v1473 && v1474;
-  if (v1475) {
-    const float v1476 = v1234.m[0][5].thread_elements()[0];
-    const float v1477 = v1476 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1478 = bfloat(v1477);
-    const uint v1479 = v1469 * v1;
-    const uint v1480 = v1479 + v1471;
-    out[v1480] = v1478;
+  const uint v1493 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1494 = v417 + v1493;
+  const uint v1495 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1496 = v1251 + v1495;
+  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1498 = v309 && v1497;
+  const bool v1499 = v1496 < v1;
+  const bool v1500 = v1498 && v1499;
+  if (v1500) {
+    const float v1501 = v1259.m[0][5].thread_elements()[0];
+    const float v1502 = v1501 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1503 = bfloat(v1502);
+    const uint v1504 = v1494 * v1;
+    const uint v1505 = v1504 + v1496;
+    out[v1505] = v1503;
   }
-  const uint v1481 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1482 = v392 + v1481;
-  const uint v1483 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1484 = v1226 + v1483;
-  const bool v1485 = v1482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1486 = v284 && v1485;
-  const bool v1487 = v1484 < v1;
-  const bool v1488 = v1486 && v1487;
-  if (v1488) {
-    const float v1489 = v1234.m[0][5].thread_elements()[1];
-    const float v1490 = v1489 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1491 = bfloat(v1490);
-    const uint v1492 = v1482 * v1;
-    const uint v1493 = v1492 + v1484;
-    out[v1493] = v1491;
+  const uint v1506 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1507 = v417 + v1506;
+  const uint v1508 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1509 = v1251 + v1508;
+  const bool v1510 = v1507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1511 = v309 && v1510;
+  const bool v1512 = v1509 < v1;
+  const bool v1513 = v1511 && v1512;
+  if (v1513) {
+    const float v1514 = v1259.m[0][5].thread_elements()[1];
+    const float v1515 = v1514 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1516 = bfloat(v1515);
+    const uint v1517 = v1507 * v1;
+    const uint v1518 = v1517 + v1509;
+    out[v1518] = v1516;
   }
-  const uint v1494 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1495 = v392 + v1494;
-  const uint v1496 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1497 = v1226 + v1496;
-  const bool v1498 = v1495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1499 = v284 && v1498;
-  const bool v1500 = v1497 < v1;
-  const bool v1501 = v1499 && v1500;
-  if (v1501) {
-    const float v1502 = v1234.m[0][6].thread_elements()[0];
-    const float v1503 = v1502 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1504 = bfloat(v1503);
-    const uint v1505 = v1495 * v1;
-    const uint v1506 = v1505 + v1497;
-    out[v1506] = v1504;
+  const uint v1519 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1520 = v417 + v1519;
+  const uint v1521 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1522 = v1251 + v1521;
+  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1524 = v309 && v1523;
+  const bool v1525 = v1522 < v1;
+  const bool v1526 = v1524 && v1525;
+  if (v1526) {
+    const float v1527 = v1259.m[0][6].thread_elements()[0];
+    const float v1528 = v1527 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1529 = bfloat(v1528);
+    const uint v1530 = v1520 * v1;
+    const uint v1531 = v1530 + v1522;
+    out[v1531] = v1529;
   }
-  const uint v1507 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1508 = v392 + v1507;
-  const uint v1509 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1510 = v1226 + v1509;
-  const bool v1511 = v1508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1512 = v284 && v1511;
-  const bool v1513 = v1510 < v1;
-  const bool v1514 = v1512 && v1513;
-  if (v1514) {
-    const float v1515 = v1234.m[0][6].thread_elements()[1];
-    const float v1516 = v1515 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1517 = bfloat(v1516);
-    const uint v1518 = v1508 * v1;
-    const uint v1519 = v1518 + v1510;
-    out[v1519] = v1517;
+  const uint v1532 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1533 = v417 + v1532;
+  const uint v1534 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1535 = v1251 + v1534;
+  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1537 = v309 && v1536;
+  const bool v1538 = v1535 < v1;
+  const bool v1539 = v1537 && v1538;
+  if (v1539) {
+    const float v1540 = v1259.m[0][6].thread_elements()[1];
+    const float v1541 = v1540 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1542 = bfloat(v1541);
+    const uint v1543 = v1533 * v1;
+    const uint v1544 = v1543 + v1535;
+    out[v1544] = v1542;
   }
-  const uint v1520 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1521 = v392 + v1520;
-  const uint v1522 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1523 = v1226 + v1522;
-  const bool v1524 = v1521 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1525 = v284 && v1524;
-  const bool v1526 = v1523 < v1;
-  const bool v1527 = v1525 && v1526;
-  if (v1527) {
-    const float v1528 = v1234.m[0][7].thread_elements()[0];
-    const float v1529 = v1528 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1530 = bfloat(v1529);
-    const uint v1531 = v1521 * v1;
-    const uint v1532 = v1531 + v1523;
-    out[v1532] = v1530;
+  const uint v1545 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1546 = v417 + v1545;
+  const uint v1547 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1548 = v1251 + v1547;
+  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1550 = v309 && v1549;
+  const bool v1551 = v1548 < v1;
+  const bool v1552 = v1550 && v1551;
+  if (v1552) {
+    const float v1553 = v1259.m[0][7].thread_elements()[0];
+    const float v1554 = v1553 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1555 = bfloat(v1554);
+    const uint v1556 = v1546 * v1;
+    const uint v1557 = v1556 + v1548;
+    out[v1557] = v1555;
   }
-  const uint v1533 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1534 = v392 + v1533;
-  const uint v1535 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1536 = v1226 + v1535;
-  const bool v1537 = v1534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1538 = v284 && v1537;
-  const bool v1539 = v1536 < v1;
-  const bool v1540 = v1538 && v1539;
-  if (v1540) {
-    const float v1541 = v1234.m[0][7].thread_elements()[1];
-    const float v1542 = v1541 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1543 = bfloat(v1542);
-    const uint v1544 = v1534 * v1;
-    const uint v1545 = v1544 + v1536;
-    out[v1545] = v1543;
+  const uint v1558 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1559 = v417 + v1558;
+  const uint v1560 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1561 = v1251 + v1560;
+  const bool v1562 = v1559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1563 = v309 && v1562;
+  const bool v1564 = v1561 < v1;
+  const bool v1565 = v1563 && v1564;
+  if (v1565) {
+    const float v1566 = v1259.m[0][7].thread_elements()[1];
+    const float v1567 = v1566 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1568 = bfloat(v1567);
+    const uint v1569 = v1559 * v1;
+    const uint v1570 = v1569 + v1561;
+    out[v1570] = v1568;
   }
-  const uint v1546 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1547 = v392 + v1546;
-  const uint v1548 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1549 = v1226 + v1548;
-  const bool v1550 = v1547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1551 = v284 && v1550;
-  const bool v1552 = v1549 < v1;
-  const bool v1553 = v1551 && v1552;
-  if (v1553) {
-    const float v1554 = v1234.m[0][8].thread_elements()[0];
-    const float v1555 = v1554 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1556 = bfloat(v1555);
-    const uint v1557 = v1547 * v1;
-    const uint v1558 = v1557 + v1549;
-    out[v1558] = v1556;
+  const uint v1571 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1572 = v417 + v1571;
+  const uint v1573 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1574 = v1251 + v1573;
+  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1576 = v309 && v1575;
+  const bool v1577 = v1574 < v1;
+  const bool v1578 = v1576 && v1577;
+  if (v1578) {
+    const float v1579 = v1259.m[0][8].thread_elements()[0];
+    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1581 = bfloat(v1580);
+    const uint v1582 = v1572 * v1;
+    const uint v1583 = v1582 + v1574;
+    out[v1583] = v1581;
   }
-  const uint v1559 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1560 = v392 + v1559;
-  const uint v1561 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1562 = v1226 + v1561;
-  const bool v1563 = v1560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1564 = v284 && v1563;
-  const bool v1565 = v1562 < v1;
-  const bool v1566 = v1564 && v1565;
-  if (v1566) {
-    const float v1567 = v1234.m[0][8].thread_elements()[1];
-    const float v1568 = v1567 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1569 = bfloat(v1568);
-    const uint v1570 = v1560 * v1;
-    const uint v1571 = v1570 + v1562;
-    out[v1571] = v1569;
+  const uint v1584 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1585 = v417 + v1584;
+  const uint v1586 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1587 = v1251 + v1586;
+  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1589 = v309 && v1588;
+  const bool v1590 = v1587 < v1;
+  const bool v1591 = v1589 && v1590;
+  if (v1591) {
+    const float v1592 = v1259.m[0][8].thread_elements()[1];
+    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1594 = bfloat(v1593);
+    const uint v1595 = v1585 * v1;
+    const uint v1596 = v1595 + v1587;
+    out[v1596] = v1594;
   }
-  const uint v1572 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1573 = v392 + v1572;
-  const uint v1574 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1575 = v1226 + v1574;
-  const bool v1576 = v1573 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1577 = v284 && v1576;
-  const bool v1578 = v1575 < v1;
-  const bool v1579 = v1577 && v1578;
-  if (v1579) {
-    const float v1580 = v1234.m[0][9].thread_elements()[0];
-    const float v1581 = v1580 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1582 = bfloat(v1581);
-    const uint v1583 = v1573 * v1;
-    const uint v1584 = v1583 + v1575;
-    out[v1584] = v1582;
+  const uint v1597 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1598 = v417 + v1597;
+  const uint v1599 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1600 = v1251 + v1599;
+  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1602 = v309 && v1601;
+  const bool v1603 = v1600 < v1;
+  const bool v1604 = v1602 && v1603;
+  if (v1604) {
+    const float v1605 = v1259.m[0][9].thread_elements()[0];
+    const float v1606 = v1605 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1607 = bfloat(v1606);
+    const uint v1608 = v1598 * v1;
+    const uint v1609 = v1608 + v1600;
+    out[v1609] = v1607;
   }
-  const uint v1585 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1586 = v392 + v1585;
-  const uint v1587 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1588 = v1226 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1590 = v284 && v1589;
-  const bool v1591 = v1588 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v1234.m[0][9].thread_elements()[1];
-    const float v1594 = v1593 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1595 = bfloat(v1594);
-    const uint v1596 = v1586 * v1;
-    const uint v1597 = v1596 + v1588;
-    out[v1597] = v1595;
+  const uint v1610 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1611 = v417 + v1610;
+  const uint v1612 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1613 = v1251 + v1612;
+  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1615 = v309 && v1614;
+  const bool v1616 = v1613 < v1;
+  const bool v1617 = v1615 && v1616;
+  if (v1617) {
+    const float v1618 = v1259.m[0][9].thread_elements()[1];
+    const float v1619 = v1618 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1620 = bfloat(v1619);
+    const uint v1621 = v1611 * v1;
+    const uint v1622 = v1621 + v1613;
+    out[v1622] = v1620;
   }
-  const uint v1598 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1599 = v392 + v1598;
-  const uint v1600 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1601 = v1226 + v1600;
-  const bool v1602 = v1599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1603 = v284 && v1602;
-  const bool v1604 = v1601 < v1;
-  const bool v1605 = v1603 && v1604;
-  if (v1605) {
-    const float v1606 = v1234.m[0][10].thread_elements()[0];
-    const float v1607 = v1606 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1608 = bfloat(v1607);
-    const uint v1609 = v1599 * v1;
-    const uint v1610 = v1609 + v1601;
-    out[v1610] = v1608;
+  const uint v1623 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1624 = v417 + v1623;
+  const uint v1625 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1626 = v1251 + v1625;
+  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1628 = v309 && v1627;
+  const bool v1629 = v1626 < v1;
+  const bool v1630 = v1628 && v1629;
+  if (v1630) {
+    const float v1631 = v1259.m[0][10].thread_elements()[0];
+    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1633 = bfloat(v1632);
+    const uint v1634 = v1624 * v1;
+    const uint v1635 = v1634 + v1626;
+    out[v1635] = v1633;
   }
-  const uint v1611 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1612 = v392 + v1611;
-  const uint v1613 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1614 = v1226 + v1613;
-  const bool v1615 = v1612 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1616 = v284 && v1615;
-  const bool v1617 = v1614 < v1;
-  const bool v1618 = v1616 && v1617;
-  if (v1618) {
-    const float v1619 = v1234.m[0][10].thread_elements()[1];
-    const float v1620 = v1619 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1621 = bfloat(v1620);
-    const uint v1622 = v1612 * v1;
-    const uint v1623 = v1622 + v1614;
-    out[v1623] = v1621;
+  const uint v1636 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1637 = v417 + v1636;
+  const uint v1638 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1639 = v1251 + v1638;
+  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1641 = v309 && v1640;
+  const bool v1642 = v1639 < v1;
+  const bool v1643 = v1641 && v1642;
+  if (v1643) {
+    const float v1644 = v1259.m[0][10].thread_elements()[1];
+    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1646 = bfloat(v1645);
+    const uint v1647 = v1637 * v1;
+    const uint v1648 = v1647 + v1639;
+    out[v1648] = v1646;
   }
-  const uint v1624 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1625 = v392 + v1624;
-  const uint v1626 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1627 = v1226 + v1626;
-  const bool v1628 = v1625 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1629 = v284 && v1628;
-  const bool v1630 = v1627 < v1;
-  const bool v1631 = v1629 && v1630;
-  if (v1631) {
-    const float v1632 = v1234.m[0][11].thread_elements()[0];
-    const float v1633 = v1632 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1634 = bfloat(v1633);
-    const uint v1635 = v1625 * v1;
-    const uint v1636 = v1635 + v1627;
-    out[v1636] = v1634;
+  const uint v1649 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1650 = v417 + v1649;
+  const uint v1651 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1652 = v1251 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1654 = v309 && v1653;
+  const bool v1655 = v1652 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v1259.m[0][11].thread_elements()[0];
+    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1659 = bfloat(v1658);
+    const uint v1660 = v1650 * v1;
+    const uint v1661 = v1660 + v1652;
+    out[v1661] = v1659;
   }
-  const uint v1637 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1638 = v392 + v1637;
-  const uint v1639 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1640 = v1226 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1642 = v284 && v1641;
-  const bool v1643 = v1640 < v1;
-  const bool v1644 = v1642 && v1643;
-  if (v1644) {
-    const float v1645 = v1234.m[0][11].thread_elements()[1];
-    const float v1646 = v1645 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1647 = bfloat(v1646);
-    const uint v1648 = v1638 * v1;
-    const uint v1649 = v1648 + v1640;
-    out[v1649] = v1647;
+  const uint v1662 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1663 = v417 + v1662;
+  const uint v1664 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1665 = v1251 + v1664;
+  const bool v1666 = v1663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1667 = v309 && v1666;
+  const bool v1668 = v1665 < v1;
+  const bool v1669 = v1667 && v1668;
+  if (v1669) {
+    const float v1670 = v1259.m[0][11].thread_elements()[1];
+    const float v1671 = v1670 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1672 = bfloat(v1671);
+    const uint v1673 = v1663 * v1;
+    const uint v1674 = v1673 + v1665;
+    out[v1674] = v1672;
   }
-  const uint v1650 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1651 = v392 + v1650;
-  const uint v1652 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1653 = v1226 + v1652;
-  const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1655 = v284 && v1654;
-  const bool v1656 = v1653 < v1;
-  const bool v1657 = v1655 && v1656;
-  if (v1657) {
-    const float v1658 = v1234.m[0][12].thread_elements()[0];
-    const float v1659 = v1658 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1660 = bfloat(v1659);
-    const uint v1661 = v1651 * v1;
-    const uint v1662 = v1661 + v1653;
-    out[v1662] = v1660;
+  const uint v1675 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1676 = v417 + v1675;
+  const uint v1677 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1678 = v1251 + v1677;
+  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1680 = v309 && v1679;
+  const bool v1681 = v1678 < v1;
+  const bool v1682 = v1680 && v1681;
+  if (v1682) {
+    const float v1683 = v1259.m[0][12].thread_elements()[0];
+    const float v1684 = v1683 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1685 = bfloat(v1684);
+    const uint v1686 = v1676 * v1;
+    const uint v1687 = v1686 + v1678;
+    out[v1687] = v1685;
   }
-  const uint v1663 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1664 = v392 + v1663;
-  const uint v1665 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1666 = v1226 + v1665;
-  const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1668 = v284 && v1667;
-  const bool v1669 = v1666 < v1;
-  const bool v1670 = v1668 && v1669;
-  if (v1670) {
-    const float v1671 = v1234.m[0][12].thread_elements()[1];
-    const float v1672 = v1671 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1673 = bfloat(v1672);
-    const uint v1674 = v1664 * v1;
-    const uint v1675 = v1674 + v1666;
-    out[v1675] = v1673;
+  const uint v1688 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1689 = v417 + v1688;
+  const uint v1690 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1691 = v1251 + v1690;
+  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1693 = v309 && v1692;
+  const bool v1694 = v1691 < v1;
+  const bool v1695 = v1693 && v1694;
+  if (v1695) {
+    const float v1696 = v1259.m[0][12].thread_elements()[1];
+    const float v1697 = v1696 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1698 = bfloat(v1697);
+    const uint v1699 = v1689 * v1;
+    const uint v1700 = v1699 + v1691;
+    out[v1700] = v1698;
   }
-  const uint v1676 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1677 = v392 + v1676;
-  const uint v1678 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1679 = v1226 + v1678;
-  const bool v1680 = v1677 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1681 = v284 && v1680;
-  const bool v1682 = v1679 < v1;
-  const bool v1683 = v1681 && v1682;
-  if (v1683) {
-    const float v1684 = v1234.m[0][13].thread_elements()[0];
-    const float v1685 = v1684 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1686 = bfloat(v1685);
-    const uint v1687 = v1677 * v1;
-    const uint v1688 = v1687 + v1679;
-    out[v1688] = v1686;
+  const uint v1701 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1702 = v417 + v1701;
+  const uint v1703 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1704 = v1251 + v1703;
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1706 = v309 && v1705;
+  const bool v1707 = v1704 < v1;
+  const bool v1708 = v1706 && v1707;
+  if (v1708) {
+    const float v1709 = v1259.m[0][13].thread_elements()[0];
+    const float v1710 = v1709 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1711 = bfloat(v1710);
+    const uint v1712 = v1702 * v1;
+    const uint v1713 = v1712 + v1704;
+    out[v1713] = v1711;
   }
-  const uint v1689 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1690 = v392 + v1689;
-  const uint v1691 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1692 = v1226 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1694 = v284 && v1693;
-  const bool v1695 = v1692 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v1234.m[0][13].thread_elements()[1];
-    const float v1698 = v1697 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1699 = bfloat(v1698);
-    const uint v1700 = v1690 * v1;
-    const uint v1701 = v1700 + v1692;
-    out[v1701] = v1699;
+  const uint v1714 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1715 = v417 + v1714;
+  const uint v1716 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1717 = v1251 + v1716;
+  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1719 = v309 && v1718;
+  const bool v1720 = v1717 < v1;
+  const bool v1721 = v1719 && v1720;
+  if (v1721) {
+    const float v1722 = v1259.m[0][13].thread_elements()[1];
+    const float v1723 = v1722 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1724 = bfloat(v1723);
+    const uint v1725 = v1715 * v1;
+    const uint v1726 = v1725 + v1717;
+    out[v1726] = v1724;
   }
-  const uint v1702 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1703 = v392 + v1702;
-  const uint v1704 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1705 = v1226 + v1704;
-  const bool v1706 = v1703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1707 = v284 && v1706;
-  const bool v1708 = v1705 < v1;
-  const bool v1709 = v1707 && v1708;
-  if (v1709) {
-    const float v1710 = v1234.m[0][14].thread_elements()[0];
-    const float v1711 = v1710 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1712 = bfloat(v1711);
-    const uint v1713 = v1703 * v1;
-    const uint v1714 = v1713 + v1705;
-    out[v1714] = v1712;
+  const uint v1727 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1728 = v417 + v1727;
+  const uint v1729 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1730 = v1251 + v1729;
+  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1732 = v309 && v1731;
+  const bool v1733 = v1730 < v1;
+  const bool v1734 = v1732 && v1733;
+  if (v1734) {
+    const float v1735 = v1259.m[0][14].thread_elements()[0];
+    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1737 = bfloat(v1736);
+    const uint v1738 = v1728 * v1;
+    const uint v1739 = v1738 + v1730;
+    out[v1739] = v1737;
   }
-  const uint v1715 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1716 = v392 + v1715;
-  const uint v1717 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1718 = v1226 + v1717;
-  const bool v1719 = v1716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1720 = v284 && v1719;
-  const bool v1721 = v1718 < v1;
-  const bool v1722 = v1720 && v1721;
-  if (v1722) {
-    const float v1723 = v1234.m[0][14].thread_elements()[1];
-    const float v1724 = v1723 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1725 = bfloat(v1724);
-    const uint v1726 = v1716 * v1;
-    const uint v1727 = v1726 + v1718;
-    out[v1727] = v1725;
+  const uint v1740 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1741 = v417 + v1740;
+  const uint v1742 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1743 = v1251 + v1742;
+  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1745 = v309 && v1744;
+  const bool v1746 = v1743 < v1;
+  const bool v1747 = v1745 && v1746;
+  if (v1747) {
+    const float v1748 = v1259.m[0][14].thread_elements()[1];
+    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1750 = bfloat(v1749);
+    const uint v1751 = v1741 * v1;
+    const uint v1752 = v1751 + v1743;
+    out[v1752] = v1750;
   }
-  const uint v1728 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1729 = v392 + v1728;
-  const uint v1730 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1731 = v1226 + v1730;
-  const bool v1732 = v1729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1733 = v284 && v1732;
-  const bool v1734 = v1731 < v1;
-  const bool v1735 = v1733 && v1734;
-  if (v1735) {
-    const float v1736 = v1234.m[0][15].thread_elements()[0];
-    const float v1737 = v1736 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1738 = bfloat(v1737);
-    const uint v1739 = v1729 * v1;
-    const uint v1740 = v1739 + v1731;
-    out[v1740] = v1738;
+  const uint v1753 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1754 = v417 + v1753;
+  const uint v1755 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1756 = v1251 + v1755;
+  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1758 = v309 && v1757;
+  const bool v1759 = v1756 < v1;
+  const bool v1760 = v1758 && v1759;
+  if (v1760) {
+    const float v1761 = v1259.m[0][15].thread_elements()[0];
+    const float v1762 = v1761 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1763 = bfloat(v1762);
+    const uint v1764 = v1754 * v1;
+    const uint v1765 = v1764 + v1756;
+    out[v1765] = v1763;
   }
-  const uint v1741 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1742 = v392 + v1741;
-  const uint v1743 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1744 = v1226 + v1743;
-  const bool v1745 = v1742 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1746 = v284 && v1745;
-  const bool v1747 = v1744 < v1;
-  const bool v1748 = v1746 && v1747;
-  if (v1748) {
-    const float v1749 = v1234.m[0][15].thread_elements()[1];
-    const float v1750 = v1749 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1751 = bfloat(v1750);
-    const uint v1752 = v1742 * v1;
-    const uint v1753 = v1752 + v1744;
-    out[v1753] = v1751;
+  const uint v1766 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1767 = v417 + v1766;
+  const uint v1768 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1769 = v1251 + v1768;
+  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1771 = v309 && v1770;
+  const bool v1772 = v1769 < v1;
+  const bool v1773 = v1771 && v1772;
+  if (v1773) {
+    const float v1774 = v1259.m[0][15].thread_elements()[1];
+    const float v1775 = v1774 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1776 = bfloat(v1775);
+    const uint v1777 = v1767 * v1;
+    const uint v1778 = v1777 + v1769;
+    out[v1778] = v1776;
   }
-  const uint v1754 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1755 = v392 + v1754;
-  const uint v1756 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1757 = v1226 + v1756;
-  const bool v1758 = v1755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1759 = v284 && v1758;
-  const bool v1760 = v1757 < v1;
-  const bool v1761 = v1759 && v1760;
-  if (v1761) {
-    const float v1762 = v1234.m[1][0].thread_elements()[0];
-    const float v1763 = v1762 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1764 = bfloat(v1763);
-    const uint v1765 = v1755 * v1;
-    const uint v1766 = v1765 + v1757;
-    out[v1766] = v1764;
+  const uint v1779 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1780 = v417 + v1779;
+  const uint v1781 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1782 = v1251 + v1781;
+  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1784 = v309 && v1783;
+  const bool v1785 = v1782 < v1;
+  const bool v1786 = v1784 && v1785;
+  if (v1786) {
+    const float v1787 = v1259.m[1][0].thread_elements()[0];
+    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1789 = bfloat(v1788);
+    const uint v1790 = v1780 * v1;
+    const uint v1791 = v1790 + v1782;
+    out[v1791] = v1789;
   }
-  const uint v1767 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1768 = v392 + v1767;
-  const uint v1769 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1770 = v1226 + v1769;
-  const bool v1771 = v1768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1772 = v284 && v1771;
-  const bool v1773 = v1770 < v1;
-  const bool v1774 = v1772 && v1773;
-  if (v1774) {
-    const float v1775 = v1234.m[1][0].thread_elements()[1];
-    const float v1776 = v1775 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1777 = bfloat(v1776);
-    const uint v1778 = v1768 * v1;
-    const uint v1779 = v1778 + v1770;
-    out[v1779] = v1777;
+  const uint v1792 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1793 = v417 + v1792;
+  const uint v1794 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1795 = v1251 + v1794;
+  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1797 = v309 && v1796;
+  const bool v1798 = v1795 < v1;
+  const bool v1799 = v1797 && v1798;
+  if (v1799) {
+    const float v1800 = v1259.m[1][0].thread_elements()[1];
+    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1802 = bfloat(v1801);
+    const uint v1803 = v1793 * v1;
+    const uint v1804 = v1803 + v1795;
+    out[v1804] = v1802;
   }
-  const uint v1780 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1781 = v392 + v1780;
-  const uint v1782 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1783 = v1226 + v1782;
-  const bool v1784 = v1781 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1785 = v284 && v1784;
-  const bool v1786 = v1783 < v1;
-  const bool v1787 = v1785 && v1786;
-  if (v1787) {
-    const float v1788 = v1234.m[1][1].thread_elements()[0];
-    const float v1789 = v1788 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1790 = bfloat(v1789);
-    const uint v1791 = v1781 * v1;
-    const uint v1792 = v1791 + v1783;
-    out[v1792] = v1790;
+  const uint v1805 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1806 = v417 + v1805;
+  const uint v1807 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1808 = v1251 + v1807;
+  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1810 = v309 && v1809;
+  const bool v1811 = v1808 < v1;
+  const bool v1812 = v1810 && v1811;
+  if (v1812) {
+    const float v1813 = v1259.m[1][1].thread_elements()[0];
+    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1815 = bfloat(v1814);
+    const uint v1816 = v1806 * v1;
+    const uint v1817 = v1816 + v1808;
+    out[v1817] = v1815;
   }
-  const uint v1793 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1794 = v392 + v1793;
-  const uint v1795 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1796 = v1226 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1798 = v284 && v1797;
-  const bool v1799 = v1796 < v1;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v1234.m[1][1].thread_elements()[1];
-    const float v1802 = v1801 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1803 = bfloat(v1802);
-    const uint v1804 = v1794 * v1;
-    const uint v1805 = v1804 + v1796;
-    out[v1805] = v1803;
+  const uint v1818 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1819 = v417 + v1818;
+  const uint v1820 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1821 = v1251 + v1820;
+  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1823 = v309 && v1822;
+  const bool v1824 = v1821 < v1;
+  const bool v1825 = v1823 && v1824;
+  if (v1825) {
+    const float v1826 = v1259.m[1][1].thread_elements()[1];
+    const float v1827 = v1826 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1828 = bfloat(v1827);
+    const uint v1829 = v1819 * v1;
+    const uint v1830 = v1829 + v1821;
+    out[v1830] = v1828;
   }
-  const uint v1806 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1807 = v392 + v1806;
-  const uint v1808 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1809 = v1226 + v1808;
-  const bool v1810 = v1807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1811 = v284 && v1810;
-  const bool v1812 = v1809 < v1;
-  const bool v1813 = v1811 && v1812;
-  if (v1813) {
-    const float v1814 = v1234.m[1][2].thread_elements()[0];
-    const float v1815 = v1814 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1816 = bfloat(v1815);
-    const uint v1817 = v1807 * v1;
-    const uint v1818 = v1817 + v1809;
-    out[v1818] = v1816;
+  const uint v1831 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1832 = v417 + v1831;
+  const uint v1833 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1834 = v1251 + v1833;
+  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1836 = v309 && v1835;
+  const bool v1837 = v1834 < v1;
+  const bool v1838 = v1836 && v1837;
+  if (v1838) {
+    const float v1839 = v1259.m[1][2].thread_elements()[0];
+    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1841 = bfloat(v1840);
+    const uint v1842 = v1832 * v1;
+    const uint v1843 = v1842 + v1834;
+    out[v1843] = v1841;
   }
-  const uint v1819 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1820 = v392 + v1819;
-  const uint v1821 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1822 = v1226 + v1821;
-  const bool v1823 = v1820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1824 = v284 && v1823;
-  const bool v1825 = v1822 < v1;
-  const bool v1826 = v1824 && v1825;
-  if (v1826) {
-    const float v1827 = v1234.m[1][2].thread_elements()[1];
-    const float v1828 = v1827 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1829 = bfloat(v1828);
-    const uint v1830 = v1820 * v1;
-    const uint v1831 = v1830 + v1822;
-    out[v1831] = v1829;
+  const uint v1844 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1845 = v417 + v1844;
+  const uint v1846 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1847 = v1251 + v1846;
+  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1849 = v309 && v1848;
+  const bool v1850 = v1847 < v1;
+  const bool v1851 = v1849 && v1850;
+  if (v1851) {
+    const float v1852 = v1259.m[1][2].thread_elements()[1];
+    const float v1853 = v1852 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1854 = bfloat(v1853);
+    const uint v1855 = v1845 * v1;
+    const uint v1856 = v1855 + v1847;
+    out[v1856] = v1854;
   }
-  const uint v1832 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1833 = v392 + v1832;
-  const uint v1834 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1835 = v1226 + v1834;
-  const bool v1836 = v1833 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1837 = v284 && v1836;
-  const bool v1838 = v1835 < v1;
-  const bool v1839 = v1837 && v1838;
-  if (v1839) {
-    const float v1840 = v1234.m[1][3].thread_elements()[0];
-    const float v1841 = v1840 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1842 = bfloat(v1841);
-    const uint v1843 = v1833 * v1;
-    const uint v1844 = v1843 + v1835;
-    out[v1844] = v1842;
+  const uint v1857 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1858 = v417 + v1857;
+  const uint v1859 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1860 = v1251 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1862 = v309 && v1861;
+  const bool v1863 = v1860 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v1259.m[1][3].thread_elements()[0];
+    const float v1866 = v1865 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1867 = bfloat(v1866);
+    const uint v1868 = v1858 * v1;
+    const uint v1869 = v1868 + v1860;
+    out[v1869] = v1867;
   }
-  const uint v1845 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1846 = v392 + v1845;
-  const uint v1847 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1848 = v1226 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1850 = v284 && v1849;
-  const bool v1851 = v1848 < v1;
-  const bool v1852 = v1850 && v1851;
-  if (v1852) {
-    const float v1853 = v1234.m[1][3].thread_elements()[1];
-    const float v1854 = v1853 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1855 = bfloat(v1854);
-    const uint v1856 = v1846 * v1;
-    const uint v1857 = v1856 + v1848;
-    out[v1857] = v1855;
+  const uint v1870 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1871 = v417 + v1870;
+  const uint v1872 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1873 = v1251 + v1872;
+  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1875 = v309 && v1874;
+  const bool v1876 = v1873 < v1;
+  const bool v1877 = v1875 && v1876;
+  if (v1877) {
+    const float v1878 = v1259.m[1][3].thread_elements()[1];
+    const float v1879 = v1878 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1880 = bfloat(v1879);
+    const uint v1881 = v1871 * v1;
+    const uint v1882 = v1881 + v1873;
+    out[v1882] = v1880;
   }
-  const uint v1858 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1859 = v392 + v1858;
-  const uint v1860 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1861 = v1226 + v1860;
-  const bool v1862 = v1859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1863 = v284 && v1862;
-  const bool v1864 = v1861 < v1;
-  const bool v1865 = v1863 && v1864;
-  if (v1865) {
-    const float v1866 = v1234.m[1][4].thread_elements()[0];
-    const float v1867 = v1866 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1868 = bfloat(v1867);
-    const uint v1869 = v1859 * v1;
-    const uint v1870 = v1869 + v1861;
-    out[v1870] = v1868;
+  const uint v1883 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1884 = v417 + v1883;
+  const uint v1885 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1886 = v1251 + v1885;
+  const bool v1887 = v1884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1888 = v309 && v1887;
+  const bool v1889 = v1886 < v1;
+  const bool v1890 = v1888 && v1889;
+  if (v1890) {
+    const float v1891 = v1259.m[1][4].thread_elements()[0];
+    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1893 = bfloat(v1892);
+    const uint v1894 = v1884 * v1;
+    const uint v1895 = v1894 + v1886;
+    out[v1895] = v1893;
   }
-  const uint v1871 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1872 = v392 + v1871;
-  const uint v1873 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1874 = v1226 + v1873;
-  const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1876 = v284 && v1875;
-  const bool v1877 = v1874 < v1;
-  const bool v1878 = v1876 && v1877;
-  if (v1878) {
-    const float v1879 = v1234.m[1][4].thread_elements()[1];
-    const float v1880 = v1879 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1881 = bfloat(v1880);
-    const uint v1882 = v1872 * v1;
-    const uint v1883 = v1882 + v1874;
-    out[v1883] = v1881;
+  const uint v1896 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1897 = v417 + v1896;
+  const uint v1898 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1899 = v1251 + v1898;
+  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1901 = v309 && v1900;
+  const bool v1902 = v1899 < v1;
+  const bool v1903 = v1901 && v1902;
+  if (v1903) {
+    const float v1904 = v1259.m[1][4].thread_elements()[1];
+    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1906 = bfloat(v1905);
+    const uint v1907 = v1897 * v1;
+    const uint v1908 = v1907 + v1899;
+    out[v1908] = v1906;
   }
-  const uint v1884 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1885 = v392 + v1884;
-  const uint v1886 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1887 = v1226 + v1886;
-  const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1889 = v284 && v1888;
-  const bool v1890 = v1887 < v1;
-  const bool v1891 = v1889 && v1890;
-  if (v1891) {
-    const float v1892 = v1234.m[1][5].thread_elements()[0];
-    const float v1893 = v1892 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1894 = bfloat(v1893);
-    const uint v1895 = v1885 * v1;
-    const uint v1896 = v1895 + v1887;
-    out[v1896] = v1894;
+  const uint v1909 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1910 = v417 + v1909;
+  const uint v1911 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1912 = v1251 + v1911;
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1914 = v309 && v1913;
+  const bool v1915 = v1912 < v1;
+  const bool v1916 = v1914 && v1915;
+  if (v1916) {
+    const float v1917 = v1259.m[1][5].thread_elements()[0];
+    const float v1918 = v1917 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1919 = bfloat(v1918);
+    const uint v1920 = v1910 * v1;
+    const uint v1921 = v1920 + v1912;
+    out[v1921] = v1919;
   }
-  const uint v1897 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1898 = v392 + v1897;
-  const uint v1899 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1900 = v1226 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1902 = v284 && v1901;
-  const bool v1903 = v1900 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v1234.m[1][5].thread_elements()[1];
-    const float v1906 = v1905 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1907 = bfloat(v1906);
-    const uint v1908 = v1898 * v1;
-    const uint v1909 = v1908 + v1900;
-    out[v1909] = v1907;
+  const uint v1922 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1923 = v417 + v1922;
+  const uint v1924 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1925 = v1251 + v1924;
+  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1927 = v309 && v1926;
+  const bool v1928 = v1925 < v1;
+  const bool v1929 = v1927 && v1928;
+  if (v1929) {
+    const float v1930 = v1259.m[1][5].thread_elements()[1];
+    const float v1931 = v1930 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1932 = bfloat(v1931);
+    const uint v1933 = v1923 * v1;
+    const uint v1934 = v1933 + v1925;
+    out[v1934] = v1932;
   }
-  const uint v1910 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1911 = v392 + v1910;
-  const uint v1912 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1913 = v1226 + v1912;
-  const bool v1914 = v1911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1915 = v284 && v1914;
-  const bool v1916 = v1913 < v1;
-  const bool v1917 = v1915 && v1916;
-  if (v1917) {
-    const float v1918 = v1234.m[1][6].thread_elements()[0];
-    const float v1919 = v1918 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1920 = bfloat(v1919);
-    const uint v1921 = v1911 * v1;
-    const uint v1922 = v1921 + v1913;
-    out[v1922] = v1920;
+  const uint v1935 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1936 = v417 + v1935;
+  const uint v1937 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1938 = v1251 + v1937;
+  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1940 = v309 && v1939;
+  const bool v1941 = v1938 < v1;
+  const bool v1942 = v1940 && v1941;
+  if (v1942) {
+    const float v1943 = v1259.m[1][6].thread_elements()[0];
+    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1945 = bfloat(v1944);
+    const uint v1946 = v1936 * v1;
+    const uint v1947 = v1946 + v1938;
+    out[v1947] = v1945;
   }
-  const uint v1923 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1924 = v392 + v1923;
-  const uint v1925 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1926 = v1226 + v1925;
-  const bool v1927 = v1924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1928 = v284 && v1927;
-  const bool v1929 = v1926 < v1;
-  const bool v1930 = v1928 && v1929;
-  if (v1930) {
-    const float v1931 = v1234.m[1][6].thread_elements()[1];
-    const float v1932 = v1931 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1933 = bfloat(v1932);
-    const uint v1934 = v1924 * v1;
-    const uint v1935 = v1934 + v1926;
-    out[v1935] = v1933;
+  const uint v1948 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1949 = v417 + v1948;
+  const uint v1950 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1951 = v1251 + v1950;
+  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1953 = v309 && v1952;
+  const bool v1954 = v1951 < v1;
+  const bool v1955 = v1953 && v1954;
+  if (v1955) {
+    const float v1956 = v1259.m[1][6].thread_elements()[1];
+    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1958 = bfloat(v1957);
+    const uint v1959 = v1949 * v1;
+    const uint v1960 = v1959 + v1951;
+    out[v1960] = v1958;
   }
-  const uint v1936 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1937 = v392 + v1936;
-  const uint v1938 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1939 = v1226 + v1938;
-  const bool v1940 = v1937 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1941 = v284 && v1940;
-  const bool v1942 = v1939 < v1;
-  const bool v1943 = v1941 && v1942;
-  if (v1943) {
-    const float v1944 = v1234.m[1][7].thread_elements()[0];
-    const float v1945 = v1944 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1946 = bfloat(v1945);
-    const uint v1947 = v1937 * v1;
-    const uint v1948 = v1947 + v1939;
-    out[v1948] = v1946;
+  const uint v1961 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1962 = v417 + v1961;
+  const uint v1963 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1964 = v1251 + v1963;
+  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1966 = v309 && v1965;
+  const bool v1967 = v1964 < v1;
+  const bool v1968 = v1966 && v1967;
+  if (v1968) {
+    const float v1969 = v1259.m[1][7].thread_elements()[0];
+    const float v1970 = v1969 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1971 = bfloat(v1970);
+    const uint v1972 = v1962 * v1;
+    const uint v1973 = v1972 + v1964;
+    out[v1973] = v1971;
   }
-  const uint v1949 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1950 = v392 + v1949;
-  const uint v1951 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1952 = v1226 + v1951;
-  const bool v1953 = v1950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1954 = v284 && v1953;
-  const bool v1955 = v1952 < v1;
-  const bool v1956 = v1954 && v1955;
-  if (v1956) {
-    const float v1957 = v1234.m[1][7].thread_elements()[1];
-    const float v1958 = v1957 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1959 = bfloat(v1958);
-    const uint v1960 = v1950 * v1;
-    const uint v1961 = v1960 + v1952;
-    out[v1961] = v1959;
+  const uint v1974 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1975 = v417 + v1974;
+  const uint v1976 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1977 = v1251 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1979 = v309 && v1978;
+  const bool v1980 = v1977 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v1259.m[1][7].thread_elements()[1];
+    const float v1983 = v1982 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1984 = bfloat(v1983);
+    const uint v1985 = v1975 * v1;
+    const uint v1986 = v1985 + v1977;
+    out[v1986] = v1984;
   }
-  const uint v1962 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1963 = v392 + v1962;
-  const uint v1964 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1965 = v1226 + v1964;
-  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1967 = v284 && v1966;
-  const bool v1968 = v1965 < v1;
-  const bool v1969 = v1967 && v1968;
-  if (v1969) {
-    const float v1970 = v1234.m[1][8].thread_elements()[0];
-    const float v1971 = v1970 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1972 = bfloat(v1971);
-    const uint v1973 = v1963 * v1;
-    const uint v1974 = v1973 + v1965;
-    out[v1974] = v1972;
+  const uint v1987 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1988 = v417 + v1987;
+  const uint v1989 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1990 = v1251 + v1989;
+  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1992 = v309 && v1991;
+  const bool v1993 = v1990 < v1;
+  const bool v1994 = v1992 && v1993;
+  if (v1994) {
+    const float v1995 = v1259.m[1][8].thread_elements()[0];
+    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1997 = bfloat(v1996);
+    const uint v1998 = v1988 * v1;
+    const uint v1999 = v1998 + v1990;
+    out[v1999] = v1997;
   }
-  const uint v1975 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1976 = v392 + v1975;
-  const uint v1977 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1978 = v1226 + v1977;
-  const bool v1979 = v1976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1980 = v284 && v1979;
-  const bool v1981 = v1978 < v1;
-  const bool v1982 = v1980 && v1981;
-  if (v1982) {
-    const float v1983 = v1234.m[1][8].thread_elements()[1];
-    const float v1984 = v1983 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1985 = bfloat(v1984);
-    const uint v1986 = v1976 * v1;
-    const uint v1987 = v1986 + v1978;
-    out[v1987] = v1985;
+  const uint v2000 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2001 = v417 + v2000;
+  const uint v2002 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2003 = v1251 + v2002;
+  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2005 = v309 && v2004;
+  const bool v2006 = v2003 < v1;
+  const bool v2007 = v2005 && v2006;
+  if (v2007) {
+    const float v2008 = v1259.m[1][8].thread_elements()[1];
+    const float v2009 = v2008 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2010 = bfloat(v2009);
+    const uint v2011 = v2001 * v1;
+    const uint v2012 = v2011 + v2003;
+    out[v2012] = v2010;
   }
-  const uint v1988 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1989 = v392 + v1988;
-  const uint v1990 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1991 = v1226 + v1990;
-  const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1993 = v284 && v1992;
-  const bool v1994 = v1991 < v1;
-  const bool v1995 = v1993 && v1994;
-  if (v1995) {
-    const float v1996 = v1234.m[1][9].thread_elements()[0];
-    const float v1997 = v1996 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1998 = bfloat(v1997);
-    const uint v1999 = v1989 * v1;
-    const uint v2000 = v1999 + v1991;
-    out[v2000] = v1998;
+  const uint v2013 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2014 = v417 + v2013;
+  const uint v2015 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2016 = v1251 + v2015;
+  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2018 = v309 && v2017;
+  const bool v2019 = v2016 < v1;
+  const bool v2020 = v2018 && v2019;
+  if (v2020) {
+    const float v2021 = v1259.m[1][9].thread_elements()[0];
+    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2023 = bfloat(v2022);
+    const uint v2024 = v2014 * v1;
+    const uint v2025 = v2024 + v2016;
+    out[v2025] = v2023;
   }
-  const uint v2001 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2002 = v392 + v2001;
-  const uint v2003 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2004 = v1226 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2006 = v284 && v2005;
-  const bool v2007 = v2004 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v1234.m[1][9].thread_elements()[1];
-    const float v2010 = v2009 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2011 = bfloat(v2010);
-    const uint v2012 = v2002 * v1;
-    const uint v2013 = v2012 + v2004;
-    out[v2013] = v2011;
+  const uint v2026 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2027 = v417 + v2026;
+  const uint v2028 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2029 = v1251 + v2028;
+  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2031 = v309 && v2030;
+  const bool v2032 = v2029 < v1;
+  const bool v2033 = v2031 && v2032;
+  if (v2033) {
+    const float v2034 = v1259.m[1][9].thread_elements()[1];
+    const float v2035 = v2034 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2036 = bfloat(v2035);
+    const uint v2037 = v2027 * v1;
+    const uint v2038 = v2037 + v2029;
+    out[v2038] = v2036;
   }
-  const uint v2014 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2015 = v392 + v2014;
-  const uint v2016 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2017 = v1226 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2019 = v284 && v2018;
-  const bool v2020 = v2017 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v1234.m[1][10].thread_elements()[0];
-    const float v2023 = v2022 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2024 = bfloat(v2023);
-    const uint v2025 = v2015 * v1;
-    const uint v2026 = v2025 + v2017;
-    out[v2026] = v2024;
+  const uint v2039 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2040 = v417 + v2039;
+  const uint v2041 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2042 = v1251 + v2041;
+  const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2044 = v309 && v2043;
+  const bool v2045 = v2042 < v1;
+  const bool v2046 = v2044 && v2045;
+  if (v2046) {
+    const float v2047 = v1259.m[1][10].thread_elements()[0];
+    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2049 = bfloat(v2048);
+    const uint v2050 = v2040 * v1;
+    const uint v2051 = v2050 + v2042;
+    out[v2051] = v2049;
   }
-  const uint v2027 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2028 = v392 + v2027;
-  const uint v2029 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2030 = v1226 + v2029;
-  const bool v2031 = v2028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2032 = v284 && v2031;
-  const bool v2033 = v2030 < v1;
-  const bool v2034 = v2032 && v2033;
-  if (v2034) {
-    const float v2035 = v1234.m[1][10].thread_elements()[1];
-    const float v2036 = v2035 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2037 = bfloat(v2036);
-    const uint v2038 = v2028 * v1;
-    const uint v2039 = v2038 + v2030;
-    out[v2039] = v2037;
+  const uint v2052 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2053 = v417 + v2052;
+  const uint v2054 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2055 = v1251 + v2054;
+  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2057 = v309 && v2056;
+  const bool v2058 = v2055 < v1;
+  const bool v2059 = v2057 && v2058;
+  if (v2059) {
+    const float v2060 = v1259.m[1][10].thread_elements()[1];
+    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2062 = bfloat(v2061);
+    const uint v2063 = v2053 * v1;
+    const uint v2064 = v2063 + v2055;
+    out[v2064] = v2062;
   }
-  const uint v2040 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2041 = v392 + v2040;
-  const uint v2042 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2043 = v1226 + v2042;
-  const bool v2044 = v2041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2045 = v284 && v2044;
-  const bool v2046 = v2043 < v1;
-  const bool v2047 = v2045 && v2046;
-  if (v2047) {
-    const float v2048 = v1234.m[1][11].thread_elements()[0];
-    const float v2049 = v2048 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2050 = bfloat(v2049);
-    const uint v2051 = v2041 * v1;
-    const uint v2052 = v2051 + v2043;
-    out[v2052] = v2050;
+  const uint v2065 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2066 = v417 + v2065;
+  const uint v2067 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2068 = v1251 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2070 = v309 && v2069;
+  const bool v2071 = v2068 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v1259.m[1][11].thread_elements()[0];
+    const float v2074 = v2073 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2075 = bfloat(v2074);
+    const uint v2076 = v2066 * v1;
+    const uint v2077 = v2076 + v2068;
+    out[v2077] = v2075;
   }
-  const uint v2053 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2054 = v392 + v2053;
-  const uint v2055 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2056 = v1226 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2058 = v284 && v2057;
-  const bool v2059 = v2056 < v1;
-  const bool v2060 = v2058 && v2059;
-  if (v2060) {
-    const float v2061 = v1234.m[1][11].thread_elements()[1];
-    const float v2062 = v2061 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2063 = bfloat(v2062);
-    const uint v2064 = v2054 * v1;
-    const uint v2065 = v2064 + v2056;
-    out[v2065] = v2063;
+  const uint v2078 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2079 = v417 + v2078;
+  const uint v2080 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2081 = v1251 + v2080;
+  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2083 = v309 && v2082;
+  const bool v2084 = v2081 < v1;
+  const bool v2085 = v2083 && v2084;
+  if (v2085) {
+    const float v2086 = v1259.m[1][11].thread_elements()[1];
+    const float v2087 = v2086 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2088 = bfloat(v2087);
+    const uint v2089 = v2079 * v1;
+    const uint v2090 = v2089 + v2081;
+    out[v2090] = v2088;
   }
-  const uint v2066 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2067 = v392 + v2066;
-  const uint v2068 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2069 = v1226 + v2068;
-  const bool v2070 = v2067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2071 = v284 && v2070;
-  const bool v2072 = v2069 < v1;
-  const bool v2073 = v2071 && v2072;
-  if (v2073) {
-    const float v2074 = v1234.m[1][12].thread_elements()[0];
-    const float v2075 = v2074 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2076 = bfloat(v2075);
-    const uint v2077 = v2067 * v1;
-    const uint v2078 = v2077 + v2069;
-    out[v2078] = v2076;
+  const uint v2091 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2092 = v417 + v2091;
+  const uint v2093 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2094 = v1251 + v2093;
+  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2096 = v309 && v2095;
+  const bool v2097 = v2094 < v1;
+  const bool v2098 = v2096 && v2097;
+  if (v2098) {
+    const float v2099 = v1259.m[1][12].thread_elements()[0];
+    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2101 = bfloat(v2100);
+    const uint v2102 = v2092 * v1;
+    const uint v2103 = v2102 + v2094;
+    out[v2103] = v2101;
   }
-  const uint v2079 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2080 = v392 + v2079;
-  const uint v2081 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2082 = v1226 + v2081;
-  const bool v2083 = v2080 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2084 = v284 && v2083;
-  const bool v2085 = v2082 < v1;
-  const bool v2086 = v2084 && v2085;
-  if (v2086) {
-    const float v2087 = v1234.m[1][12].thread_elements()[1];
-    const float v2088 = v2087 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2089 = bfloat(v2088);
-    const uint v2090 = v2080 * v1;
-    const uint v2091 = v2090 + v2082;
-    out[v2091] = v2089;
+  const uint v2104 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2105 = v417 + v2104;
+  const uint v2106 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2107 = v1251 + v2106;
+  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2109 = v309 && v2108;
+  const bool v2110 = v2107 < v1;
+  const bool v2111 = v2109 && v2110;
+  if (v2111) {
+    const float v2112 = v1259.m[1][12].thread_elements()[1];
+    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2114 = bfloat(v2113);
+    const uint v2115 = v2105 * v1;
+    const uint v2116 = v2115 + v2107;
+    out[v2116] = v2114;
   }
-  const uint v2092 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2093 = v392 + v2092;
-  const uint v2094 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2095 = v1226 + v2094;
-  const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2097 = v284 && v2096;
-  const bool v2098 = v2095 < v1;
-  const bool v2099 = v2097 && v2098;
-  if (v2099) {
-    const float v2100 = v1234.m[1][13].thread_elements()[0];
-    const float v2101 = v2100 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2102 = bfloat(v2101);
-    const uint v2103 = v2093 * v1;
-    const uint v2104 = v2103 + v2095;
-    out[v2104] = v2102;
+  const uint v2117 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2118 = v417 + v2117;
+  const uint v2119 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2120 = v1251 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2122 = v309 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1259.m[1][13].thread_elements()[0];
+    const float v2126 = v2125 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2127 = bfloat(v2126);
+    const uint v2128 = v2118 * v1;
+    const uint v2129 = v2128 + v2120;
+    out[v2129] = v2127;
   }
-  const uint v2105 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2106 = v392 + v2105;
-  const uint v2107 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2108 = v1226 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2110 = v284 && v2109;
-  const bool v2111 = v2108 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v1234.m[1][13].thread_elements()[1];
-    const float v2114 = v2113 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2115 = bfloat(v2114);
-    const uint v2116 = v2106 * v1;
-    const uint v2117 = v2116 + v2108;
-    out[v2117] = v2115;
+  const uint v2130 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2131 = v417 + v2130;
+  const uint v2132 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2133 = v1251 + v2132;
+  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2135 = v309 && v2134;
+  const bool v2136 = v2133 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v1259.m[1][13].thread_elements()[1];
+    const float v2139 = v2138 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2140 = bfloat(v2139);
+    const uint v2141 = v2131 * v1;
+    const uint v2142 = v2141 + v2133;
+    out[v2142] = v2140;
   }
-  const uint v2118 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2119 = v392 + v2118;
-  const uint v2120 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2121 = v1226 + v2120;
-  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2123 = v284 && v2122;
-  const bool v2124 = v2121 < v1;
-  const bool v2125 = v2123 && v2124;
-  if (v2125) {
-    const float v2126 = v1234.m[1][14].thread_elements()[0];
-    const float v2127 = v2126 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2128 = bfloat(v2127);
-    const uint v2129 = v2119 * v1;
-    const uint v2130 = v2129 + v2121;
-    out[v2130] = v2128;
+  const uint v2143 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2144 = v417 + v2143;
+  const uint v2145 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2146 = v1251 + v2145;
+  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2148 = v309 && v2147;
+  const bool v2149 = v2146 < v1;
+  const bool v2150 = v2148 && v2149;
+  if (v2150) {
+    const float v2151 = v1259.m[1][14].thread_elements()[0];
+    const float v2152 = v2151 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2153 = bfloat(v2152);
+    const uint v2154 = v2144 * v1;
+    const uint v2155 = v2154 + v2146;
+    out[v2155] = v2153;
   }
-  const uint v2131 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2132 = v392 + v2131;
-  const uint v2133 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2134 = v1226 + v2133;
-  const bool v2135 = v2132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2136 = v284 && v2135;
-  const bool v2137 = v2134 < v1;
-  const bool v2138 = v2136 && v2137;
-  if (v2138) {
-    const float v2139 = v1234.m[1][14].thread_elements()[1];
-    const float v2140 = v2139 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2141 = bfloat(v2140);
-    const uint v2142 = v2132 * v1;
-    const uint v2143 = v2142 + v2134;
-    out[v2143] = v2141;
+  const uint v2156 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2157 = v417 + v2156;
+  const uint v2158 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2159 = v1251 + v2158;
+  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2161 = v309 && v2160;
+  const bool v2162 = v2159 < v1;
+  const bool v2163 = v2161 && v2162;
+  if (v2163) {
+    const float v2164 = v1259.m[1][14].thread_elements()[1];
+    const float v2165 = v2164 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2166 = bfloat(v2165);
+    const uint v2167 = v2157 * v1;
+    const uint v2168 = v2167 + v2159;
+    out[v2168] = v2166;
   }
-  const uint v2144 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2145 = v392 + v2144;
-  const uint v2146 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2147 = v1226 + v2146;
-  const bool v2148 = v2145 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2149 = v284 && v2148;
-  const bool v2150 = v2147 < v1;
-  const bool v2151 = v2149 && v2150;
-  if (v2151) {
-    const float v2152 = v1234.m[1][15].thread_elements()[0];
-    const float v2153 = v2152 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2154 = bfloat(v2153);
-    const uint v2155 = v2145 * v1;
-    const uint v2156 = v2155 + v2147;
-    out[v2156] = v2154;
+  const uint v2169 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2170 = v417 + v2169;
+  const uint v2171 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2172 = v1251 + v2171;
+  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2174 = v309 && v2173;
+  const bool v2175 = v2172 < v1;
+  const bool v2176 = v2174 && v2175;
+  if (v2176) {
+    const float v2177 = v1259.m[1][15].thread_elements()[0];
+    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2179 = bfloat(v2178);
+    const uint v2180 = v2170 * v1;
+    const uint v2181 = v2180 + v2172;
+    out[v2181] = v2179;
   }
-  const uint v2157 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2158 = v392 + v2157;
-  const uint v2159 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2160 = v1226 + v2159;
-  const bool v2161 = v2158 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2162 = v284 && v2161;
-  const bool v2163 = v2160 < v1;
-  const bool v2164 = v2162 && v2163;
-  if (v2164) {
-    const float v2165 = v1234.m[1][15].thread_elements()[1];
-    const float v2166 = v2165 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2167 = bfloat(v2166);
-    const uint v2168 = v2158 * v1;
-    const uint v2169 = v2168 + v2160;
-    out[v2169] = v2167;
+  const uint v2182 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2183 = v417 + v2182;
+  const uint v2184 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2185 = v1251 + v2184;
+  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2187 = v309 && v2186;
+  const bool v2188 = v2185 < v1;
+  const bool v2189 = v2187 && v2188;
+  if (v2189) {
+    const float v2190 = v1259.m[1][15].thread_elements()[1];
+    const float v2191 = v2190 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2192 = bfloat(v2191);
+    const uint v2193 = v2183 * v1;
+    const uint v2194 = v2193 + v2185;
+    out[v2194] = v2192;
   }
 }

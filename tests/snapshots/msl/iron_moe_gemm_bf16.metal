@@ -86,21 +86,21 @@ kernel void iron_moe_gemm_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -318,51 +318,51 @@ kernel void iron_moe_gemm_bf16(
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
     } else {
-      const uint v289 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v289 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v290 = iron_tid.x;
 
       for (uint v287 = 0u; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (uint v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
-          const uint v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:107
+        for (uint v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v298 = v297 < v0;
           const uint v299 = v287 + v296;
           const bool v300 = v299 < v3;
           const bool v301 = v298 && v300;
           if (v301) {
-            const uint v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const uint v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const uint v305 = v303 + v287;
             const uint v306 = v305 + v296;
             const bfloat v307 = x_sorted[v306];
-            const uint v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const uint v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const uint v310 = v309 + v296;
             shm3[v310] = v307;
           } else {
-            const uint v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const uint v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const uint v313 = v312 + v296;
             shm3[v313] = bfloat(0.0f);
           }
         }
 
-        for (uint v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:104
-          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:107
+        for (uint v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v325 = v324 < v80;
           const uint v326 = v287 + v323;
           const bool v327 = v326 < v3;
           const bool v328 = v325 && v327;
           if (v328) {
-            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const uint v332 = v330 + v287;
             const uint v333 = v332 + v323;
             const bfloat v334 = w[v333];
-            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const uint v337 = v336 + v323;
             shm4[v337] = v334;
           } else {
-            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const uint v340 = v339 + v323;
             shm4[v340] = bfloat(0.0f);
           }
@@ -1975,51 +1975,51 @@ kernel void iron_moe_gemm_bf16(
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
     } else {
-      const uint v1490 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1490 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1491 = iron_tid.x;
 
       for (uint v1488 = 0u; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (uint v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
-          const uint v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:107
+        for (uint v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v1499 = v1498 < v0;
           const uint v1500 = v1488 + v1497;
           const bool v1501 = v1500 < v3;
           const bool v1502 = v1499 && v1501;
           if (v1502) {
-            const uint v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const uint v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const uint v1506 = v1504 + v1488;
             const uint v1507 = v1506 + v1497;
             const bfloat v1508 = x_sorted[v1507];
-            const uint v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const uint v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const uint v1511 = v1510 + v1497;
             shm3[v1511] = v1508;
           } else {
-            const uint v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const uint v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const uint v1514 = v1513 + v1497;
             shm3[v1514] = bfloat(0.0f);
           }
         }
 
-        for (uint v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:104
-          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:107
+        for (uint v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:108
           const bool v1526 = v1525 < v80;
           const uint v1527 = v1488 + v1524;
           const bool v1528 = v1527 < v3;
           const bool v1529 = v1526 && v1528;
           if (v1529) {
-            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:109
             const uint v1533 = v1531 + v1488;
             const uint v1534 = v1533 + v1524;
             const bfloat v1535 = w[v1534];
-            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
             const uint v1538 = v1537 + v1524;
             shm4[v1538] = v1535;
           } else {
-            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
             const uint v1541 = v1540 + v1524;
             shm4[v1541] = bfloat(0.0f);
           }

@@ -131,21 +131,21 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
   const uint v1 = experts;
   const uint v2 = n;
   const uint v3 = k;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:156
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:157
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:144
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 7u;
   uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
   uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
@@ -215,53 +215,53 @@ kernel void iron_moe_gemm_fp8_blockwise_e4m3_bf16(
     iron_frag_fill(v1304, float(0.0f));
     iron_frag<float, 16, 128> v1306;  // /usr/include/c++/12/bits/stl_construct.h:119
     iron_frag_fill(v1306, float(0.0f));
-    const uint v1311 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const uint v1311 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v1312 = iron_tid.x;
 
     for (uint v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1319 = v75 + v1316;  // kernels/gemm/gemm_tiles.hpp:107
+      for (uint v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1319 = v75 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v1320 = v1319 < v0;
         const uint v1321 = v1309 + v1318;
         const bool v1322 = v1321 < v3;
         const bool v1323 = v1320 && v1322;
         if (v1323) {
-          const uint v1325 = v1319 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const uint v1325 = v1319 * v3;  // kernels/gemm/gemm_tiles.hpp:109
           const uint v1327 = v1325 + v1309;
           const uint v1328 = v1327 + v1318;
           const iron_f8e4m3 v1329 = x_sorted[v1328];
-          const half v1330 = half(iron_to_f32(v1329));  // kernels/gemm/gemm_tiles.hpp:112
+          const half v1330 = half(iron_to_f32(v1329));  // kernels/gemm/gemm_tiles.hpp:113
           const uint v1332 = v1316 << 6u;
           const uint v1333 = v1332 + v1318;
           shm3[v1333] = v1330;
         } else {
-          const uint v1335 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const uint v1335 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const uint v1336 = v1335 + v1318;
           shm3[v1336] = half(0.0f);
         }
       }
 
-      for (uint v1342 = v1312; v1342 < 8192u; v1342 += v1311) {  // kernels/gemm/gemm_tiles.hpp:104
-        const uint v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:107
+      for (uint v1342 = v1312; v1342 < 8192u; v1342 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:108
         const bool v1348 = v1347 < v88;
         const uint v1349 = v1309 + v1346;
         const bool v1350 = v1349 < v3;
         const bool v1351 = v1348 && v1350;
         if (v1351) {
-          const uint v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const uint v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:109
           const uint v1355 = v1353 + v1309;
           const uint v1356 = v1355 + v1346;
           const iron_f8e4m3 v1357 = w[v1356];
-          const half v1358 = half(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:112
+          const half v1358 = half(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:113
           const uint v1360 = v1344 << 6u;
           const uint v1361 = v1360 + v1346;
           shm4[v1361] = v1358;
         } else {
-          const uint v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const uint v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
           const uint v1364 = v1363 + v1346;
           shm4[v1364] = half(0.0f);
         }
